@@ -1,0 +1,41 @@
+#pragma once
+// MPI + Kokkos lifetime as one RAII object: MPI_Init, then Kokkos::initialize
+// with one GPU per node-local rank; finalised in reverse order, also when an
+// exception unwinds main.
+#include <mpi.h>
+
+#include <string>
+
+namespace kmini {
+
+class Environment {
+ public:
+  // Kokkos' own --kokkos-* flags in argv are honoured.
+  Environment(int& argc, char**& argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+  MPI_Comm comm() const { return MPI_COMM_WORLD; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int node_local_rank() const { return local_rank_; }
+  bool is_root() const { return rank_ == 0; }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  bool owns_mpi_ = false;
+};
+
+// Every rank agrees on one exit status (the largest) and on the message of
+// the lowest rank that reported it, so rank 0 can print it. Collective.
+int agree_on_status(MPI_Comm comm, int status, std::string& message);
+
+// Collective reductions of one scalar, used for timings and counters.
+double allreduce_max(MPI_Comm comm, double value);
+double allreduce_min(MPI_Comm comm, double value);
+double allreduce_sum(MPI_Comm comm, double value);
+
+}  // namespace kmini

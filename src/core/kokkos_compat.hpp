@@ -1,0 +1,67 @@
+#pragma once
+// The one place where Kokkos 3.4 (Debian/Trilinos) and Kokkos 4.x differ for kmini.
+// Everything else in kmini is written against the common subset.
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#if !defined(KOKKOS_VERSION) || KOKKOS_VERSION < 30400
+#error "kmini needs Kokkos 3.4 or newer"
+#endif
+
+#define KMINI_KOKKOS_4 (KOKKOS_VERSION >= 40000)
+
+namespace kmini::compat {
+
+// Elementwise math usable inside kernels. Kokkos 3.4 keeps these in
+// Kokkos::Experimental; 4.x promoted them to Kokkos::.
+#if KMINI_KOKKOS_4
+using Kokkos::exp;
+using Kokkos::isfinite;
+using Kokkos::sqrt;
+using Kokkos::fabs;
+#else
+using Kokkos::Experimental::exp;
+using Kokkos::Experimental::isfinite;
+using Kokkos::Experimental::sqrt;
+using Kokkos::Experimental::fabs;
+#endif
+
+// Population count of a 64-bit word, mapped to the hardware instruction of
+// each backend: __popcll on CUDA/HIP devices, the compiler builtin on hosts
+// (POPCNT when the host is compiled for a CPU that has it, see KMINI_NATIVE).
+KOKKOS_FORCEINLINE_FUNCTION int popcount64(std::uint64_t x) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return __popcll(x);
+#elif defined(__SYCL_DEVICE_ONLY__)
+  return static_cast<int>(sycl::popcount(x));
+#else
+  return __builtin_popcountll(x);
+#endif
+}
+
+// Extra command-line flags that map this process to "its" GPU, one GPU per
+// node-local MPI rank. Empty when the user already chose a device or the
+// backend has no devices.
+std::vector<std::string> device_mapping_flags(int node_local_rank);
+
+// Names for results.json.
+inline std::string execution_space_name() { return Kokkos::DefaultExecutionSpace::name(); }
+inline std::string memory_space_name() {
+  return Kokkos::DefaultExecutionSpace::memory_space::name();
+}
+inline std::string version_string() {
+  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+         "." + std::to_string(KOKKOS_VERSION % 100);
+}
+
+// True when device memory is the host's memory (create_mirror_view aliases,
+// host<->device copies cost nothing).
+inline constexpr bool device_is_host_accessible =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                               Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+
+}  // namespace kmini::compat

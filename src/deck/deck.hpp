@@ -1,0 +1,94 @@
+#pragma once
+// Input decks: YAML read with yaml-cpp, overridden by --set KEY=VALUE, read
+// through typed accessors that validate every value. Each accessor records
+// the key as known and the resolved value (defaults included) for
+// results.json; keys nobody asked for are errors, never ignored.
+#include "io/json.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kmini {
+
+class Deck;
+
+// A view of one map in the deck, at a dotted path ("rk4.init.F").
+class DeckNode {
+ public:
+  const std::string& path() const { return path_; }
+  bool has(const std::string& key) const;
+  DeckNode child(const std::string& key) const;  // a missing map reads as empty
+
+  static constexpr std::int64_t kNoMax = std::numeric_limits<std::int64_t>::max();
+  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min,
+                       std::int64_t max = kNoMax) const;
+  std::int64_t required_integer(const std::string& key, std::int64_t min, std::int64_t max = kNoMax) const;
+  // Real in [min, max] (or (min, max] when min_exclusive).
+  double real(const std::string& key, double fallback, double min, double max, bool min_exclusive = false) const;
+  double required_real(const std::string& key, double min, double max, bool min_exclusive = false) const;
+  bool boolean(const std::string& key, bool fallback) const;
+  std::string choice(const std::string& key, const std::string& fallback,
+                     const std::vector<std::string>& options) const;
+  std::string text(const std::string& key, const std::string& fallback) const;
+  std::string required_text(const std::string& key) const;
+  std::vector<double> reals(const std::string& key, const std::vector<double>& fallback, std::size_t count) const;
+  std::vector<std::string> choice_list(const std::string& key, const std::vector<std::string>& fallback,
+                                       const std::vector<std::string>& options) const;
+  // For a map that must hold exactly one of `alternatives` (e.g. init.F: {fill|file|random}).
+  std::string one_of(const std::vector<std::string>& alternatives) const;
+  // For a deck value that may be the word `auto` or a number.
+  bool is_word(const std::string& key, const std::string& word) const;
+
+  // Where the key comes from: "deck.yaml:12" or "--set rk4.n=5".
+  std::string where(const std::string& key) const;
+  // Throws UsageError: "<where>: <path.key>: got '<value>', expected <expected>".
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+
+ private:
+  friend class Deck;
+  DeckNode(Deck* deck, std::string path, YAML::Node node) : deck_(deck), path_(std::move(path)), node_(node) {}
+  YAML::Node lookup(const std::string& key) const;  // marks the key known, and used when present
+  std::string full(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string value_text(const std::string& key) const;
+  void record(const std::string& key, Json value) const;
+
+  Deck* deck_;
+  std::string path_;
+  YAML::Node node_;
+};
+
+class Deck {
+ public:
+  static Deck from_file(const std::string& path);
+  static Deck from_text(const std::string& text, const std::string& origin);
+
+  // "section.key=value"; value is YAML (numbers, true/false, [a, b] lists, {k: v} maps).
+  void apply_set(const std::string& assignment);
+
+  DeckNode root() { return DeckNode(this, "", root_); }
+  // Throws UsageError for the first key (in deck order) no accessor asked for.
+  void check_all_keys_known() const;
+  const Json& resolved() const { return resolved_; }
+  const std::string& origin() const { return origin_; }
+
+ private:
+  friend class DeckNode;
+  Deck(YAML::Node root, std::string origin) : root_(root), origin_(std::move(origin)) {}
+  std::string where(const std::string& path, const YAML::Node& node) const;
+  void check_map(const YAML::Node& map, const std::string& path) const;
+
+  YAML::Node root_;
+  std::string origin_;                           // file name, or "built-in default deck"
+  std::map<std::string, std::string> set_from_;  // dotted path -> "--set ..."
+  mutable std::set<std::string> known_;          // every key an accessor asked for
+  mutable std::set<std::string> used_;           // keys present and read
+  mutable Json resolved_ = Json::object();
+};
+
+}  // namespace kmini

@@ -1,0 +1,116 @@
+#include "driver/app.hpp"
+
+#include "core/errors.hpp"
+#include "core/kokkos_compat.hpp"
+#include "core/timer.hpp"
+#include "default_deck.hpp"
+#include "driver/cli.hpp"
+#include "driver/kernel.hpp"
+#include "results/results.hpp"
+#include "stream/stream.hpp"
+#include "version.hpp"
+
+#include <filesystem>
+#include <ostream>
+
+namespace kmini {
+
+namespace {
+
+int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out) {
+  const CommandLine cl = parse_command_line(argc, argv);
+  if (cl.help) {
+    if (env.is_root()) out << usage_text();
+    return kExitSuccess;
+  }
+  if (cl.version) {
+    if (env.is_root())
+      out << "kmini " << kVersion << " (Kokkos " << compat::version_string() << ", "
+          << compat::execution_space_name() << ")\n";
+    return kExitSuccess;
+  }
+
+  Deck deck = cl.deck.empty() ? Deck::from_text(kDefaultDeck, "built-in default deck") : Deck::from_file(cl.deck);
+  for (const auto& s : cl.sets) deck.apply_set(s);
+
+  // Validate everything before running anything.
+  auto kernels = make_all_kernels();
+  std::vector<std::string> names;
+  for (const auto& k : kernels) names.push_back(k->name());
+  DeckNode root = deck.root();
+  DeckNode run = root.child("run");
+  const auto order = run.choice_list("kernels", names, names);
+  const bool verify = run.boolean("verify", true);
+  const auto seed = run.integer("seed", 12345, 0);
+  for (auto& k : kernels) k->configure(root.child(k->name()), env);
+  deck.check_all_keys_known();
+
+  auto find = [&](const std::string& name) -> Kernel& {
+    for (auto& k : kernels)
+      if (k->name() == name) return *k;
+    throw UsageError("unknown kernel " + name);  // unreachable: names were validated
+  };
+
+  if (env.is_root()) {
+    out << "kmini " << kVersion << ": deck " << deck.origin() << ", " << env.size() << " MPI rank(s), Kokkos "
+        << compat::version_string() << " on " << compat::execution_space_name() << " ("
+        << ExecSpace().concurrency() << " threads/lanes per rank)\n";
+    out << (cl.dry_run ? "plan (dry run, nothing is executed):\n" : "plan:\n");
+    for (const auto& name : order) {
+      out << "  ";
+      find(name).print_plan(out, env);
+    }
+  }
+  if (cl.dry_run) return kExitSuccess;
+
+  if (env.is_root()) std::filesystem::create_directories(cl.out_dir);
+  MPI_Barrier(env.comm());
+
+  RunContext ctx{env, ExecSpace(), verify, static_cast<std::uint64_t>(seed), cl.out_dir, {}, {}};
+  ctx.measure_stream_bandwidth = [](RunContext& c) { return stream::measure_add_bandwidth(c, 1 << 23, 5); };
+
+  Results results(env, deck.resolved());
+  std::vector<std::string> failed;
+  for (const auto& name : order) {
+    if (env.is_root()) out << "running " << name << " ..." << std::endl;
+    KernelReport report = find(name).run(ctx);
+    if (report.verified && !*report.verified) failed.push_back(name);
+    results.add(name, report);
+  }
+  if (env.is_root()) {
+    results.write(cl.out_dir);
+    out << "\n";
+    results.print_summary(out);
+    out << "\nresults: " << cl.out_dir << "/results.json\n";
+  }
+  if (!failed.empty()) {
+    std::string list;
+    for (const auto& f : failed) list += (list.empty() ? "" : ", ") + f;
+    throw RuntimeFailure("verification failed: " + list + " (see results.json)");
+  }
+  return kExitSuccess;
+}
+
+}  // namespace
+
+int run_app(const Environment& env, int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  int status = kExitSuccess;
+  std::string message;
+  try {
+    status = run_checked(env, argc, argv, out);
+  } catch (const UsageError& e) {
+    status = kExitUsage;
+    message = e.what();
+  } catch (const RuntimeFailure& e) {
+    status = kExitFailure;
+    message = e.what();
+  } catch (const std::exception& e) {
+    status = kExitFailure;
+    message = std::string("runtime error: ") + e.what();
+  }
+  status = agree_on_status(env.comm(), status, message);
+  if (status != kExitSuccess && env.is_root()) err << "kmini: error: " << message << std::endl;
+  return status;
+}
+
+}  // namespace kmini

@@ -1,0 +1,23 @@
+#pragma once
+// kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--dry-run] [--help] [--version] [--kokkos-*]
+#include <string>
+#include <vector>
+
+namespace kmini {
+
+struct CommandLine {
+  std::string deck;  // empty: the built-in default deck
+  std::vector<std::string> sets;
+  std::string out_dir = "kmini-out";
+  bool dry_run = false;
+  bool help = false;
+  bool version = false;
+};
+
+// Throws UsageError for unknown options or missing values. Kokkos' own
+// --kokkos-* flags are skipped (Kokkos::initialize has read them).
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+std::string usage_text();
+
+}  // namespace kmini

@@ -1,0 +1,77 @@
+#pragma once
+// What every kmini kernel provides to the driver, and what the driver gives
+// each kernel while it runs.
+#include "core/environment.hpp"
+#include "deck/deck.hpp"
+#include "io/json.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kmini {
+
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+using MemSpace = ExecSpace::memory_space;
+
+// One line of the summary table.
+struct SummaryRow {
+  std::string label;  // "stream.add_f64"
+  std::string size;   // "n=4194304"
+  double seconds = 0;
+  double throughput = NAN;
+  std::string unit;            // "GB/s"
+  double roof_fraction = NAN;  // of the measured roof, where one applies
+  std::optional<bool> verified;
+};
+
+struct KernelReport {
+  std::optional<bool> verified;  // unset when verification was off
+  double seconds = 0;            // total wall time of the kernel's run
+  Json metrics = Json::object();
+  std::vector<SummaryRow> rows;
+};
+
+struct RunContext {
+  const Environment& env;
+  ExecSpace exec;
+  bool verify = true;
+  std::uint64_t seed = 0;
+  std::string out_dir;
+  // Stream bandwidth (bytes/s per rank) measured in this run: the roof other
+  // kernels report their fraction of. Filled by the stream kernel or on demand.
+  std::optional<double> stream_bandwidth;
+  std::function<double(RunContext&)> measure_stream_bandwidth;
+
+  double roof_bandwidth() {
+    if (!stream_bandwidth) stream_bandwidth = measure_stream_bandwidth(*this);
+    return *stream_bandwidth;
+  }
+  // Output paths in decks are relative to --out DIR unless absolute.
+  std::string output_path(const std::string& p) const {
+    return (p.empty() || p[0] == '/') ? p : out_dir + "/" + p;
+  }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  // Reads and validates this kernel's deck section (all of it, defaults included).
+  virtual void configure(const DeckNode& section, const Environment& env) = 0;
+  // What --dry-run prints: sizes, memory per rank, slices.
+  virtual void print_plan(std::ostream& os, const Environment& env) const = 0;
+  virtual KernelReport run(RunContext& ctx) = 0;
+};
+
+// All kernels kmini knows, in the order they are documented.
+std::vector<std::unique_ptr<Kernel>> make_all_kernels();
+
+}  // namespace kmini

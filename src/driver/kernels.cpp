@@ -1,0 +1,13 @@
+// The registry: every kernel kmini can run, in documentation order.
+#include "driver/kernel.hpp"
+#include "stream/stream.hpp"
+
+namespace kmini {
+
+std::vector<std::unique_ptr<Kernel>> make_all_kernels() {
+  std::vector<std::unique_ptr<Kernel>> k;
+  k.push_back(std::make_unique<stream::StreamKernel>());
+  return k;
+}
+
+}  // namespace kmini

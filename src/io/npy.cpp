@@ -1,0 +1,329 @@
+#include "io/npy.hpp"
+
+#include "core/errors.hpp"
+#include "io/atomic_file.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sys/stat.h>
+
+namespace kmini::npy {
+
+namespace {
+
+struct DTypeEntry {
+  DType dtype;
+  const char* name;
+  const char* descr;
+  std::size_t size;
+};
+constexpr DTypeEntry kDTypes[] = {
+    {DType::Bool, "bool", "|b1", 1}, {DType::U1, "u1", "|u1", 1},   {DType::I4, "i4", "<i4", 4},
+    {DType::I8, "i8", "<i8", 8},     {DType::F4, "f4", "<f4", 4},   {DType::F8, "f8", "<f8", 8},
+    {DType::C8, "c8", "<c8", 8},     {DType::C16, "c16", "<c16", 16},
+};
+const DTypeEntry& entry(DType d) {
+  for (const auto& e : kDTypes)
+    if (e.dtype == d) return e;
+  return kDTypes[0];
+}
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMagicLen = 6;
+
+[[noreturn]] void bad(const std::string& path, const std::string& what) {
+  throw UsageError(path + ": " + what);
+}
+
+// Parser for the header dict numpy writes, e.g.
+// {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& path, const std::string& text) : path_(path), s_(text) {}
+
+  void parse(std::string& descr, bool& fortran, Shape& shape) {
+    bool have_descr = false, have_order = false, have_shape = false;
+    expect('{');
+    while (true) {
+      skip_ws();
+      if (peek() == '}') break;
+      const std::string key = quoted();
+      expect(':');
+      if (key == "descr") {
+        descr = quoted();
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        fortran = boolean();
+        have_order = true;
+      } else if (key == "shape") {
+        shape = tuple();
+        have_shape = true;
+      } else {
+        fail("unexpected key '" + key + "' in the header (expected descr, fortran_order, shape)");
+      }
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      skip_ws();
+      if (peek() != '}') fail("malformed header dict");
+    }
+    ++pos_;
+    skip_ws();
+    if (pos_ != s_.size()) fail("malformed header: text after the dict");
+    if (!have_descr || !have_order || !have_shape)
+      fail("header lacks one of 'descr', 'fortran_order', 'shape'");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) { bad(path_, what); }
+  void skip_ws() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t')) ++pos_;
+  }
+  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  void expect(char c) {
+    skip_ws();
+    if (peek() != c) fail(std::string("malformed header: expected '") + c + "'");
+    ++pos_;
+  }
+  std::string quoted() {
+    skip_ws();
+    const char q = peek();
+    if (q != '\'' && q != '"') fail("malformed header: expected a quoted string");
+    const std::size_t end = s_.find(q, pos_ + 1);
+    if (end == std::string::npos) fail("malformed header: unterminated string");
+    std::string out = s_.substr(pos_ + 1, end - pos_ - 1);
+    pos_ = end + 1;
+    return out;
+  }
+  bool boolean() {
+    skip_ws();
+    if (s_.compare(pos_, 4, "True") == 0) {
+      pos_ += 4;
+      return true;
+    }
+    if (s_.compare(pos_, 5, "False") == 0) {
+      pos_ += 5;
+      return false;
+    }
+    fail("malformed header: fortran_order must be True or False");
+  }
+  Shape tuple() {
+    Shape out;
+    expect('(');
+    while (true) {
+      skip_ws();
+      if (peek() == ')') break;
+      std::size_t digits = 0;
+      std::int64_t v = 0;
+      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
+        if (v > (std::numeric_limits<std::int64_t>::max() - 9) / 10) fail("shape dimension too large");
+        v = v * 10 + (s_[pos_++] - '0');
+        ++digits;
+      }
+      if (!digits) fail("malformed header: shape must be a tuple of non-negative integers");
+      out.push_back(v);
+      skip_ws();
+      if (peek() == ',') ++pos_;
+      else if (peek() != ')') fail("malformed header: shape must be a tuple of integers");
+    }
+    ++pos_;
+    return out;
+  }
+
+  const std::string& path_;
+  const std::string& s_;
+  std::size_t pos_ = 0;
+};
+
+std::uint64_t file_size(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) bad(path, std::string("cannot open (") + std::strerror(errno) + ")");
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+}  // namespace
+
+std::size_t item_size(DType d) { return entry(d).size; }
+const char* short_name(DType d) { return entry(d).name; }
+const char* descr(DType d) { return entry(d).descr; }
+
+std::string shape_string(const Shape& s) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(s[i]);
+  }
+  if (s.size() == 1) out += ",";
+  return out + ")";
+}
+
+std::uint64_t Info::element_count() const {
+  std::uint64_t n = 1;
+  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
+  return n;
+}
+
+Info read_info(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, std::string("cannot open (") + std::strerror(errno) + ")");
+  char pre[10] = {};
+  in.read(pre, 8);
+  if (in.gcount() < 8 || std::memcmp(pre, kMagic, kMagicLen) != 0)
+    bad(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
+  const int major = static_cast<unsigned char>(pre[6]);
+  const int minor = static_cast<unsigned char>(pre[7]);
+  std::uint64_t header_len = 0, prefix = 0;
+  if (major == 1 && minor == 0) {
+    unsigned char b[2];
+    in.read(reinterpret_cast<char*>(b), 2);
+    if (in.gcount() < 2) bad(path, "truncated header");
+    header_len = b[0] | (b[1] << 8);
+    prefix = 10;
+  } else if (major == 2 && minor == 0) {
+    unsigned char b[4];
+    in.read(reinterpret_cast<char*>(b), 4);
+    if (in.gcount() < 4) bad(path, "truncated header");
+    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint64_t>(b[3]) << 24);
+    prefix = 12;
+  } else {
+    bad(path, ".npy format version " + std::to_string(major) + "." + std::to_string(minor) +
+                  " is not supported (expected 1.0 or 2.0)");
+  }
+  const std::uint64_t size = file_size(path);
+  if (prefix + header_len > size) bad(path, "truncated header");
+  std::string text(header_len, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(header_len));
+
+  std::string descr_text;
+  bool fortran = false;
+  Info info;
+  info.path = path;
+  HeaderParser(path, text).parse(descr_text, fortran, info.shape);
+  if (fortran) bad(path, "Fortran-ordered arrays are not supported (expected C order; use np.ascontiguousarray)");
+  if (!descr_text.empty() && descr_text[0] == '>')
+    bad(path, "big-endian dtype '" + descr_text + "' is not supported (expected little-endian)");
+  bool known = false;
+  for (const auto& e : kDTypes) {
+    const std::string alt = std::string("<") + (e.descr + 1);  // '<u1' is as good as '|u1'
+    if (descr_text == e.descr || (e.size == 1 && descr_text == alt)) {
+      info.dtype = e.dtype;
+      known = true;
+    }
+  }
+  if (!known)
+    bad(path, "unsupported dtype '" + descr_text + "' (expected one of bool, u1, i4, i8, f4, f8, c8, c16)");
+  info.data_offset = prefix + header_len;
+  const std::uint64_t want = info.element_count() * item_size(info.dtype);
+  const std::uint64_t have = size - info.data_offset;
+  if (have < want)
+    bad(path, "truncated data: shape " + shape_string(info.shape) + " of " + short_name(info.dtype) + " needs " +
+                  std::to_string(want) + " bytes, the file holds " + std::to_string(have));
+  if (have > want)
+    bad(path, "unexpected " + std::to_string(have - want) + " bytes after the data of shape " +
+                  shape_string(info.shape));
+  return info;
+}
+
+void require_dtype(const Info& info, std::initializer_list<DType> allowed) {
+  std::string names;
+  for (DType d : allowed) {
+    if (d == info.dtype) return;
+    names += (names.empty() ? "" : " or ") + std::string(short_name(d));
+  }
+  bad(info.path, std::string("dtype ") + short_name(info.dtype) + " (expected " + names + ")");
+}
+
+void require_shape(const Info& info, const Shape& expected) {
+  if (info.shape != expected)
+    bad(info.path, "shape " + shape_string(info.shape) + " (expected " + shape_string(expected) + ")");
+}
+
+void read_elements(const Info& info, std::uint64_t first, std::uint64_t count, void* dst) {
+  const std::size_t isz = item_size(info.dtype);
+  if (first + count > info.element_count()) bad(info.path, "read past the end of the array");
+  std::ifstream in(info.path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(info.data_offset + first * isz));
+  in.read(static_cast<char*>(dst), static_cast<std::streamsize>(count * isz));
+  if (static_cast<std::uint64_t>(in.gcount()) != count * isz) bad(info.path, "read failed (file changed?)");
+}
+
+std::string make_header(DType dtype, const Shape& shape) {
+  std::string dict = std::string("{'descr': '") + descr(dtype) + "', 'fortran_order': False, 'shape': " +
+                     shape_string(shape) + ", }";
+  // Pad with spaces and a newline so the data starts on a 64-byte boundary.
+  std::size_t prefix = 10;
+  if (dict.size() + 1 + prefix > 65535) prefix = 12;
+  const std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - prefix - dict.size() - 1, ' ');
+  dict += '\n';
+  std::string out(kMagic, kMagicLen);
+  const std::uint64_t len = dict.size();
+  if (prefix == 10) {
+    out += '\x01';
+    out += '\x00';
+    out += static_cast<char>(len & 0xff);
+    out += static_cast<char>((len >> 8) & 0xff);
+  } else {
+    out += '\x02';
+    out += '\x00';
+    for (int b = 0; b < 4; ++b) out += static_cast<char>((len >> (8 * b)) & 0xff);
+  }
+  return out + dict;
+}
+
+void write(const std::string& path, DType dtype, const Shape& shape, const void* data) {
+  std::uint64_t n = 1;
+  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
+  AtomicFile f(path);
+  f.write(make_header(dtype, shape));
+  f.write(data, n * item_size(dtype));
+  f.commit();
+}
+
+void write_distributed(MPI_Comm comm, const std::string& path, DType dtype, const Shape& global_shape,
+                       std::uint64_t first, std::uint64_t count, const void* data) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  // One temporary name, chosen by rank 0, for everyone.
+  std::string temp = rank == 0 ? temporary_name_for(path) : std::string();
+  int len = static_cast<int>(temp.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  temp.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(temp.data(), len, MPI_CHAR, 0, comm);
+
+  const std::string header = make_header(dtype, global_shape);
+  MPI_File fh;
+  int rc = MPI_File_open(comm, temp.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+  if (rc != MPI_SUCCESS) throw UsageError(path + ": cannot create output file with MPI-IO");
+  int ok = 1;
+  if (rank == 0) {
+    MPI_Status st;
+    ok &= MPI_File_write_at(fh, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st) == MPI_SUCCESS;
+  }
+  // Independent writes in chunks below 2^31 bytes (MPI counts are int).
+  const std::uint64_t isz = item_size(dtype);
+  const std::uint64_t total = count * isz;
+  const std::uint64_t chunk = std::uint64_t(1) << 30;
+  const char* bytes = static_cast<const char*>(data);
+  for (std::uint64_t done = 0; done < total && ok; done += chunk) {
+    const std::uint64_t now = std::min(chunk, total - done);
+    MPI_Status st;
+    const MPI_Offset at = static_cast<MPI_Offset>(header.size() + first * isz + done);
+    ok &= MPI_File_write_at(fh, at, bytes + done, static_cast<int>(now), MPI_BYTE, &st) == MPI_SUCCESS;
+  }
+  MPI_File_close(&fh);
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+  if (rank == 0) {
+    if (ok && std::rename(temp.c_str(), path.c_str()) != 0) ok = 0;
+    if (!ok) std::remove(temp.c_str());
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) throw RuntimeFailure(path + ": MPI-IO write failed; no file was left behind");
+}
+
+}  // namespace kmini::npy

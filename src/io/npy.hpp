@@ -1,0 +1,81 @@
+#pragma once
+// NumPy .npy files (format versions 1.0 and 2.0, little-endian, C order).
+// Reading validates the header strictly and checks the file holds exactly the
+// data it announces; writing is atomic, also for distributed MPI-IO writes.
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace kmini::npy {
+
+enum class DType { Bool, U1, I4, I8, F4, F8, C8, C16 };
+
+std::size_t item_size(DType d);
+// Short name used in messages and decks ("f8"), and numpy's descr ("<f8").
+const char* short_name(DType d);
+const char* descr(DType d);
+
+template <class T> struct DTypeOf;
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <> struct DTypeOf<std::uint8_t> { static constexpr DType value = DType::U1; };
+template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::I4; };
+template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType::I8; };
+template <> struct DTypeOf<float> { static constexpr DType value = DType::F4; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::F8; };
+template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::C8; };
+template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::C16; };
+
+using Shape = std::vector<std::int64_t>;
+std::string shape_string(const Shape& s);  // "(3, 4)"
+
+struct Info {
+  std::string path;
+  DType dtype = DType::U1;
+  Shape shape;
+  std::uint64_t data_offset = 0;  // bytes before the first element
+  std::uint64_t element_count() const;
+};
+
+// Parses and validates the header of `path`; throws UsageError naming the
+// file and the problem (bad magic, version, Fortran order, big-endian,
+// unsupported dtype, malformed header, truncated or oversized data).
+Info read_info(const std::string& path);
+
+// Throws UsageError unless the file's dtype is one of `allowed`.
+void require_dtype(const Info& info, std::initializer_list<DType> allowed);
+// Throws UsageError unless the file's shape equals `expected`.
+void require_shape(const Info& info, const Shape& expected);
+
+// Reads `count` elements starting at element `first` (raw little-endian bytes
+// of the file's dtype) into dst.
+void read_elements(const Info& info, std::uint64_t first, std::uint64_t count, void* dst);
+
+// Whole-array convenience: checks dtype == DTypeOf<T> and returns the data.
+template <class T>
+std::vector<T> read_all(const Info& info) {
+  require_dtype(info, {DTypeOf<T>::value});
+  std::vector<T> out(info.element_count());
+  read_elements(info, 0, out.size(), out.data());
+  return out;
+}
+
+// The full header (magic, version, length, dict, padding) for an array.
+std::string make_header(DType dtype, const Shape& shape);
+
+// Writes an array atomically (temporary file + rename).
+void write(const std::string& path, DType dtype, const Shape& shape, const void* data);
+template <class T>
+void write(const std::string& path, const Shape& shape, const std::vector<T>& data) {
+  write(path, DTypeOf<T>::value, shape, data.data());
+}
+
+// Collective: every rank writes `count` elements at element offset `first` of
+// one global array with MPI-IO; the file appears atomically when all succeed.
+void write_distributed(MPI_Comm comm, const std::string& path, DType dtype, const Shape& global_shape,
+                       std::uint64_t first, std::uint64_t count, const void* data);
+
+}  // namespace kmini::npy

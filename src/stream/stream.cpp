@@ -1,0 +1,186 @@
+#include "stream/stream.hpp"
+
+#include "core/timer.hpp"
+#include "results/results.hpp"
+#include "stream/stream_kernels.hpp"
+#include "stream/stream_reference.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <ostream>
+
+namespace kmini::stream {
+
+namespace {
+
+template <class T> const char* suffix();
+template <> const char* suffix<double>() { return "f64"; }
+template <> const char* suffix<std::int32_t>() { return "i32"; }
+
+// Distinct seeds per array so a and b differ.
+std::uint64_t seed_for(const RunContext& ctx, std::uint64_t array) { return ctx.seed * 16 + array; }
+
+// Times `body` `repeat` times, synchronised across ranks; returns the best of
+// the per-repeat maxima over ranks.
+template <class Body>
+double best_time(RunContext& ctx, std::int64_t repeat, Body&& body) {
+  double best = std::numeric_limits<double>::infinity();
+  for (std::int64_t r = 0; r < repeat; ++r) {
+    MPI_Barrier(ctx.env.comm());
+    FencedTimer<ExecSpace> timer(ctx.exec);
+    body();
+    best = std::min(best, allreduce_max(ctx.env.comm(), timer.seconds()));
+  }
+  return best;
+}
+
+template <class T>
+OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
+  ScopedRegion region(std::string("kmini::stream::add_") + suffix<T>());
+  const std::uint64_t first = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(ctx.env.rank());
+  Kokkos::View<T*, MemSpace> a("kmini::stream::a", n), b("kmini::stream::b", n), c("kmini::stream::c", n);
+  fill(ctx.exec, a, seed_for(ctx, 1), first);
+  fill(ctx.exec, b, seed_for(ctx, 2), first);
+
+  OpResult r;
+  r.name = std::string("add_") + suffix<T>();
+  r.bytes = 3.0 * static_cast<double>(n) * sizeof(T);
+  r.best_seconds = best_time(ctx, repeat, [&] { add(ctx.exec, a, b, c); });
+
+  // Transfer-inclusive: inputs host->device, kernel, output device->host.
+  // On host backends the mirrors alias device memory and the copies are no-ops.
+  auto ha = Kokkos::create_mirror_view(a);
+  auto hb = Kokkos::create_mirror_view(b);
+  auto hc = Kokkos::create_mirror_view(c);
+  Kokkos::deep_copy(ctx.exec, ha, a);
+  Kokkos::deep_copy(ctx.exec, hb, b);
+  r.transfer_inclusive_seconds = best_time(ctx, repeat, [&] {
+    Kokkos::deep_copy(ctx.exec, a, ha);
+    Kokkos::deep_copy(ctx.exec, b, hb);
+    add(ctx.exec, a, b, c);
+    Kokkos::deep_copy(ctx.exec, hc, c);
+  });
+  if (ctx.verify) {
+    ctx.exec.fence();
+    const auto check = reference::add<T>(hc, seed_for(ctx, 1), seed_for(ctx, 2), first);
+    r.verified_ok = check.ok;
+    r.max_error = check.max_error;
+  }
+  return r;
+}
+
+OpResult run_exp(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
+  ScopedRegion region("kmini::stream::exp_f32");
+  const std::uint64_t first = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(ctx.env.rank());
+  Kokkos::View<float*, MemSpace> a("kmini::stream::a", n), c("kmini::stream::c", n);
+  fill(ctx.exec, a, seed_for(ctx, 3), first);
+
+  OpResult r;
+  r.name = "exp_f32";
+  r.bytes = 2.0 * static_cast<double>(n) * sizeof(float);
+  r.best_seconds = best_time(ctx, repeat, [&] { exp(ctx.exec, a, c); });
+  auto ha = Kokkos::create_mirror_view(a);
+  auto hc = Kokkos::create_mirror_view(c);
+  Kokkos::deep_copy(ctx.exec, ha, a);
+  r.transfer_inclusive_seconds = best_time(ctx, repeat, [&] {
+    Kokkos::deep_copy(ctx.exec, a, ha);
+    exp(ctx.exec, a, c);
+    Kokkos::deep_copy(ctx.exec, hc, c);
+  });
+  if (ctx.verify) {
+    ctx.exec.fence();
+    const auto check = reference::exp(hc, seed_for(ctx, 3), first);
+    r.verified_ok = check.ok;
+    r.max_error = check.max_error;
+  }
+  return r;
+}
+
+}  // namespace
+
+void StreamKernel::configure(const DeckNode& s, const Environment&) {
+  config_.n = s.integer("n", config_.n, 1);
+  config_.ops = s.choice_list("ops", config_.ops, {"add", "exp"});
+  if (config_.ops.empty()) s.fail("ops", "at least one of add | exp");
+  config_.repeat = s.integer("repeat", config_.repeat, 1, 100000);
+}
+
+void StreamKernel::print_plan(std::ostream& os, const Environment& env) const {
+  const double mib = 3.0 * static_cast<double>(config_.n) * 8 / (1 << 20);
+  os << "stream: n = " << config_.n << " per rank (" << config_.n * env.size() << " total), ops =";
+  for (const auto& o : config_.ops) os << " " << o;
+  os << ", repeat = " << config_.repeat << ", device memory per rank <= " << format_number(mib) << " MiB\n";
+}
+
+KernelReport StreamKernel::run(RunContext& ctx) {
+  ScopedRegion region("kmini::stream");
+  FencedTimer<ExecSpace> total(ctx.exec);
+  std::vector<OpResult> results;
+  for (const auto& op : config_.ops) {
+    if (op == "add") {
+      results.push_back(run_add<double>(ctx, config_.n, config_.repeat));
+      results.push_back(run_add<std::int32_t>(ctx, config_.n, config_.repeat));
+    } else {
+      results.push_back(run_exp(ctx, config_.n, config_.repeat));
+    }
+  }
+
+  KernelReport report;
+  double roof = 0;
+  for (const auto& r : results) roof = std::max(roof, r.bytes / r.best_seconds);
+  ctx.stream_bandwidth = roof;
+
+  const bool zero_copy = compat::device_is_host_accessible;
+  Json& m = report.metrics;
+  m["n_per_rank"] = Json(static_cast<long long>(config_.n));
+  m["repeat"] = Json(static_cast<long long>(config_.repeat));
+  m["roof_bandwidth_bytes_per_s"] = roof;
+  m["zero_copy_transfers"] = zero_copy;
+  if (zero_copy)
+    m["transfer_note"] = "device memory is host memory on this backend: host<->device copies are no-ops";
+  Json& ops = m["ops"];
+  bool all_ok = true;
+  for (const auto& r : results) {
+    Json& o = ops[r.name];
+    o["bytes_per_rank"] = r.bytes;
+    o["best_seconds"] = r.best_seconds;
+    o["bandwidth_bytes_per_s"] = r.bytes / r.best_seconds;
+    o["aggregate_bandwidth_bytes_per_s"] = r.bytes * ctx.env.size() / r.best_seconds;
+    o["transfer_inclusive_seconds"] = r.transfer_inclusive_seconds;
+    o["fraction_of_roof"] = r.bytes / r.best_seconds / roof;
+    if (ctx.verify) {
+      o["verified"] = r.verified_ok;
+      o[r.name.rfind("exp", 0) == 0 ? "max_relative_error" : "max_abs_error"] = r.max_error;
+    }
+    all_ok = all_ok && r.verified_ok;
+
+    SummaryRow row;
+    row.label = "stream." + r.name;
+    row.size = "n=" + std::to_string(config_.n);
+    row.seconds = r.best_seconds;
+    row.throughput = r.bytes / r.best_seconds / 1e9;
+    row.unit = "GB/s";
+    row.roof_fraction = r.bytes / r.best_seconds / roof;
+    if (ctx.verify) row.verified = r.verified_ok;
+    report.rows.push_back(row);
+  }
+  if (ctx.verify) {
+    // Every rank checked its own part; all must pass.
+    int ok = all_ok ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, ctx.env.comm());
+    report.verified = ok == 1;
+    m["exp_relative_tolerance"] = reference::kExpRelativeTolerance;
+  }
+  report.seconds = total.seconds();
+  return report;
+}
+
+double measure_add_bandwidth(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
+  const bool verify = ctx.verify;
+  ctx.verify = false;
+  const OpResult r = run_add<double>(ctx, n, repeat);
+  ctx.verify = verify;
+  return r.bytes / r.best_seconds;
+}
+
+}  // namespace kmini::stream

@@ -1,0 +1,47 @@
+#pragma once
+// The stream benchmark: c = a + b (float64, int32) and c = exp(a) (float32).
+// Measures device-only bandwidth (best of `repeat`) and the transfer-inclusive
+// time, verifies against the host reference, and sets the run's bandwidth roof.
+#include "driver/kernel.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kmini::stream {
+
+struct Config {
+  std::int64_t n = 1 << 22;  // elements per rank
+  std::vector<std::string> ops{"add", "exp"};
+  std::int64_t repeat = 10;
+};
+
+// Result of one operation at one element type.
+struct OpResult {
+  std::string name;  // "add_f64"
+  double bytes = 0;  // moved per kernel call, per rank
+  double best_seconds = 0;
+  double transfer_inclusive_seconds = 0;
+  bool verified_ok = true;
+  double max_error = 0;
+};
+
+class StreamKernel final : public Kernel {
+ public:
+  std::string name() const override { return "stream"; }
+  std::string description() const override {
+    return "stream: c = a + b (f64, i32) and c = exp(a) (f32), device bandwidth and transfer cost";
+  }
+  void configure(const DeckNode& section, const Environment& env) override;
+  void print_plan(std::ostream& os, const Environment& env) const override;
+  KernelReport run(RunContext& ctx) override;
+
+ private:
+  Config config_;
+};
+
+// Device-only bandwidth of add (float64) in bytes/s per rank, best of
+// `repeat`: the roof for kernels run without the stream kernel.
+double measure_add_bandwidth(RunContext& ctx, std::int64_t n, std::int64_t repeat);
+
+}  // namespace kmini::stream

@@ -1,0 +1,54 @@
+#pragma once
+// Device kernels of the stream benchmark: the bandwidth calibration every
+// other kernel reports its fraction of.
+#include "core/kokkos_compat.hpp"
+#include "core/random.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace kmini::stream {
+
+// The input value at global index i: a function of (seed, i) only.
+template <class T>
+KOKKOS_INLINE_FUNCTION T input_value(std::uint64_t seed, std::uint64_t i);
+template <>
+KOKKOS_INLINE_FUNCTION double input_value<double>(std::uint64_t seed, std::uint64_t i) {
+  return random::uniform(seed, i, -1.0, 1.0);
+}
+template <>
+KOKKOS_INLINE_FUNCTION std::int32_t input_value<std::int32_t>(std::uint64_t seed, std::uint64_t i) {
+  // |a + b| stays far from int32 overflow.
+  return static_cast<std::int32_t>(random::hash(seed, i) % (1u << 21)) - (1 << 20);
+}
+template <>
+KOKKOS_INLINE_FUNCTION float input_value<float>(std::uint64_t seed, std::uint64_t i) {
+  return static_cast<float>(random::uniform(seed, i, -20.0, 20.0));  // exp stays finite in float
+}
+
+template <class ViewType, class Exec>
+void fill(const Exec& exec, const ViewType& v, std::uint64_t seed, std::uint64_t first_index) {
+  using T = typename ViewType::non_const_value_type;
+  Kokkos::parallel_for(
+      "kmini::stream::fill", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { v(i) = input_value<T>(seed, first_index + i); });
+}
+
+// c = a + b
+template <class InView, class OutView, class Exec>
+void add(const Exec& exec, const InView& a, const InView& b, const OutView& c) {
+  Kokkos::parallel_for(
+      "kmini::stream::add", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { c(i) = a(i) + b(i); });
+}
+
+// c = exp(a), elementwise
+template <class InView, class OutView, class Exec>
+void exp(const Exec& exec, const InView& a, const OutView& c) {
+  Kokkos::parallel_for(
+      "kmini::stream::exp", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { c(i) = compat::exp(a(i)); });
+}
+
+}  // namespace kmini::stream
