@@ -92,16 +92,19 @@ void Deck::apply_set(const std::string& assignment) {
   }
   if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
   if (!root_.IsMap()) throw UsageError(where + ": the deck is not a map of sections");
-  YAML::Node node = root_;
+  // yaml-cpp's Node::operator= assigns content; reset() rebinds the handle.
+  YAML::Node node;
+  node.reset(root_);
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    YAML::Node next = node[parts[i]];
+    YAML::Node next;
+    next.reset(node[parts[i]]);
     if (!next.IsDefined() || next.IsNull()) {
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
-      next = node[parts[i]];
+      next.reset(node[parts[i]]);
     } else if (!next.IsMap()) {
       throw UsageError(where + ": '" + parts[i] + "' is not a section or map, cannot set '" + key + "'");
     }
-    node = next;
+    node.reset(next);
   }
   node[parts.back()] = value;
   set_from_[key] = where;
