@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Shared set-up for scripts/run.sh and scripts/test.sh (source it, don't run it):
+#  1. installs what kmini needs from Debian/Ubuntu packages when missing (idempotent;
+#     sudo when not root);
+#  2. configures and builds the `default` CMake preset when needed (build/).
+# On a cluster, use Spack instead (see README: spack env activate . && spack install).
+
+KMINI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+KMINI_APT_PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libblas-dev liblapack-dev
+  libopenmpi-dev openmpi-bin
+  libyaml-cpp-dev libgtest-dev
+  python3-numpy python3-matplotlib python3-yaml
+)
+
+kmini_log() { echo "[kmini] $*" >&2; }
+
+kmini_install_packages() {
+  local missing=() p
+  for p in "${KMINI_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  if ! command -v apt-get >/dev/null; then
+    kmini_log "missing packages (${missing[*]}) and no apt-get: install them, or use the Spack environment (README)"
+    return 1
+  fi
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { kmini_log "need root or sudo to install: ${missing[*]}"; return 1; }
+    sudo=(sudo)
+  fi
+  kmini_log "installing: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+kmini_build() {
+  cd "$KMINI_ROOT" || return 1
+  if [[ ! -f build/CMakeCache.txt ]]; then
+    kmini_log "configuring (cmake --preset default)"
+    cmake --preset default >/dev/null || return 1
+  fi
+  kmini_log "building (cmake --build --preset default)"
+  cmake --build --preset default
+}
+
+kmini_setup() {
+  kmini_install_packages && kmini_build
+}

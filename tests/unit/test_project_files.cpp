@@ -1,0 +1,59 @@
+// The project's configuration files, parsed the way their tools would:
+// spack.yaml against Spack's environment schema, CMakePresets.json's presets.
+#include <yaml-cpp/yaml.h>
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace {
+
+std::string source(const std::string& rel) { return std::string(KMINI_SOURCE_DIR) + "/" + rel; }
+
+bool has_spec(const YAML::Node& specs, const std::string& name, const std::vector<std::string>& needles) {
+  for (const auto& s : specs) {
+    const std::string spec = s.as<std::string>();
+    if (spec.rfind(name, 0) != 0) continue;
+    const char next = spec.size() > name.size() ? spec[name.size()] : ' ';
+    if (next != '@' && next != ' ' && next != '+' && next != '~') continue;
+    bool all = true;
+    for (const auto& n : needles) all = all && spec.find(n) != std::string::npos;
+    if (all) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(ProjectFiles, SpackEnvironmentFollowsTheSchemaAndProvidesTheCudaPreset) {
+  const YAML::Node root = YAML::LoadFile(source("spack.yaml"));
+  ASSERT_TRUE(root.IsMap());
+  ASSERT_EQ(root.size(), 1u) << "a Spack environment has the single root key 'spack'";
+  const YAML::Node spack = root["spack"];
+  ASSERT_TRUE(spack.IsMap());
+  const YAML::Node specs = spack["specs"];
+  ASSERT_TRUE(specs.IsSequence());
+  EXPECT_TRUE(has_spec(specs, "kokkos", {"@4", "+cuda", "+wrapper", "cuda_arch=90"}));
+  EXPECT_TRUE(has_spec(specs, "kokkos-kernels", {"+cuda"}));
+  EXPECT_TRUE(has_spec(specs, "mpi", {}));
+  EXPECT_TRUE(has_spec(specs, "googletest", {}));
+  EXPECT_TRUE(has_spec(specs, "yaml-cpp", {}));
+  EXPECT_TRUE(has_spec(specs, "cmake", {}));
+  EXPECT_TRUE(spack["view"].IsDefined());
+  EXPECT_TRUE(spack["concretizer"]["unify"].as<bool>());
+}
+
+TEST(ProjectFiles, PresetsProvideDefaultOpenmpCudaAndSanitizer) {
+  const YAML::Node presets = YAML::LoadFile(source("CMakePresets.json"));  // JSON is YAML
+  std::map<std::string, YAML::Node> by_name;
+  for (const auto& p : presets["configurePresets"]) by_name.emplace(p["name"].as<std::string>(), YAML::Node(p));
+  ASSERT_TRUE(by_name.count("default") && by_name.count("openmp") && by_name.count("cuda") && by_name.count("asan"));
+  EXPECT_EQ(by_name["default"]["binaryDir"].as<std::string>(), "${sourceDir}/build");
+  EXPECT_EQ(by_name["openmp"]["binaryDir"].as<std::string>(), "${sourceDir}/build-openmp");
+  EXPECT_EQ(by_name["cuda"]["binaryDir"].as<std::string>(), "${sourceDir}/build-cuda");
+  EXPECT_EQ(by_name["default"]["cacheVariables"]["CMAKE_BUILD_TYPE"].as<std::string>(), "Release");
+  EXPECT_NE(by_name["cuda"]["cacheVariables"]["CMAKE_CXX_COMPILER"].as<std::string>().find("nvcc_wrapper"),
+            std::string::npos);
+  EXPECT_EQ(by_name["asan"]["cacheVariables"]["KMINI_SANITIZE"].as<std::string>(), "ON");
+}
