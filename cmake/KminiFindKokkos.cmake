@@ -101,8 +101,15 @@ if(_kk_ok)
   add_library(kmini::kokkoskernels INTERFACE IMPORTED)
   target_link_libraries(kmini::kokkoskernels INTERFACE Kokkos::kokkoskernels kmini::kokkos)
   message(STATUS "kmini: Kokkos Kernels ${KokkosKernels_VERSION} via config (${KokkosKernels_DIR})")
+elseif(_kokkos_ok)
+  # Never pair a config-found Kokkos with another install's Kokkos Kernels.
+  message(FATAL_ERROR
+    "kmini: Kokkos ${KMINI_KOKKOS_VERSION} was found through its CMake config (${Kokkos_DIR}) but no "
+    "matching Kokkos Kernels config was: set KokkosKernels_ROOT to a Kokkos Kernels built against it.")
 else()
-  find_path(KMINI_KOKKOSKERNELS_INCLUDE_DIR KokkosBlas3_gemm.hpp PATH_SUFFIXES trilinos kokkos-kernels)
+  # Debian/Trilinos: the same include directory as the fallback Kokkos.
+  find_path(KMINI_KOKKOSKERNELS_INCLUDE_DIR KokkosBlas3_gemm.hpp HINTS ${KMINI_KOKKOS_INCLUDE_DIR}
+            PATH_SUFFIXES trilinos kokkos-kernels)
   find_library(KMINI_KOKKOSKERNELS_LIBRARY NAMES kokkoskernels trilinos_kokkoskernels)
   if(NOT KMINI_KOKKOSKERNELS_INCLUDE_DIR OR NOT KMINI_KOKKOSKERNELS_LIBRARY)
     message(FATAL_ERROR
