@@ -21,8 +21,7 @@ Environment::Environment(int& argc, char**& argv) {
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_free(&node);
 
-  // Kokkos reads its flags from argv; append the device mapping unless the
-  // user chose a device on the command line.
+  // Append the device mapping unless the user chose a device on the command line.
   bool user_chose_device = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -32,7 +31,10 @@ Environment::Environment(int& argc, char**& argv) {
   }
   std::vector<std::string> extra;
   if (!user_chose_device) extra = compat::device_mapping_flags(local_rank_);
-  std::vector<char*> args(argv, argv + argc);
+  // Kokkos sees only its own flags (both 3.4 and 4.x would print their help for --help).
+  std::vector<char*> args{argv[0]};
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) args.push_back(argv[i]);
   for (auto& e : extra) args.push_back(e.data());
   int kargc = static_cast<int>(args.size());
   args.push_back(nullptr);
