@@ -95,7 +95,8 @@ endif()
 message(STATUS "kmini: Kokkos ${KMINI_KOKKOS_VERSION} [${KMINI_KOKKOS_BACKENDS}] via ${KMINI_KOKKOS_SOURCE}")
 
 # --- Kokkos Kernels --------------------------------------------------------
-find_package(KokkosKernels CONFIG QUIET)
+# Same prefix as Kokkos first (a Spack view, a hand-built pair), then the usual search.
+find_package(KokkosKernels CONFIG QUIET HINTS "${Kokkos_DIR}/../../..")
 _kmini_target_usable(Kokkos::kokkoskernels _kk_ok)
 if(_kk_ok)
   add_library(kmini::kokkoskernels INTERFACE IMPORTED)
