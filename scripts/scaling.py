@@ -1,0 +1,377 @@
+#!/usr/bin/python3
+"""kmini scaling studies: strong and weak scaling over MPI ranks, CSV, plots, and a performance model.
+
+  scripts/scaling.py study DECK [--kernels K,...] [--ranks 1,2,4] [--mode strong|weak|both]
+                     [--launcher mpirun|srun|'TEMPLATE'] [--out DIR] [--dry-run]
+  scripts/scaling.py model --kernel gram --rows 100000 --cols 200000 [--gpus 1..1024] [--out DIR]
+
+`study` runs kmini once per (kernel, mode, rank count), collects every results.json into
+DIR/scaling.csv, plots DIR/<kernel>_<mode>.png (time, speedup, parallel efficiency against ranks,
+with the ideal line and the model's prediction overlaid) and writes DIR/summary.md.
+`model` predicts many-GPU scaling from stated single-GPU figures and network parameters.
+The formulas are in README.md ("Performance model"); they are implemented in `predict_seconds`.
+
+Needs Debian's python3 with numpy, matplotlib and yaml (/usr/bin/python3 has them).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import shlex
+import subprocess
+import sys
+
+try:
+    import yaml
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError as e:  # the pyenv python3 on PATH lacks them
+    sys.exit(f"scaling.py: {e}; run it with /usr/bin/python3 "
+             "(apt-get install python3-matplotlib python3-yaml)")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# How each kernel's problem grows in a weak study, and what the model needs.
+#   key:    the deck key that sets the problem size
+#   growth: 'linear' (size ∝ ranks), 'sqrt' (size ∝ √ranks: the work is quadratic in it),
+#           'per_rank' (the key is already per rank: unchanged in weak, divided in strong)
+#   time:   the metric (path under kernels.<name> in results.json) a study times; default 'seconds'
+KERNELS = {
+    "stream": {"key": "stream.n", "growth": "per_rank", "time": ["ops", "add_f64", "best_seconds"]},
+    "rk4": {"key": "rk4.n", "growth": "sqrt"},            # n×n elements, rows split over ranks
+    "discount": {"key": "discount.dates", "growth": "linear"},
+    "gram": {"key": "gram.A.random.rows", "growth": "sqrt"},  # work ∝ rows²·cols
+}
+
+LAUNCHERS = {
+    "mpirun": "mpirun -n {np} {exe} {args}",
+    "srun": "srun -n {np} --gpus-per-task=1 --gpu-bind=single:1 {exe} {args}",
+}
+
+
+# ------------------------------------------------------------------ model ----
+
+class Network:
+    """Latency (s) and bandwidth (bytes/s) of the interconnect; I/O bandwidth per rank and in all."""
+
+    def __init__(self, latency=2e-6, bandwidth=25e9, io_per_rank=2e9, io_total=100e9):
+        self.latency, self.bandwidth = latency, bandwidth
+        self.io_per_rank, self.io_total = io_per_rank, io_total
+
+    def allreduce(self, p, nbytes):
+        # Recursive doubling: log2(p) rounds of latency + message.
+        return 0.0 if p <= 1 else math.ceil(math.log2(p)) * (self.latency + nbytes / self.bandwidth)
+
+    def broadcast(self, p, nbytes):
+        # Pipelined (scatter + allgather) broadcast: ~2 message times + log2(p) latencies.
+        return 0.0 if p <= 1 else 2 * nbytes / self.bandwidth + math.ceil(math.log2(p)) * self.latency
+
+    def write(self, p, nbytes):
+        # Every rank writes its share; the file system caps the total.
+        return nbytes / min(p * self.io_per_rank, self.io_total) if nbytes else 0.0
+
+
+def predict_seconds(kernel, p, base, mode, net):
+    """Predicted seconds at p ranks from single-rank figures `base` (see single_rank_figures).
+
+    compute: strong scaling divides the single-rank compute by p; weak scaling keeps it.
+    RK4      = steps · (compute per step + one allreduce of two complex sums)
+    Gram     = broadcast of packed A + triangular compute + writes of C
+    discount = compute + writes of cv
+    stream   = compute (no communication)
+    """
+    share = 1.0 / p if mode == "strong" else 1.0
+    if kernel == "rk4":
+        return base["steps"] * (base["step_seconds"] * share + net.allreduce(p, 32))
+    if kernel == "gram":
+        a_bytes = base["a_bytes"] * (math.sqrt(p) if mode == "weak" else 1.0)
+        c_bytes = base["c_bytes"] * (p if mode == "weak" else 1.0)
+        return net.broadcast(p, a_bytes) + base["compute_seconds"] * share + net.write(p, c_bytes)
+    if kernel == "discount":
+        out = base["out_bytes"] * (p if mode == "weak" else 1.0)
+        return base["compute_seconds"] * share + net.write(p, out)
+    return base["compute_seconds"] * share
+
+
+def _get(d, *path, default=None):
+    for k in path:
+        if not isinstance(d, dict) or k not in d:
+            return default
+        d = d[k]
+    return d
+
+
+def single_rank_figures(kernel, results):
+    """What the model needs, read from a one-rank results.json (kernel-specific metric names
+    with fallbacks, so the model degrades to 'compute only' rather than failing)."""
+    k = results["kernels"][kernel]
+    deck = results["deck"].get(kernel, {})
+    seconds = k["seconds"]
+    if kernel == "rk4":
+        steps = deck.get("steps", 1)
+        return {"steps": steps, "step_seconds": k.get("loop_seconds", seconds) / max(steps, 1)}
+    if kernel == "gram":
+        rows = _get(deck, "A", "random", "rows", default=0) or k.get("rows", 0)
+        cols = _get(deck, "A", "random", "cols", default=0) or k.get("cols", 0)
+        writes_c = bool(_get(deck, "write", "C", default=""))
+        return {"compute_seconds": k.get("kernel_seconds", seconds), "a_bytes": rows * math.ceil(cols / 64) * 8,
+                "c_bytes": 4 * rows * rows if writes_c else 0}
+    if kernel == "discount":
+        writes_cv = bool(_get(deck, "write", "cv", default=""))
+        n = deck.get("dates", 0) * deck.get("ids", 0) * deck.get("terms", 0)
+        item = 4 if deck.get("precision") == "single" else 8
+        return {"compute_seconds": k.get("kernel_seconds", seconds), "out_bytes": n * item if writes_cv else 0}
+    return {"compute_seconds": _get(k, *KERNELS[kernel].get("time", ["seconds"]), default=seconds)}
+
+
+# ------------------------------------------------------------------ study ----
+
+def deck_value(deck, dotted):
+    node = deck
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def scaled_size(kernel, base, p, mode):
+    growth = KERNELS[kernel]["growth"]
+    if growth == "per_rank":
+        return base if mode == "weak" else max(1, base // p)
+    if mode == "strong":
+        return base
+    return base * p if growth == "linear" else max(1, round(base * math.sqrt(p)))
+
+
+def command(launcher, np_, exe, args):
+    template = LAUNCHERS.get(launcher, launcher)
+    return template.format(np=np_, exe=shlex.quote(exe), args=" ".join(shlex.quote(a) for a in args))
+
+
+def machine_caption(results, deck_path):
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    k = results["kokkos"] if results else {}
+    return (f"{platform.node()} ({cpu}, {os.cpu_count()} cores); Kokkos {k.get('version', '?')} "
+            f"{k.get('execution_space', '?')}; deck {os.path.relpath(deck_path, ROOT)}")
+
+
+def plot(kernel, mode, rows, caption, model_rows, path):
+    ranks = [r["ranks"] for r in rows]
+    t = [r["seconds"] for r in rows]
+    t1 = t[0] * ranks[0] if mode == "strong" else t[0]
+    fig, ax = plt.subplots(1, 3, figsize=(13, 4.2))
+    ax[0].plot(ranks, t, "o-", label="measured")
+    ideal_t = [t1 / p if mode == "strong" else t1 for p in ranks]
+    ax[0].plot(ranks, ideal_t, "k--", label="ideal")
+    if model_rows:
+        ax[0].plot([m[0] for m in model_rows], [m[1] for m in model_rows], "s:", label="model")
+    ax[0].set(xlabel="MPI ranks", ylabel="time (s)", title="time")
+    if mode == "strong":
+        speedup = [t1 / x for x in t]
+        ax[1].plot(ranks, speedup, "o-", label="measured")
+        ax[1].plot(ranks, ranks, "k--", label="ideal")
+        ax[1].set(xlabel="MPI ranks", ylabel="speedup (t₁ / tₚ)", title="speedup")
+        eff = [s / p for s, p in zip(speedup, ranks)]
+    else:
+        scaled = [t1 * p / x for x, p in zip(t, ranks)]  # scaled speedup
+        ax[1].plot(ranks, scaled, "o-", label="measured")
+        ax[1].plot(ranks, ranks, "k--", label="ideal")
+        ax[1].set(xlabel="MPI ranks", ylabel="scaled speedup (p · t₁ / tₚ)", title="scaled speedup")
+        eff = [t1 / x for x in t]
+    ax[2].plot(ranks, eff, "o-", label="measured")
+    ax[2].axhline(1.0, color="k", ls="--", label="ideal")
+    ax[2].set(xlabel="MPI ranks", ylabel="parallel efficiency (1 = ideal)", title="efficiency",
+              ylim=(0, max(1.1, max(eff) * 1.1)))
+    for a in ax:
+        a.set_xticks(ranks)
+        a.grid(alpha=0.3)
+        a.legend()
+    fig.suptitle(f"kmini {kernel}: {mode} scaling")
+    fig.text(0.5, 0.01, caption, ha="center", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.95))
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def write_atomically(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def study(args):
+    deck_path = os.path.abspath(args.deck)
+    with open(deck_path) as f:
+        deck = yaml.safe_load(f) or {}
+    kernels = args.kernels.split(",") if args.kernels else deck_value(deck, "run.kernels") or list(KERNELS)
+    for k in kernels:
+        if k not in KERNELS:
+            sys.exit(f"scaling.py: unknown kernel '{k}' (expected one of {', '.join(KERNELS)})")
+    ranks = [int(r) for r in args.ranks.split(",")]
+    modes = ["strong", "weak"] if args.mode == "both" else [args.mode]
+    net = Network(args.latency, args.bandwidth, args.io_per_rank, args.io_total)
+    exe = os.path.abspath(args.kmini)
+    os.makedirs(args.out, exist_ok=True)
+
+    table, last_results = [], None
+    for kernel in kernels:
+        key = KERNELS[kernel]["key"]
+        base = deck_value(deck, key)
+        if base is None:
+            sys.exit(f"scaling.py: {args.deck}: kernel {kernel} needs '{key}' in the deck for a study")
+        for mode in modes:
+            rows = []
+            for p in ranks:
+                size = scaled_size(kernel, int(base), p, mode)
+                out = os.path.join(args.out, kernel, mode, f"np{p}")
+                kargs = [deck_path, "--set", f"run.kernels=[{kernel}]", "--set", f"run.verify={str(args.verify).lower()}",
+                         "--set", f"{key}={size}", "--out", out] + args.set_args
+                cmd = command(args.launcher, p, exe, kargs)
+                print(cmd, flush=True)
+                if args.dry_run:
+                    continue
+                done = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL if args.quiet else None)
+                if done.returncode != 0:
+                    sys.exit(f"scaling.py: the run above failed with exit status {done.returncode}")
+                with open(os.path.join(out, "results.json")) as f:
+                    res = json.load(f)
+                last_results = res
+                kres = res["kernels"][kernel]
+                seconds = _get(kres, *KERNELS[kernel].get("time", ["seconds"]), default=kres["seconds"])
+                rows.append({"kernel": kernel, "mode": mode, "ranks": p, "size_key": key, "size": size,
+                             "seconds": seconds, "verified": kres.get("verified"), "results": res})
+            if args.dry_run or not rows:
+                continue
+            base_fig = single_rank_figures(kernel, rows[0]["results"])
+            t1 = rows[0]["seconds"]
+            for r in rows:
+                p = r["ranks"]
+                r["speedup"] = (t1 / r["seconds"]) if mode == "strong" else (t1 * p / r["seconds"])
+                r["efficiency"] = r["speedup"] / p
+                r["model_seconds"] = predict_seconds(kernel, p, base_fig, mode, net) * (
+                    t1 / predict_seconds(kernel, rows[0]["ranks"], base_fig, mode, net))
+            caption = machine_caption(rows[0]["results"], deck_path)
+            plot(kernel, mode, rows, caption, [(r["ranks"], r["model_seconds"]) for r in rows],
+                 os.path.join(args.out, f"{kernel}_{mode}.png"))
+            table += rows
+    if args.dry_run:
+        return
+    fields = ["kernel", "mode", "ranks", "size_key", "size", "seconds", "speedup", "efficiency", "model_seconds",
+              "verified"]
+    tmp = os.path.join(args.out, "scaling.csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(table)
+    os.replace(tmp, os.path.join(args.out, "scaling.csv"))
+    md = [f"# kmini scaling study\n", f"{machine_caption(last_results, deck_path)}\n",
+          "| kernel | mode | ranks | size | seconds | speedup | efficiency | model (s) |",
+          "|---|---|---|---|---|---|---|---|"]
+    for r in table:
+        md.append(f"| {r['kernel']} | {r['mode']} | {r['ranks']} | {r['size_key']}={r['size']} | {r['seconds']:.4g} "
+                  f"| {r['speedup']:.3g} | {r['efficiency']:.3g} | {r['model_seconds']:.4g} |")
+    md.append("\nPlots: " + ", ".join(f"`{k}_{m}.png`" for k in kernels for m in modes))
+    write_atomically(os.path.join(args.out, "summary.md"), "\n".join(md) + "\n")
+    print(f"wrote {args.out}/scaling.csv, {args.out}/summary.md and {len(kernels) * len(modes)} plots")
+
+
+# ------------------------------------------------------------- model only ----
+
+def model(args):
+    """Gram prediction for many GPUs from stated single-GPU throughput (no GPU measurement here)."""
+    net = Network(args.latency, args.bandwidth, args.io_per_rank, args.io_total)
+    useful = args.rows * args.rows * args.cols
+    base = {"compute_seconds": useful / args.useful_bitops_per_gpu,
+            "a_bytes": args.rows * math.ceil(args.cols / 64) * 8,
+            "c_bytes": 0 if args.summary_only else 4 * args.rows * args.rows}
+    gpus = [2 ** k for k in range(0, int(math.log2(args.max_gpus)) + 1)]
+    rows = []
+    for p in gpus:
+        t = predict_seconds("gram", p, base, "strong", net)
+        parts = (net.broadcast(p, base["a_bytes"]), base["compute_seconds"] / p, net.write(p, base["c_bytes"]))
+        rows.append((p, t, *parts))
+    os.makedirs(args.out, exist_ok=True)
+    md = [f"# Gram {args.rows} × {args.cols} on 1–{args.max_gpus} GPUs (model)\n",
+          f"Assumptions: {args.useful_bitops_per_gpu:.3g} useful bit-ops/s per GPU; interconnect latency "
+          f"{args.latency:g} s, bandwidth {args.bandwidth / 1e9:g} GB/s; output written at "
+          f"{args.io_per_rank / 1e9:g} GB/s per rank, {args.io_total / 1e9:g} GB/s in all; "
+          f"C {'not written (write.summary)' if args.summary_only else 'written as int32'}.\n",
+          "| GPUs | total (s) | broadcast A (s) | compute (s) | write C (s) | speedup | efficiency |",
+          "|---|---|---|---|---|---|---|"]
+    t1 = rows[0][1]
+    for p, t, b, c, w in rows:
+        md.append(f"| {p} | {t:.4g} | {b:.3g} | {c:.4g} | {w:.3g} | {t1 / t:.3g} | {t1 / t / p:.3g} |")
+    write_atomically(os.path.join(args.out, "gram_model.md"), "\n".join(md) + "\n")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.loglog([r[0] for r in rows], [r[1] for r in rows], "o-", label="model: total")
+    ax.loglog([r[0] for r in rows], [r[3] for r in rows], ":", label="compute")
+    ax.loglog([r[0] for r in rows], [max(r[2], 1e-9) for r in rows], ":", label="broadcast A")
+    if not args.summary_only:
+        ax.loglog([r[0] for r in rows], [r[4] for r in rows], ":", label="write C")
+    ax.loglog([r[0] for r in rows], [t1 / r[0] for r in rows], "k--", label="ideal")
+    ax.set(xlabel="GPUs (one MPI rank each)", ylabel="time (s)",
+           title=f"kmini gram {args.rows}×{args.cols}: predicted strong scaling")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    fig.text(0.5, 0.01, f"model (README 'Performance model'); {args.useful_bitops_per_gpu:.2g} useful bit-ops/s/GPU,"
+             f" {args.bandwidth / 1e9:g} GB/s links, {args.io_total / 1e9:g} GB/s file system", ha="center", fontsize=7)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    tmp = os.path.join(args.out, "gram_model.png.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, os.path.join(args.out, "gram_model.png"))
+    print("\n".join(md))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    net = argparse.ArgumentParser(add_help=False)
+    net.add_argument("--latency", type=float, default=2e-6, help="interconnect latency, s (default 2e-6)")
+    net.add_argument("--bandwidth", type=float, default=25e9, help="interconnect bandwidth, bytes/s (default 25e9)")
+    net.add_argument("--io-per-rank", type=float, default=2e9, help="write bandwidth per rank, bytes/s")
+    net.add_argument("--io-total", type=float, default=100e9, help="file-system write bandwidth, bytes/s")
+
+    s = sub.add_parser("study", parents=[net], help="run a strong and/or weak scaling study")
+    s.add_argument("deck")
+    s.add_argument("--kernels", help="comma-separated kernels (default: the deck's run.kernels)")
+    s.add_argument("--ranks", default="1,2", help="comma-separated rank counts (default 1,2)")
+    s.add_argument("--mode", choices=["strong", "weak", "both"], default="both")
+    s.add_argument("--launcher", default="mpirun",
+                   help="mpirun, srun, or a template with {np} {exe} {args} (default mpirun)")
+    s.add_argument("--kmini", default=os.path.join(ROOT, "build", "bin", "kmini"))
+    s.add_argument("--out", default="scaling-out")
+    s.add_argument("--verify", action="store_true", help="verify every run (slower; off by default)")
+    s.add_argument("--set", dest="set_args", action="append", default=[], type=lambda v: f"--set={v}",
+                   help="extra deck override for every run")
+    s.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    s.add_argument("--quiet", action="store_true", help="hide kmini's own output")
+    s.set_defaults(func=study)
+
+    m = sub.add_parser("model", parents=[net], help="predict Gram scaling to many GPUs")
+    m.add_argument("--rows", type=int, default=100000)
+    m.add_argument("--cols", type=int, default=200000)
+    m.add_argument("--max-gpus", type=int, default=1024)
+    m.add_argument("--useful-bitops-per-gpu", type=float, default=1.6e14,
+                   help="useful bit-ops/s of one GPU (default: H100 estimate, see README)")
+    m.add_argument("--summary-only", action="store_true", help="C is not written (write.summary)")
+    m.add_argument("--out", default="scaling-out")
+    m.set_defaults(func=model)
+
+    args = ap.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
