@@ -2,12 +2,42 @@
 // Helpers shared by kmini's tests.
 #include "core/errors.hpp"
 
+#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <string>
 
 namespace kmini::test {
+
+// Every execution space this Kokkos enables (Cabana-style per-backend tests):
+// kernel tests are TYPED_TESTs over this list.
+using EnabledExecSpaces = ::testing::Types<
+#if defined(KOKKOS_ENABLE_CUDA)
+    Kokkos::Cuda,
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+    Kokkos::HIP,
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    Kokkos::OpenMP,
+#endif
+#if defined(KOKKOS_ENABLE_THREADS)
+    Kokkos::Threads,
+#endif
+#if defined(KOKKOS_ENABLE_SERIAL)
+    Kokkos::Serial
+#else
+    Kokkos::DefaultHostExecutionSpace
+#endif
+    >;
+// Names typed tests after the backend: Stream/Serial.AddIsExact...
+struct ExecSpaceName {
+  template <class Exec>
+  static std::string GetName(int) {
+    return Exec::name();
+  }
+};
 
 // A fresh path under the build tree's test work folder.
 inline std::string work_path(const std::string& name) { return std::string(KMINI_TEST_WORK) + "/" + name; }
