@@ -22,8 +22,23 @@ template <> MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
 
 const char* suffix(bool single) { return single ? "f32" : "f64"; }
 
+std::string describe(const InputSpec& s) {
+  if (s.source == InputSpec::Source::Arange) return "arange";
+  if (s.source == InputSpec::Source::Random) return "random(seed=" + std::to_string(s.seed) + ")";
+  return std::string("file ") + s.path + " (" + npy::short_name(s.file.dtype) + ")";
+}
+
+// Views are constructed in place, never assigned over default-constructed
+// ones (the Kokkos 4.6 development snapshot crashes on that move assignment).
 template <class T>
 struct DeviceArrays {
+  DeviceArrays(std::int64_t dates, std::int64_t ids, std::int64_t terms, bool cv_on, Reduce reduce,
+               std::int64_t blocks)
+      : mult("kmini::discount::mult_by", ids, terms),
+        disc("kmini::discount::discount", dates, ids, terms),
+        cv("kmini::discount::cv", cv_on ? dates : 0, cv_on ? ids : 0, cv_on ? terms : 0),
+        partial("kmini::discount::block_sums", reduce == Reduce::PerDate ? dates : 0, blocks),
+        sums("kmini::discount::sums", reduce == Reduce::PerDate ? dates : reduce == Reduce::PerId ? ids : 0) {}
   Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> mult;       // M x O
   Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> disc, cv;  // D_local x M x O (cv empty when not computed)
   Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> partial;    // per_date block sums
@@ -123,12 +138,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
                                                                                        : "per_id") +
                             "_" + suffix(c.single);
 
-  DeviceArrays<T> a;
-  a.mult = decltype(a.mult)("kmini::discount::mult_by", M, O);
-  a.disc = decltype(a.disc)("kmini::discount::discount", D, M, O);
-  a.cv = decltype(a.cv)("kmini::discount::cv", cv_on ? D : 0, cv_on ? M : 0, cv_on ? O : 0);
-  a.partial = decltype(a.partial)("kmini::discount::block_sums", c.reduce == Reduce::PerDate ? D : 0, blocks);
-  a.sums = decltype(a.sums)("kmini::discount::sums", c.reduce == Reduce::PerDate ? D : c.reduce == Reduce::PerId ? M : 0);
+  const DeviceArrays<T> a(D, M, O, cv_on, c.reduce, blocks);
   auto h_mult = Kokkos::create_mirror_view(a.mult);
   auto h_disc = Kokkos::create_mirror_view(a.disc);
   auto h_cv = Kokkos::create_mirror_view(a.cv);
@@ -256,6 +266,8 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   m["reduce"] = reduce_names[static_cast<int>(c.reduce)];
   m["policy"] = c.reduce == Reduce::None ? (c.policy == Policy::Flat ? "flat" : "mdrange") : "fused reduction";
   m["cv_computed"] = cv_on;
+  m["inputs"]["mult_by"] = describe(c.mult_by);
+  m["inputs"]["discount"] = describe(c.discount);
   m["dates_per_rank_max"] = Json(static_cast<long long>(date_slice(c.dates, 0, env.size()).count));
   m["repeat"] = Json(static_cast<long long>(c.repeat));
   Json& k = m["kernel"];
