@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,11 +24,15 @@ using Kokkos::exp;
 using Kokkos::isfinite;
 using Kokkos::sqrt;
 using Kokkos::fabs;
+using Kokkos::fma;
 #else
 using Kokkos::Experimental::exp;
 using Kokkos::Experimental::isfinite;
 using Kokkos::Experimental::sqrt;
 using Kokkos::Experimental::fabs;
+// Kokkos 3.4 has no fma: the C library's is a single rounding on hosts and devices alike.
+KOKKOS_INLINE_FUNCTION double fma(double a, double b, double c) { return ::fma(a, b, c); }
+KOKKOS_INLINE_FUNCTION float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
 #endif
 
 // Population count of a 64-bit word, mapped to the hardware instruction of

@@ -1,12 +1,14 @@
 // The registry: every kernel kmini can run, in documentation order.
 #include "driver/kernel.hpp"
 #include "stream/stream.hpp"
+#include "discount/discount.hpp"
 
 namespace kmini {
 
 std::vector<std::unique_ptr<Kernel>> make_all_kernels() {
   std::vector<std::unique_ptr<Kernel>> k;
   k.push_back(std::make_unique<stream::StreamKernel>());
+  k.push_back(std::make_unique<discount::DiscountKernel>());
   return k;
 }
 

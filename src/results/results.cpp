@@ -44,7 +44,7 @@ std::string format_number(double v, int precision) {
 
 void Results::print_summary(std::ostream& os) const {
   char line[256];
-  std::snprintf(line, sizeof line, "%-22s %-26s %10s %16s %8s %9s\n", "kernel", "size", "seconds", "throughput",
+  std::snprintf(line, sizeof line, "%-28s %-22s %10s %16s %8s %9s\n", "kernel", "size", "seconds", "throughput",
                 "of roof", "verified");
   os << line << std::string(96, '-') << "\n";
   for (const auto& r : rows_) {
@@ -52,7 +52,7 @@ void Results::print_summary(std::ostream& os) const {
     const std::string roof =
         std::isfinite(r.roof_fraction) ? format_number(100.0 * r.roof_fraction, 3) + "%" : "-";
     const char* ver = !r.verified ? "skipped" : (*r.verified ? "yes" : "NO");
-    std::snprintf(line, sizeof line, "%-22s %-26s %10s %16s %8s %9s\n", r.label.c_str(), r.size.c_str(),
+    std::snprintf(line, sizeof line, "%-28s %-22s %10s %16s %8s %9s\n", r.label.c_str(), r.size.c_str(),
                   format_number(r.seconds, 4).c_str(), tp.c_str(), roof.c_str(), ver);
     os << line;
   }

@@ -1,0 +1,68 @@
+#pragma once
+// The discount benchmark: cv[d][i][n] = multBy[i][n] * discount[d][i][n] for
+// every as-of date d, id i and term n, optionally fused with a sum per date or
+// per id. Reports kernel-only bandwidth against the measured stream roof and
+// the end-to-end time including host<->device transfers.
+#include "driver/kernel.hpp"
+#include "io/npy.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace kmini::discount {
+
+// Where an input array comes from.
+struct InputSpec {
+  enum class Source { File, Arange, Random } source = Source::Arange;
+  std::string path;          // File
+  npy::Info file;            // File: validated header
+  std::uint64_t seed = 0;    // Random
+};
+
+enum class Reduce { None, PerDate, PerId };
+enum class Policy { MDRange, Flat };
+
+struct Config {
+  std::int64_t dates = 0, ids = 0, terms = 0;  // D, M, O
+  bool single = false;                         // precision: single (f4) or double (f8)
+  InputSpec mult_by, discount;
+  Reduce reduce = Reduce::None;
+  Policy policy = Policy::MDRange;
+  std::string write_cv, write_reduced;  // empty: not written
+  std::int64_t repeat = 5;
+
+  std::int64_t row() const { return ids * terms; }
+  std::size_t element_size() const { return single ? 4 : 8; }
+  bool computes_cv() const { return reduce == Reduce::None || !write_cv.empty(); }
+};
+
+// This rank's contiguous slice of dates: [first, first + count).
+struct DateSlice {
+  std::int64_t first = 0, count = 0;
+};
+DateSlice date_slice(std::int64_t dates, int rank, int ranks);
+
+// Device bytes one rank allocates for its slice (inputs, cv, reduction buffers).
+std::uint64_t bytes_per_rank(const Config& c, std::int64_t local_dates);
+
+// Reads and validates the deck section; every size, shape, dtype and the
+// memory needed are checked here, before anything is allocated. Throws UsageError.
+Config read_config(const DeckNode& section, MPI_Comm comm);
+
+class DiscountKernel final : public Kernel {
+ public:
+  std::string name() const override { return "discount"; }
+  std::string description() const override {
+    return "discount: cv = multBy * discount broadcast over dates, fused reductions, transfer cost";
+  }
+  void configure(const DeckNode& section, const Environment& env) override {
+    config_ = read_config(section, env.comm());
+  }
+  void print_plan(std::ostream& os, const Environment& env) const override;
+  KernelReport run(RunContext& ctx) override;
+
+ private:
+  Config config_;
+};
+
+}  // namespace kmini::discount

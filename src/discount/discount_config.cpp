@@ -1,0 +1,159 @@
+// The discount deck section: sizes, inputs, outputs, all validated before
+// anything is allocated.
+#include "core/errors.hpp"
+#include "discount/discount.hpp"
+#include "discount/discount_kernels.hpp"
+#include "results/results.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <limits>
+#include <ostream>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace kmini::discount {
+
+namespace {
+
+InputSpec read_input(const DeckNode& init, const std::string& key, std::uint64_t default_seed, std::size_t dims,
+                     const std::string& dims_text) {
+  InputSpec spec;
+  if (!init.has(key)) {
+    init.child(key);  // absent: arange, like the original example
+    return spec;
+  }
+  const DeckNode node = init.child(key);
+  const std::string kind = node.one_of({"file", "arange", "random"});
+  if (kind == "arange") {
+    node.child("arange");
+  } else if (kind == "random") {
+    spec.source = InputSpec::Source::Random;
+    spec.seed = static_cast<std::uint64_t>(node.child("random").integer("seed", default_seed, 0));
+  } else {
+    spec.source = InputSpec::Source::File;
+    spec.path = node.required_text("file");
+    spec.file = npy::read_info(spec.path);
+    if (spec.file.dtype != npy::DType::F8 && spec.file.dtype != npy::DType::F4)
+      node.fail("file", std::string("an f8 or f4 .npy file; it holds ") + npy::short_name(spec.file.dtype));
+    if (spec.file.shape.size() != dims)
+      node.fail("file", "a " + std::to_string(dims) + "-D array (" + dims_text + "); it has shape " +
+                            npy::shape_string(spec.file.shape));
+  }
+  return spec;
+}
+
+// A size from the deck, else from an input file, else the original example's.
+std::int64_t read_size(const DeckNode& s, const std::string& key, std::int64_t from_file, std::int64_t fallback) {
+  return s.integer(key, from_file > 0 ? from_file : fallback, 1);
+}
+
+void require_file_shape(const DeckNode& init, const std::string& key, const InputSpec& spec,
+                        const npy::Shape& expected, const std::string& names) {
+  if (spec.source != InputSpec::Source::File || spec.file.shape == expected) return;
+  init.child(key).fail("file", "shape " + npy::shape_string(expected) + " (" + names + " from the deck); " +
+                                   spec.path + " has shape " + npy::shape_string(spec.file.shape));
+}
+
+// D * M * O * bytes must be a valid (signed 64-bit) byte count.
+void check_no_overflow(const DeckNode& s, std::initializer_list<std::uint64_t> factors) {
+  std::uint64_t p = 1;
+  for (std::uint64_t f : factors)
+    if (__builtin_mul_overflow(p, f, &p) || p > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      s.fail("dates", "dates * ids * terms * 2 * element size below 2^63 bytes");
+}
+
+// What this rank's device memory can hold at most.
+std::uint64_t memory_capacity_bytes() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (!compat::device_is_host_accessible) {
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) return total_b;
+  }
+#endif
+  return static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
+}
+
+}  // namespace
+
+DateSlice date_slice(std::int64_t dates, int rank, int ranks) {
+  // Balanced blocks: the first (dates % ranks) ranks get one date more.
+  const std::int64_t base = dates / ranks, extra = dates % ranks;
+  DateSlice s;
+  s.count = base + (rank < extra ? 1 : 0);
+  s.first = rank * base + std::min<std::int64_t>(rank, extra);
+  return s;
+}
+
+std::uint64_t bytes_per_rank(const Config& c, std::int64_t local_dates) {
+  const std::uint64_t row = static_cast<std::uint64_t>(c.row()), d = static_cast<std::uint64_t>(local_dates);
+  std::uint64_t elements = row + d * row;  // multBy + discount slice
+  if (c.computes_cv()) elements += d * row;
+  if (c.reduce == Reduce::PerDate) elements += d * ((row + kBlock - 1) / kBlock) + d;
+  if (c.reduce == Reduce::PerId) elements += static_cast<std::uint64_t>(c.ids);
+  return elements * c.element_size();
+}
+
+Config read_config(const DeckNode& s, MPI_Comm comm) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  Config c;
+  const DeckNode init = s.child("init");
+  c.mult_by = read_input(init, "mult_by", 1, 2, "ids x terms");
+  c.discount = read_input(init, "discount", 2, 3, "dates x ids x terms");
+  const bool mb_file = c.mult_by.source == InputSpec::Source::File;
+  const bool disc_file = c.discount.source == InputSpec::Source::File;
+
+  // Sizes: from the deck, else from the files.
+  const auto& ms = c.mult_by.file.shape;
+  const auto& ds = c.discount.file.shape;
+  c.dates = read_size(s, "dates", disc_file ? ds[0] : 0, 100);
+  c.ids = read_size(s, "ids", mb_file ? ms[0] : disc_file ? ds[1] : 0, 4000);
+  c.terms = read_size(s, "terms", mb_file ? ms[1] : disc_file ? ds[2] : 0, 5);
+  require_file_shape(init, "mult_by", c.mult_by, {c.ids, c.terms}, "ids, terms");
+  require_file_shape(init, "discount", c.discount, {c.dates, c.ids, c.terms}, "dates, ids, terms");
+
+  c.single = s.choice("precision", "double", {"double", "single"}) == "single";
+  const std::string reduce = s.choice("reduce", "none", {"none", "per_date", "per_id"});
+  c.reduce = reduce == "per_date" ? Reduce::PerDate : reduce == "per_id" ? Reduce::PerId : Reduce::None;
+  c.policy = s.choice("policy", "mdrange", {"mdrange", "flat"}) == "flat" ? Policy::Flat : Policy::MDRange;
+  c.repeat = s.integer("repeat", c.repeat, 1, 100000);
+  const DeckNode write = s.child("write");
+  if (write.has("cv")) c.write_cv = write.text("cv", "");
+  if (write.has("reduced")) {
+    c.write_reduced = write.text("reduced", "");
+    if (c.reduce == Reduce::None) write.fail("reduced", "no reduced output while discount.reduce is none");
+  } else {
+    write.text("reduced", "");  // known key, not written
+  }
+  if (c.write_cv.empty()) write.text("cv", "");
+
+  // The global array must be addressable and every rank's slice must fit.
+  check_no_overflow(s, {static_cast<std::uint64_t>(c.dates), static_cast<std::uint64_t>(c.ids),
+                       static_cast<std::uint64_t>(c.terms), 2 * c.element_size()});
+  const std::int64_t most_dates = date_slice(c.dates, 0, ranks).count;
+  const std::uint64_t need = bytes_per_rank(c, most_dates);
+  const std::uint64_t have = memory_capacity_bytes();
+  int fits = need <= have ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm);
+  if (!fits)
+    s.fail("dates", "sizes whose slice fits in memory: " + std::to_string(need) + " bytes per rank at " +
+                        std::to_string(ranks) + " rank(s), the memory holds " + std::to_string(have));
+  return c;
+}
+
+void DiscountKernel::print_plan(std::ostream& os, const Environment& env) const {
+  const Config& c = config_;
+  const char* reduce[] = {"none", "per_date", "per_id"};
+  os << "discount: D x M x O = " << c.dates << " x " << c.ids << " x " << c.terms << " ("
+     << (c.single ? "single" : "double") << "), reduce = " << reduce[static_cast<int>(c.reduce)]
+     << (c.computes_cv() ? ", cv computed" : ", cv not computed") << ", dates per rank <= "
+     << date_slice(c.dates, 0, env.size()).count << ", device memory per rank <= "
+     << format_number(static_cast<double>(bytes_per_rank(c, date_slice(c.dates, 0, env.size()).count)) / (1 << 20))
+     << " MiB, repeat = " << c.repeat << "\n";
+}
+
+}  // namespace kmini::discount

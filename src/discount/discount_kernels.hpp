@@ -1,0 +1,176 @@
+#pragma once
+// Device kernels of the discount benchmark: cv[d][i][n] = multBy[i][n] * discount[d][i][n].
+// Views are LayoutRight, so for one date the (i, n) pairs are contiguous: the
+// kernels see them as one "row" r = i*O + n of length M*O, and multBy as one
+// row of the same length that every date reuses (read, never expanded).
+//
+// Reductions use a fixed summation order defined here, the same on every
+// backend and in the host reference (discount_reference.hpp), so device and
+// reference agree bitwise. Products are accumulated with fma (one rounding),
+// which every backend and the host implement identically.
+#include "core/kokkos_compat.hpp"
+#include "core/random.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace kmini::discount {
+
+// Launch shapes per backend (not part of the numerical definition).
+struct LaunchDefaults {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
+  static constexpr int mdrange_tile_dates = 1;
+  static constexpr int mdrange_tile_row = 256;  // one coalesced row segment per thread block
+#else
+  static constexpr int mdrange_tile_dates = 1;
+  static constexpr int mdrange_tile_row = 4096;  // a long, vectorisable inner loop
+#endif
+};
+
+// The numerical definition of the per-date sum (fixed, backend independent):
+// a date's row is cut into blocks of kBlock elements; inside a block, element
+// t goes to lane t % kLanes, each lane accumulates acc = fma(m, x, acc) in
+// increasing t; the lanes are added as a pairwise tree; the block sums are
+// added in block order starting from zero.
+constexpr std::int64_t kBlock = 1024;
+constexpr int kLanes = 8;
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T combine_lanes(const T (&acc)[kLanes]) {
+  static_assert(kLanes == 8, "combine_lanes is written for 8 lanes");
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+template <class T>
+using Row = Kokkos::View<T*, Kokkos::LayoutRight, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using Rows = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// The (D_local x M x O) view seen as D_local rows of M*O (same memory).
+template <class View3>
+Rows<typename View3::value_type> as_rows(const View3& v) {
+  return Rows<typename View3::value_type>(v.data(), v.extent(0), v.extent(1) * v.extent(2));
+}
+template <class View2>
+Row<typename View2::value_type> as_row(const View2& v) {
+  return Row<typename View2::value_type>(v.data(), v.extent(0) * v.extent(1));
+}
+
+// Input generators: value k of the global array depends only on (seed, k)
+// (random) or k (arange), so any rank generates its slice on its own.
+template <class T, class Exec, class Flat>
+void fill_arange(const Exec& exec, const Flat& v, std::uint64_t first_index) {
+  Kokkos::parallel_for(
+      "kmini::discount::fill_arange", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t k) { v(k) = static_cast<T>(first_index + k); });
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION T random_value(std::uint64_t seed, std::uint64_t k) {
+  return static_cast<T>(random::uniform01(seed, k));
+}
+template <class T, class Exec, class Flat>
+void fill_random(const Exec& exec, const Flat& v, std::uint64_t seed, std::uint64_t first_index) {
+  Kokkos::parallel_for(
+      "kmini::discount::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t k) { v(k) = random_value<T>(seed, first_index + k); });
+}
+
+// cv = multBy * discount, one thread per output element over the flattened
+// index k = d*M*O + r (r = k mod M*O: one integer division per element).
+template <class Exec, class MultRow, class InRows, class OutRows>
+void multiply_flat(const Exec& exec, const MultRow& mult, const InRows& disc, const OutRows& cv) {
+  const std::size_t row = mult.extent(0);
+  const std::size_t n = disc.extent(0) * row;
+  if (n == 0) return;
+  const auto* m = mult.data();
+  const auto* x = disc.data();
+  auto* y = cv.data();
+  Kokkos::parallel_for(
+      "kmini::discount::multiply_flat", Kokkos::RangePolicy<Exec>(exec, 0, n),
+      KOKKOS_LAMBDA(const std::size_t k) { y[k] = m[k % row] * x[k]; });
+}
+
+// The same, one thread per (d, r) through a 2-D MDRange (r fastest): no
+// division, and the backend maps r to the contiguous/coalesced direction.
+template <class Exec, class MultRow, class InRows, class OutRows>
+void multiply_mdrange(const Exec& exec, const MultRow& mult, const InRows& disc, const OutRows& cv) {
+  using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                       Kokkos::IndexType<std::int64_t>>;
+  const std::int64_t dates = disc.extent(0), row = disc.extent(1);
+  if (dates == 0 || row == 0) return;
+  Kokkos::parallel_for(
+      "kmini::discount::multiply_mdrange",
+      Policy(exec, {0, 0}, {dates, row}, {LaunchDefaults::mdrange_tile_dates, LaunchDefaults::mdrange_tile_row}),
+      KOKKOS_LAMBDA(const std::int64_t d, const std::int64_t r) { cv(d, r) = mult(r) * disc(d, r); });
+}
+
+// Sum of one block (see kBlock/kLanes), optionally writing cv on the way.
+template <bool WriteCv, class T>
+KOKKOS_INLINE_FUNCTION T block_sum(const T* m, const T* x, T* y, std::int64_t len) {
+  T acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) acc[l] = T(0);
+  std::int64_t t = 0;
+  for (; t + kLanes <= len; t += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      if (WriteCv) y[t + l] = m[t + l] * x[t + l];
+      acc[l] = compat::fma(m[t + l], x[t + l], acc[l]);
+    }
+  }
+  for (int l = 0; t + l < len; ++l) {
+    if (WriteCv) y[t + l] = m[t + l] * x[t + l];
+    acc[l] = compat::fma(m[t + l], x[t + l], acc[l]);
+  }
+  return combine_lanes(acc);
+}
+
+// Fused per-date reduction: sums[d] = sum over r of multBy[r] * disc[d][r], and
+// cv when WriteCv. One thread per (date, block), then one per date adds its
+// block sums in order. `partial` is scratch of D_local x blocks.
+template <bool WriteCv, class Exec, class MultRow, class InRows, class OutRows, class Partial, class Sums>
+void reduce_per_date(const Exec& exec, const MultRow& mult, const InRows& disc, const OutRows& cv,
+                     const Partial& partial, const Sums& sums) {
+  const std::int64_t dates = disc.extent(0), row = disc.extent(1);
+  if (dates == 0) return;
+  const std::int64_t blocks = partial.extent(1);
+  Kokkos::parallel_for(
+      "kmini::discount::per_date_blocks", Kokkos::RangePolicy<Exec>(exec, 0, dates * blocks),
+      KOKKOS_LAMBDA(const std::int64_t item) {
+        const std::int64_t d = item / blocks, b = item % blocks;
+        const std::int64_t begin = b * kBlock;
+        const std::int64_t len = row - begin < kBlock ? row - begin : kBlock;
+        auto* y = WriteCv ? &cv(d, begin) : nullptr;
+        partial(d, b) = block_sum<WriteCv>(&mult(begin), &disc(d, begin), y, len);
+      });
+  Kokkos::parallel_for(
+      "kmini::discount::per_date_combine", Kokkos::RangePolicy<Exec>(exec, 0, dates),
+      KOKKOS_LAMBDA(const std::int64_t d) {
+        typename Sums::non_const_value_type s = 0;
+        for (std::int64_t b = 0; b < blocks; ++b) s += partial(d, b);
+        sums(d) = s;
+      });
+}
+
+// Fused per-id reduction over this rank's dates: sums[i] = sum over local d
+// (in date order) of q(d, i), q(d, i) = fma chain over n in term order.
+// One thread per id; cv written when WriteCv.
+template <bool WriteCv, class Exec, class Mult, class In, class Out, class Sums>
+void reduce_per_id(const Exec& exec, const Mult& mult, const In& disc, const Out& cv, const Sums& sums) {
+  const std::int64_t dates = disc.extent(0), ids = mult.extent(0), terms = mult.extent(1);
+  using T = typename Sums::non_const_value_type;
+  Kokkos::parallel_for(
+      "kmini::discount::per_id", Kokkos::RangePolicy<Exec>(exec, 0, ids), KOKKOS_LAMBDA(const std::int64_t i) {
+        T s = 0;
+        for (std::int64_t d = 0; d < dates; ++d) {
+          T q = 0;
+          for (std::int64_t n = 0; n < terms; ++n) {
+            if (WriteCv) cv(d, i, n) = mult(i, n) * disc(d, i, n);
+            q = compat::fma(mult(i, n), disc(d, i, n), q);
+          }
+          s += q;
+        }
+        sums(i) = s;
+      });
+}
+
+}  // namespace kmini::discount

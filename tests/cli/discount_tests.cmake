@@ -1,0 +1,48 @@
+# discount: good runs, bad decks and input files, and rank-count independence.
+set(DD ${CMAKE_CURRENT_SOURCE_DIR}/data/discount)
+set(DSMALL --set run.kernels=[discount] --set discount.repeat=2)
+
+kmini_cli_test(cli.discount.example EXIT 0 VERIFIED stream discount FILES results.json cv.npy
+               STDOUT "discount.multiply_f64 +100x4000x5.*yes" ARGS inputs/discount.yaml --set stream.repeat=3)
+kmini_cli_test(cli.discount.dry_run EXIT 0 STDOUT "discount: D x M x O = 100 x 4000 x 5 \\(double\\)"
+               ARGS --dry-run)
+kmini_cli_test(cli.discount.files_per_date_single EXIT 0 VERIFIED discount FILES cv.npy sums.npy
+               STDOUT "discount.per_date_f32 +5x3x4.*yes" ARGS ${DD}/files_single.yaml)
+kmini_cli_test(cli.discount.per_id_no_cv EXIT 0 VERIFIED discount FILES sums.npy
+               STDOUT "discount.per_id_f64 +33x101x7.*yes"
+               ARGS ${DSMALL} --set discount.dates=33 --set discount.ids=101 --set discount.terms=7
+                    --set discount.reduce=per_id "--set=discount.write={reduced: sums.npy}")
+kmini_cli_test(cli.discount.flat_policy EXIT 0 VERIFIED discount
+               ARGS ${DSMALL} --set discount.policy=flat --set discount.dates=9)
+
+# Bad decks and files: exit 2, one line, nothing allocated or written.
+kmini_cli_test(cli.discount.bad.shape EXIT 2
+               STDERR "discount.init.mult_by.file: got '.*mult_by_3x4_f8.npy', expected shape \\(4000, 5\\) \\(ids, terms from the deck\\); .* has shape \\(3, 4\\)"
+               ARGS ${DSMALL} --set discount.ids=4000 "--set=discount.init.mult_by={file: ${DD}/mult_by_3x4_f8.npy}")
+kmini_cli_test(cli.discount.bad.files_disagree EXIT 2
+               STDERR "files_disagree.yaml:[0-9]+: discount.init.discount.file: .*expected shape \\(5, 3, 4\\).*has shape \\(5, 3, 3\\)"
+               ARGS ${DD}/files_disagree.yaml)
+kmini_cli_test(cli.discount.bad.dtype EXIT 2 STDERR "expected an f8 or f4 .npy file; it holds i4"
+               ARGS ${DSMALL} "--set=discount.init.mult_by={file: ${DD}/mult_by_3x4_i4.npy}")
+kmini_cli_test(cli.discount.bad.memory EXIT 2 STDERR "huge.yaml:4: discount.dates: got '1000000000', expected sizes whose slice fits in memory"
+               ARGS ${DD}/huge.yaml)
+kmini_cli_test(cli.discount.bad.overflow EXIT 2 STDERR "overflow.yaml:4: discount.dates: .*below 2\\^63 bytes"
+               ARGS ${DD}/overflow.yaml)
+kmini_cli_test(cli.discount.bad.zero_terms EXIT 2 STDERR "zero_terms.yaml:4: discount.terms: got '0', expected an integer >= 1"
+               ARGS ${DD}/zero_terms.yaml)
+kmini_cli_test(cli.discount.bad.reduced_without_reduce EXIT 2 STDERR "no reduced output while discount.reduce is none"
+               ARGS ${DD}/bad_reduced.yaml)
+kmini_cli_test(mpi.cli.discount.bad_shape.np2 NP 2 EXIT 2 STDERR "has shape \\(3, 4\\)"
+               ARGS ${DSMALL} --set discount.ids=5 "--set=discount.init.mult_by={file: ${DD}/mult_by_3x4_f8.npy}")
+
+# 1, 2 and 4 ranks (7 dates: uneven slices) write byte-identical cv and per-date sums.
+foreach(np 1 2 4)
+  kmini_cli_test(mpi.cli.discount.np${np} NP ${np} EXIT 0 VERIFIED discount RANKS ${np} FILES cv.npy sums.npy
+                 ARGS ${DSMALL} --set discount.dates=7 --set discount.ids=301 --set discount.terms=5
+                      --set discount.reduce=per_date "--set=discount.write={cv: cv.npy, reduced: sums.npy}")
+  set_tests_properties(mpi.cli.discount.np${np} PROPERTIES FIXTURES_SETUP discount_ranks)
+endforeach()
+add_test(NAME mpi.cli.discount.identical_across_ranks
+         COMMAND ${CMAKE_COMMAND} -DWORK=${KMINI_TEST_WORK} -DRUNS=mpi.cli.discount.np1;mpi.cli.discount.np2;mpi.cli.discount.np4
+                 -DFILES=cv.npy;sums.npy -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
+set_tests_properties(mpi.cli.discount.identical_across_ranks PROPERTIES FIXTURES_REQUIRED discount_ranks LABELS cli)
