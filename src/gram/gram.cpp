@@ -299,15 +299,12 @@ KernelReport GramKernel::run(RunContext& ctx) {
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, env.comm());
 
   Kokkos::View<std::int32_t*, MemSpace> counts("kmini::gram::C_slice", plan.height * rows);
-  Kokkos::View<float*, MemSpace> sim;
-  if (c.jaccard) sim = Kokkos::View<float*, MemSpace>("kmini::gram::J_slice", plan.height * rows);
+  // Unused buffers are allocated empty: default-constructed Views crashed on
+  // destruction with the Kokkos 4.6.99 OpenMP build.
   const bool want_summary = !c.write_summary.empty() || ctx.verify;
-  Kokkos::View<std::int64_t*, MemSpace> row_sums;
-  Kokkos::View<std::uint64_t*, MemSpace> histogram;
-  if (want_summary) {
-    row_sums = Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", rows);
-    histogram = Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram", kHistogramBins);
-  }
+  Kokkos::View<float*, MemSpace> sim("kmini::gram::J_slice", c.jaccard ? plan.height * rows : 0);
+  Kokkos::View<std::int64_t*, MemSpace> row_sums("kmini::gram::row_sums", want_summary ? rows : 0);
+  Kokkos::View<std::uint64_t*, MemSpace> histogram("kmini::gram::histogram", want_summary ? kHistogramBins : 0);
 
   // Timed repetitions: the slice loop alone (best of `repeat`).
   double compute_seconds = std::numeric_limits<double>::infinity();
