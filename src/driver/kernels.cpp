@@ -1,5 +1,6 @@
 // The registry: every kernel kmini can run, in documentation order.
 #include "driver/kernel.hpp"
+#include "gram/gram.hpp"
 #include "stream/stream.hpp"
 #include "discount/discount.hpp"
 
@@ -9,6 +10,7 @@ std::vector<std::unique_ptr<Kernel>> make_all_kernels() {
   std::vector<std::unique_ptr<Kernel>> k;
   k.push_back(std::make_unique<stream::StreamKernel>());
   k.push_back(std::make_unique<discount::DiscountKernel>());
+  k.push_back(std::make_unique<gram::GramKernel>());
   return k;
 }
 

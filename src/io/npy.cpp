@@ -3,6 +3,7 @@
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -324,6 +325,98 @@ void write_distributed(MPI_Comm comm, const std::string& path, DType dtype, cons
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
   if (!ok) throw RuntimeFailure(path + ": MPI-IO write failed; no file was left behind");
+}
+
+DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, DType dtype, Shape global_shape)
+    : comm_(comm), path_(std::move(path)), dtype_(dtype), shape_(std::move(global_shape)) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  temp_ = rank == 0 ? temporary_name_for(path_) : std::string();
+  int len = static_cast<int>(temp_.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
+  temp_.resize(static_cast<std::size_t>(len));
+  MPI_Bcast(temp_.data(), len, MPI_CHAR, 0, comm_);
+  if (MPI_File_open(comm_, temp_.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_) != MPI_SUCCESS)
+    throw UsageError(path_ + ": cannot create output file with MPI-IO");
+  open_ = true;
+  const std::string header = make_header(dtype_, shape_);
+  header_bytes_ = header.size();
+  if (rank == 0) {
+    MPI_Status st;
+    ok_ &= MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st) == MPI_SUCCESS;
+  }
+}
+
+DistributedWriter::~DistributedWriter() {
+  if (!open_) return;
+  MPI_File_close(&fh_);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank == 0) std::remove(temp_.c_str());
+}
+
+void DistributedWriter::write_round(const Block* block) {
+  const std::uint64_t isz = item_size(dtype_);
+  const std::int64_t row_length = shape_.size() == 2 ? shape_[1] : 1;
+  // Pieces of at most 2^30 bytes (MPI counts are int): whole rows of a 2-D
+  // block, element ranges of a 1-D one.
+  const std::uint64_t limit = std::uint64_t(1) << 30;
+  std::int64_t pieces = 0;
+  if (block && block->nrows > 0 && block->ncols > 0) {
+    const std::uint64_t row_bytes = std::uint64_t(block->ncols) * isz;
+    pieces = shape_.size() == 2 ? static_cast<std::int64_t>((block->nrows * row_bytes + limit - 1) / limit)
+                                : static_cast<std::int64_t>((row_bytes + limit - 1) / limit);
+  }
+  std::int64_t rounds = pieces;
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
+  MPI_Datatype etype;
+  MPI_Type_contiguous(static_cast<int>(isz), MPI_BYTE, &etype);
+  MPI_Type_commit(&etype);
+  for (std::int64_t p = 0; p < rounds; ++p) {
+    MPI_Offset disp = static_cast<MPI_Offset>(header_bytes_);
+    MPI_Datatype ftype = etype;
+    int count = 0;
+    const char* data = nullptr;
+    if (p < pieces) {
+      const char* bytes = static_cast<const char*>(block->data);
+      if (shape_.size() == 2) {
+        const std::int64_t per = block->nrows / pieces + (p < block->nrows % pieces ? 1 : 0);
+        const std::int64_t first = p * (block->nrows / pieces) + std::min<std::int64_t>(p, block->nrows % pieces);
+        MPI_Type_vector(static_cast<int>(per), static_cast<int>(block->ncols), static_cast<int>(row_length), etype,
+                        &ftype);
+        MPI_Type_commit(&ftype);
+        disp += static_cast<MPI_Offset>(((block->row0 + first) * row_length + block->col0) * isz);
+        count = static_cast<int>(per * block->ncols);
+        data = bytes + first * block->ncols * isz;
+      } else {
+        const std::int64_t per = (block->ncols + pieces - 1) / pieces;
+        const std::int64_t first = p * per;
+        const std::int64_t n = std::min(per, block->ncols - first);
+        disp += static_cast<MPI_Offset>((block->col0 + first) * isz);
+        count = static_cast<int>(n);
+        data = bytes + first * isz;
+      }
+    }
+    MPI_Status st;
+    ok_ &= MPI_File_set_view(fh_, disp, etype, ftype, "native", MPI_INFO_NULL) == MPI_SUCCESS;
+    ok_ &= MPI_File_write_all(fh_, data, count, etype, &st) == MPI_SUCCESS;
+    if (ftype != etype) MPI_Type_free(&ftype);
+  }
+  MPI_Type_free(&etype);
+}
+
+void DistributedWriter::commit() {
+  MPI_File_close(&fh_);
+  open_ = false;
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Allreduce(MPI_IN_PLACE, &ok_, 1, MPI_INT, MPI_MIN, comm_);
+  if (rank == 0) {
+    if (ok_ && std::rename(temp_.c_str(), path_.c_str()) != 0) ok_ = 0;
+    if (!ok_) std::remove(temp_.c_str());
+  }
+  MPI_Bcast(&ok_, 1, MPI_INT, 0, comm_);
+  if (!ok_) throw RuntimeFailure(path_ + ": MPI-IO write failed; no file was left behind");
 }
 
 }  // namespace kmini::npy

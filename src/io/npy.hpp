@@ -78,4 +78,36 @@ void write(const std::string& path, const Shape& shape, const std::vector<T>& da
 void write_distributed(MPI_Comm comm, const std::string& path, DType dtype, const Shape& global_shape,
                        std::uint64_t first, std::uint64_t count, const void* data);
 
+// A collective .npy write in several rounds, for ranks that own several
+// separate blocks of a 1-D or 2-D array (e.g. row slices of a matrix). Every
+// rank calls write_round the same number of times (with no block when it has
+// none left); the file appears atomically on commit(), and the temporary file
+// is removed if the writer is destroyed without commit.
+class DistributedWriter {
+ public:
+  // A rectangular block: rows [row0, row0 + nrows) x columns [col0, col0 +
+  // ncols) of a 2-D array (1-D arrays: row0 = 0, nrows = 1), data row major.
+  struct Block {
+    std::int64_t row0 = 0, col0 = 0, nrows = 0, ncols = 0;
+    const void* data = nullptr;
+  };
+  DistributedWriter(MPI_Comm comm, std::string path, DType dtype, Shape global_shape);
+  ~DistributedWriter();
+  DistributedWriter(const DistributedWriter&) = delete;
+  DistributedWriter& operator=(const DistributedWriter&) = delete;
+  // Collective. `block` may be null (this rank writes nothing this round).
+  void write_round(const Block* block);
+  void commit();  // collective
+
+ private:
+  MPI_Comm comm_;
+  std::string path_, temp_;
+  DType dtype_;
+  Shape shape_;
+  std::uint64_t header_bytes_ = 0;
+  MPI_File fh_{};
+  bool open_ = false;
+  int ok_ = 1;
+};
+
 }  // namespace kmini::npy

@@ -1,0 +1,597 @@
+#include "gram/gram.hpp"
+
+#include "core/errors.hpp"
+#include "core/timer.hpp"
+#include "gram/gram_kernels.hpp"
+#include "gram/gram_reference.hpp"
+#include "io/atomic_file.hpp"
+#include "io/npy.hpp"
+#include "results/results.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+namespace kmini::gram {
+
+namespace {
+
+constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
+constexpr std::int64_t kHistogramBins = 64;
+// Host reference on check rows up to this many matrix elements (bits).
+constexpr double kHostReferenceLimit = 1ull << 31;
+// Double gemm cross-check up to this many elements of the unpacked matrix.
+constexpr double kGemmCheckLimit = 1ull << 26;
+// Bytes of unpacked input read per block when packing a file.
+constexpr std::int64_t kReadBlockBytes = 64ll << 20;
+
+// Device memory an `auto` budget may use: half of it.
+double default_memory_budget() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  return 0.5 * double(total_bytes);
+#else
+  return 0.5 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+#endif
+}
+
+std::string gib(double bytes) {
+  std::ostringstream os;
+  os << format_number(bytes / double(1ull << 30)) << " GiB";
+  return os.str();
+}
+
+}  // namespace
+
+// --- plan -------------------------------------------------------------------
+
+Plan make_plan(const Config& c, int ranks) {
+  Plan p;
+  p.rows = c.a.rows;
+  p.cols = c.a.cols;
+  p.words = words_allocated(c.a.cols);
+  p.packed_bytes = double(p.rows) * double(p.words) * sizeof(Word);
+  const double per_row = double(p.rows) * (c.jaccard ? 8.0 : 4.0);  // counts (+ float similarity)
+  const std::int64_t tile = TileParams::tile;
+  if (c.row_slice > 0) {
+    p.height = std::min(c.row_slice, p.rows);
+  } else {
+    const double room = c.memory_budget - p.packed_bytes;
+    std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per_row) : 0;
+    if (h >= tile) h = h / tile * tile;
+    // Enough slices to keep every rank busy, when the budget allows more.
+    const std::int64_t balanced = std::max<std::int64_t>(tile, (p.rows / (4 * ranks) + tile - 1) / tile * tile);
+    if (ranks > 1) h = std::min(h, balanced);
+    p.height = std::min(h, p.rows);
+    if (p.height < 1)
+      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold packed A (" +
+                       gib(p.packed_bytes) + ") and one row of C (" + gib(per_row) + ")");
+  }
+  p.slice_bytes = double(p.height) * per_row;
+  // Slices in order; each goes to the least-loaded rank so far (the triangular
+  // work shrinks along the rows, so this interleaves early and late slices).
+  std::vector<double> load(static_cast<std::size_t>(ranks), 0.0);
+  for (std::int64_t r0 = 0; r0 < p.rows; r0 += p.height) {
+    Slice s;
+    s.r0 = r0;
+    s.r1 = std::min(p.rows, r0 + p.height);
+    s.work = SliceGeometry{p.rows, s.r0, s.r1}.executed_words(p.words);
+    s.rank = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[static_cast<std::size_t>(s.rank)] += s.work;
+    p.slices.push_back(s);
+  }
+  return p;
+}
+
+// --- configuration ------------------------------------------------------------
+
+void GramKernel::configure(const DeckNode& s, const Environment& env) {
+  Config c;
+  const DeckNode a = s.child("A");
+  // No A at all: the default random matrix (every kernel is configured, run or not).
+  const std::string kind = a.has("file") || a.has("random") ? a.one_of({"file", "random"}) : "random";
+  if (kind == "random") {
+    const DeckNode r = a.child("random");
+    c.a.kind = Source::Kind::Random;
+    c.a.rows = r.integer("rows", 1024, 1, kMaxDim);
+    c.a.cols = r.integer("cols", 4096, 1, kMaxDim);
+    c.a.density = r.real("density", 0.5, 0.0, 1.0);
+    c.a.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
+  } else {
+    c.a.path = a.required_text("file");
+    const bool packed = a.boolean("packed", false);
+    const npy::Info info = npy::read_info(c.a.path);
+    if (info.shape.size() != 2)
+      throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected a 2-D matrix rows x cols)");
+    c.a.rows = info.shape[0];
+    c.a.data_offset = info.data_offset;
+    if (packed) {
+      c.a.kind = Source::Kind::Packed;
+      npy::require_dtype(info, {npy::DType::U1});
+      c.a.cols = a.required_integer("cols", 1, kMaxDim);
+      npy::require_shape(info, {c.a.rows, (c.a.cols + 7) / 8});
+    } else {
+      c.a.kind = Source::Kind::Unpacked;
+      npy::require_dtype(info, {npy::DType::Bool, npy::DType::U1});
+      c.a.bool_dtype = info.dtype == npy::DType::Bool;
+      c.a.cols = info.shape[1];
+    }
+    if (c.a.rows < 1 || c.a.cols < 1 || c.a.rows > kMaxDim)
+      throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected rows, cols >= 1)");
+  }
+  if (s.is_word("row_slice", "auto")) {
+    s.text("row_slice", "auto");
+    c.row_slice = 0;
+  } else {
+    c.row_slice = s.integer("row_slice", 0, 1);  // absent: auto
+  }
+  if (!s.has("memory_budget") || s.is_word("memory_budget", "auto")) {
+    s.text("memory_budget", "auto");
+    c.memory_budget = default_memory_budget();
+  } else {
+    c.memory_budget = s.real("memory_budget", 0, 0, 1e18, true);
+  }
+  c.jaccard = s.choice("similarity", "counts", {"counts", "jaccard"}) == "jaccard";
+  c.upper = s.choice("triangle", "full", {"full", "upper"}) == "upper";
+  const DeckNode w = s.child("write");
+  c.write_c = w.text("C", "");
+  c.write_summary = w.text("summary", "");
+  c.baseline = s.boolean("baseline", false);
+  c.baseline_rows = s.integer("baseline_rows", 512, 1, kMaxDim);
+  c.repeat = s.integer("repeat", 1, 1, 1000);
+  config_ = c;
+  make_plan(config_, env.size());  // budget errors before anything runs
+}
+
+void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
+  const Plan p = make_plan(config_, env.size());
+  const Config& c = config_;
+  double total = 0;
+  std::vector<double> per_rank(static_cast<std::size_t>(env.size()), 0.0);
+  for (const auto& s : p.slices) {
+    total += s.work;
+    per_rank[static_cast<std::size_t>(s.rank)] += s.work;
+  }
+  const double useful = double(p.rows) * double(p.rows) * double(p.cols);
+  os << "gram: A " << p.rows << " x " << p.cols << " ("
+     << (c.a.kind == Source::Kind::Random ? "random, density " + format_number(c.a.density)
+                                           : c.a.path + (c.a.kind == Source::Kind::Packed ? ", packed" : ""))
+     << "), " << (c.jaccard ? "jaccard" : "counts") << ", " << (c.upper ? "upper" : "full") << " triangle\n"
+     << "    packed A " << gib(p.packed_bytes) << " per rank; " << p.slices.size() << " row slice(s) of " << p.height
+     << " rows, " << gib(p.slice_bytes) << " each; device memory per rank " << gib(p.packed_bytes + p.slice_bytes)
+     << " of budget " << gib(c.memory_budget) << "\n"
+     << "    work: " << format_number(useful) << " useful bit-ops (rows^2 cols), "
+     << format_number(total * 64) << " executed (upper tiles); busiest rank "
+     << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
+  if (!c.write_c.empty())
+    os << "    write.C " << c.write_c << ": "
+       << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.rows)) * 4) << "\n";
+}
+
+// --- input ----------------------------------------------------------------------
+
+std::vector<std::uint8_t> host_rows(const Source& a, std::int64_t r0, std::int64_t n) {
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(n * a.cols));
+  if (a.kind == Source::Kind::Random) {
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < a.cols; ++k)
+        out[i * a.cols + k] = random_bit(a.seed, r0 + i, k, a.cols, a.density) ? 1 : 0;
+  } else if (a.kind == Source::Kind::Unpacked) {
+    npy::Info info = npy::read_info(a.path);
+    npy::read_elements(info, std::uint64_t(r0 * a.cols), std::uint64_t(n * a.cols), out.data());
+  } else {
+    const std::int64_t nb = (a.cols + 7) / 8;
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n * nb));
+    npy::Info info = npy::read_info(a.path);
+    npy::read_elements(info, std::uint64_t(r0 * nb), std::uint64_t(n * nb), bytes.data());
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < a.cols; ++k) out[i * a.cols + k] = (bytes[i * nb + k / 8] >> (7 - k % 8)) & 1;
+  }
+  return out;
+}
+
+namespace {
+
+using Packed = PackedView<MemSpace>;
+
+// Reads rows [r0, r0 + n) of a file into host bytes, checking every value.
+void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0, std::int64_t n) {
+  if (a.kind == Source::Kind::Unpacked) {
+    for (std::int64_t e = 0; e < n * a.cols; ++e)
+      if (data[e] > 1)
+        throw UsageError(a.path + ": element (" + std::to_string(r0 + e / a.cols) + ", " + std::to_string(e % a.cols) +
+                         ") is " + std::to_string(int(data[e])) + " (expected 0 or 1)");
+  } else if (a.cols % 8 != 0) {
+    const std::int64_t nb = (a.cols + 7) / 8;
+    const std::uint8_t pad_mask = static_cast<std::uint8_t>((1u << (8 - a.cols % 8)) - 1);
+    for (std::int64_t i = 0; i < n; ++i)
+      if (data[i * nb + nb - 1] & pad_mask)
+        throw UsageError(a.path + ": row " + std::to_string(r0 + i) + " has 1 bits past column " +
+                         std::to_string(a.cols) + " (expected numpy packbits output with cols: " +
+                         std::to_string(a.cols) + ")");
+  }
+}
+
+Packed load_packed(const ExecSpace& exec, const Source& a) {
+  ScopedRegion region("kmini::gram::pack");
+  Packed packed("kmini::gram::A", a.rows, words_allocated(a.cols));
+  if (a.kind == Source::Kind::Random) {
+    pack_random(exec, packed, a.rows, a.cols, a.density, a.seed);
+    return packed;
+  }
+  // Every rank reads the whole file, block by block, and packs on the device.
+  const std::int64_t row_bytes = a.kind == Source::Kind::Packed ? (a.cols + 7) / 8 : a.cols;
+  const std::int64_t block = std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / row_bytes));
+  const npy::Info info = npy::read_info(a.path);
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev("kmini::gram::bytes", block, row_bytes);
+  auto host = Kokkos::create_mirror_view(dev);
+  for (std::int64_t r0 = 0; r0 < a.rows; r0 += block) {
+    const std::int64_t n = std::min(block, a.rows - r0);
+    exec.fence();  // the previous block's pack is done with `dev`
+    npy::read_elements(info, std::uint64_t(r0 * row_bytes), std::uint64_t(n * row_bytes), host.data());
+    check_file_block(a, host.data(), r0, n);
+    auto dev_n = Kokkos::subview(dev, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
+    auto host_n = Kokkos::subview(host, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
+    Kokkos::deep_copy(exec, dev_n, host_n);
+    if (a.kind == Source::Kind::Packed)
+      pack_packed_bytes(exec, packed, dev_n, r0);
+    else
+      pack_unpacked_bytes(exec, packed, dev_n, r0);
+  }
+  exec.fence();
+  return packed;
+}
+
+// Rows whose values every rank checks against the references: all of a small
+// matrix, else each slice's first and last row and a few spread rows.
+std::vector<std::int64_t> check_rows(const Plan& p) {
+  std::vector<std::int64_t> rows;
+  if (p.rows <= 256) {
+    for (std::int64_t i = 0; i < p.rows; ++i) rows.push_back(i);
+    return rows;
+  }
+  for (const auto& s : p.slices) {
+    rows.push_back(s.r0);
+    rows.push_back(s.r1 - 1);
+  }
+  for (std::int64_t t = 0; t < 16; ++t) rows.push_back(static_cast<std::int64_t>(random::hash(99, t) % p.rows));
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  if (rows.size() > 64) rows.resize(64);
+  return rows;
+}
+
+struct Summary {
+  std::vector<std::int64_t> row_sums;
+  std::vector<std::uint64_t> histogram;
+  std::uint64_t checksum = 0;
+  std::int64_t trace = 0;
+};
+
+}  // namespace
+
+// --- run ---------------------------------------------------------------------------
+
+KernelReport GramKernel::run(RunContext& ctx) {
+  ScopedRegion region("kmini::gram");
+  FencedTimer<ExecSpace> total_timer(ctx.exec);
+  const Config& c = config_;
+  const Environment& env = ctx.env;
+  const Plan plan = make_plan(c, env.size());
+  const std::int64_t rows = plan.rows;
+
+  FencedTimer<ExecSpace> pack_timer(ctx.exec);
+  const Packed packed = load_packed(ctx.exec, c.a);
+  const double pack_seconds = allreduce_max(env.comm(), pack_timer.seconds());
+  Kokkos::View<std::int32_t*, MemSpace> ones("kmini::gram::ones", rows);
+  row_ones(ctx.exec, packed, ones);
+
+  std::vector<Slice> mine;
+  for (const auto& s : plan.slices)
+    if (s.rank == env.rank()) mine.push_back(s);
+  std::int64_t rounds = static_cast<std::int64_t>(mine.size());
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, env.comm());
+
+  Kokkos::View<std::int32_t*, MemSpace> counts("kmini::gram::C_slice", plan.height * rows);
+  // Unused buffers are allocated empty: default-constructed Views crashed on
+  // destruction with the Kokkos 4.6.99 OpenMP build.
+  const bool want_summary = !c.write_summary.empty() || ctx.verify;
+  Kokkos::View<float*, MemSpace> sim("kmini::gram::J_slice", c.jaccard ? plan.height * rows : 0);
+  Kokkos::View<std::int64_t*, MemSpace> row_sums("kmini::gram::row_sums", want_summary ? rows : 0);
+  Kokkos::View<std::uint64_t*, MemSpace> histogram("kmini::gram::histogram", want_summary ? kHistogramBins : 0);
+
+  // Timed repetitions: the slice loop alone (best of `repeat`).
+  double compute_seconds = std::numeric_limits<double>::infinity();
+  double executed_words = 0;
+  for (const auto& s : mine) executed_words += s.work;
+  for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
+    MPI_Barrier(env.comm());
+    FencedTimer<ExecSpace> t(ctx.exec);
+    for (const auto& s : mine) gram_slice(ctx.exec, packed, SliceGeometry{rows, s.r0, s.r1}, counts);
+    compute_seconds = std::min(compute_seconds, allreduce_max(env.comm(), t.seconds()));
+  }
+
+  // The final pass: compute, then summarise / check / write each slice.
+  const auto checks = check_rows(plan);
+  std::map<std::int64_t, std::vector<std::int32_t>> checked;  // row -> C(row, r0 ..), r0 of its slice
+  std::map<std::int64_t, std::int64_t> checked_from;
+  std::unique_ptr<npy::DistributedWriter> writer;
+  if (!c.write_c.empty()) {
+    const npy::Shape shape = c.upper ? npy::Shape{rows * (rows + 1) / 2} : npy::Shape{rows, rows};
+    writer = std::make_unique<npy::DistributedWriter>(env.comm(), ctx.output_path(c.write_c),
+                                                      c.jaccard ? npy::DType::F4 : npy::DType::I4, shape);
+  }
+  double final_compute = 0, post_seconds = 0;
+  std::uint64_t checksum = 0;
+  MPI_Barrier(env.comm());
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    const Slice* s = round < static_cast<std::int64_t>(mine.size()) ? &mine[static_cast<std::size_t>(round)] : nullptr;
+    std::vector<char> host_block, host_lower;
+    npy::DistributedWriter::Block upper_block, lower_block;
+    bool has_lower = false;
+    if (s) {
+      const SliceGeometry g{rows, s->r0, s->r1};
+      FencedTimer<ExecSpace> t(ctx.exec);
+      gram_slice(ctx.exec, packed, g, counts);
+      final_compute += t.seconds();
+      FencedTimer<ExecSpace> post(ctx.exec);
+      if (want_summary) checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, row_sums, histogram);
+      if (c.jaccard) jaccard(ctx.exec, counts, ones, g, sim);
+      const std::int64_t h = g.height(), w = g.width();
+      const bool need_host = writer || std::any_of(checks.begin(), checks.end(), [&](std::int64_t i) {
+                               return i >= s->r0 && i < s->r1;
+                             });
+      if (need_host) {
+        // The slice values as written: counts (int32) or similarity (float32), 4 bytes each.
+        host_block.resize(static_cast<std::size_t>(h * w) * 4);
+        if (c.jaccard) {
+          Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(reinterpret_cast<float*>(host_block.data()),
+                                                                              h * w);
+          Kokkos::deep_copy(ctx.exec, hv, Kokkos::subview(sim, std::make_pair(std::int64_t(0), h * w)));
+        } else {
+          Kokkos::View<std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(
+              reinterpret_cast<std::int32_t*>(host_block.data()), h * w);
+          Kokkos::deep_copy(ctx.exec, hv, Kokkos::subview(counts, std::make_pair(std::int64_t(0), h * w)));
+        }
+        ctx.exec.fence();
+        if (ctx.verify && !c.jaccard) {
+          for (std::int64_t i : checks)
+            if (i >= s->r0 && i < s->r1) {
+              const auto* row = reinterpret_cast<const std::int32_t*>(host_block.data()) + (i - s->r0) * w;
+              checked[i].assign(row, row + w);
+              checked_from[i] = s->r0;
+            }
+        }
+        if (ctx.verify && c.jaccard) {
+          // Jaccard rows are checked through the counts they come from.
+          std::vector<std::int32_t> tmp(static_cast<std::size_t>(h * w));
+          Kokkos::View<std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(tmp.data(), h * w);
+          Kokkos::deep_copy(ctx.exec, hv, Kokkos::subview(counts, std::make_pair(std::int64_t(0), h * w)));
+          ctx.exec.fence();
+          for (std::int64_t i : checks)
+            if (i >= s->r0 && i < s->r1) {
+              checked[i].assign(tmp.begin() + (i - s->r0) * w, tmp.begin() + (i - s->r0 + 1) * w);
+              checked_from[i] = s->r0;
+            }
+        }
+      }
+      if (writer && c.upper) {
+        // Rows r0..r1 of the packed upper triangle are one contiguous run.
+        std::vector<char> packed_rows;
+        packed_rows.reserve(static_cast<std::size_t>(h * w) * 4);
+        for (std::int64_t i = 0; i < h; ++i)
+          packed_rows.insert(packed_rows.end(), host_block.begin() + (i * w + i) * 4, host_block.begin() + (i + 1) * w * 4);
+        host_block.swap(packed_rows);
+        const std::int64_t first = s->r0 * rows - s->r0 * (s->r0 - 1) / 2;
+        upper_block = {0, first, 1, static_cast<std::int64_t>(host_block.size() / 4), host_block.data()};
+      } else if (writer) {
+        upper_block = {s->r0, s->r0, h, w, host_block.data()};
+        // The mirror: C(r1.., r0..r1) = C(r0..r1, r1..)^T.
+        if (s->r1 < rows) {
+          const std::int64_t below = rows - s->r1;
+          host_lower.resize(static_cast<std::size_t>(below * h) * 4);
+          for (std::int64_t j = 0; j < below; ++j)
+            for (std::int64_t i = 0; i < h; ++i)
+              std::copy_n(host_block.begin() + (i * w + h + j) * 4, 4, host_lower.begin() + (j * h + i) * 4);
+          lower_block = {s->r1, s->r0, below, h, host_lower.data()};
+          has_lower = true;
+        }
+      }
+      post_seconds += post.seconds();
+    }
+    if (writer) {
+      writer->write_round(s ? &upper_block : nullptr);
+      if (!c.upper) writer->write_round(has_lower ? &lower_block : nullptr);
+    }
+  }
+  if (writer) writer->commit();
+  final_compute = allreduce_max(env.comm(), final_compute);
+  compute_seconds = std::min(compute_seconds, final_compute);
+
+  // Summary over all ranks.
+  Summary summary;
+  std::vector<std::int32_t> host_ones(static_cast<std::size_t>(rows));
+  {
+    Kokkos::View<std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(host_ones.data(), rows);
+    Kokkos::deep_copy(ctx.exec, hv, ones);
+    ctx.exec.fence();
+  }
+  for (auto v : host_ones) summary.trace += v;
+  if (want_summary) {
+    summary.row_sums.resize(static_cast<std::size_t>(rows));
+    summary.histogram.resize(kHistogramBins);
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hs(summary.row_sums.data(), rows);
+    Kokkos::View<std::uint64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hh(summary.histogram.data(), kHistogramBins);
+    Kokkos::deep_copy(ctx.exec, hs, row_sums);
+    Kokkos::deep_copy(ctx.exec, hh, histogram);
+    ctx.exec.fence();
+    MPI_Allreduce(MPI_IN_PLACE, summary.row_sums.data(), static_cast<int>(rows), MPI_INT64_T, MPI_SUM, env.comm());
+    MPI_Allreduce(MPI_IN_PLACE, summary.histogram.data(), kHistogramBins, MPI_UINT64_T, MPI_SUM, env.comm());
+    MPI_Allreduce(&checksum, &summary.checksum, 1, MPI_UINT64_T, MPI_SUM, env.comm());
+  }
+
+  KernelReport report;
+  Json& m = report.metrics;
+
+  // Verification.
+  if (ctx.verify) {
+    FencedTimer<ExecSpace> vt(ctx.exec);
+    bool ok = true;
+    std::int64_t compared = 0, mismatches = 0;
+    Json& v = m["verification"];
+    // Trace: C(i, i) = popcount of row i; the diagonal of the summary too.
+    const bool small = double(rows) * double(c.a.cols) <= kHostReferenceLimit;
+    reference::HostPacked ref;
+    if (small) ref = reference::pack(host_rows(c.a, 0, rows), rows, c.a.cols);
+    for (const auto& [i, values] : checked) {
+      const std::int64_t r0 = checked_from[i];
+      if (small) {
+        for (std::int64_t j = r0; j < rows; ++j) {
+          ++compared;
+          if (values[static_cast<std::size_t>(j - r0)] != reference::count(ref, i, j)) ++mismatches;
+        }
+      } else {
+        // Too large for the host reference: the diagonal against the source row.
+        const auto row = host_rows(c.a, i, 1);
+        std::int64_t ones_i = 0;
+        for (auto b : row) ones_i += b;
+        ++compared;
+        if (values[static_cast<std::size_t>(i - r0)] != ones_i) ++mismatches;
+      }
+    }
+    v["host_reference"] = small ? "all columns j >= first row of the slice, of the checked rows"
+                                : "diagonal only (matrix above the host reference limit)";
+    // Row sums: sum_j C(i, j) = sum_k A(i, k) * colcount(k), for the checked rows.
+    std::int64_t row_sum_mismatches = 0;
+    if (small) {
+      std::vector<std::int64_t> colcount(static_cast<std::size_t>(c.a.cols), 0);
+      for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t k = 0; k < c.a.cols; ++k)
+          colcount[static_cast<std::size_t>(k)] += (ref.bits[i * ref.words + k / 64] >> (k % 64)) & 1;
+      for (std::int64_t i : checks) {
+        std::int64_t expect = 0;
+        for (std::int64_t k = 0; k < c.a.cols; ++k)
+          if ((ref.bits[i * ref.words + k / 64] >> (k % 64)) & 1) expect += colcount[static_cast<std::size_t>(k)];
+        if (summary.row_sums[static_cast<std::size_t>(i)] != expect) ++row_sum_mismatches;
+      }
+    }
+    // Independent check with KokkosBlas::gemm (double) on the unpacked matrix.
+    std::int64_t gemm_compared = 0, gemm_mismatches = 0;
+    if (double(rows) * double(c.a.cols) <= kGemmCheckLimit) {
+      std::vector<std::int64_t> mine_checked;
+      for (const auto& kv : checked) mine_checked.push_back(kv.first);
+      if (!mine_checked.empty()) {
+        std::vector<double> g;
+        gemm_panel_double(c.a, mine_checked, g);
+        for (std::size_t t = 0; t < mine_checked.size(); ++t) {
+          const std::int64_t i = mine_checked[t], r0 = checked_from[i];
+          const auto& values = checked[i];
+          for (std::int64_t j = r0; j < rows; ++j) {
+            ++gemm_compared;
+            if (double(values[static_cast<std::size_t>(j - r0)]) != g[t * rows + j]) ++gemm_mismatches;
+          }
+        }
+      }
+      v["gemm_check"] = "KokkosBlas::gemm (double) of the checked rows against A^T";
+    } else {
+      v["gemm_check"] = "skipped (matrix above the gemm check limit)";
+    }
+    ok = mismatches == 0 && row_sum_mismatches == 0 && gemm_mismatches == 0;
+    v["checked_rows"] = Json(static_cast<long long>(checks.size()));
+    v["elements_compared"] = allreduce_sum(env.comm(), double(compared));
+    v["mismatches"] = allreduce_sum(env.comm(), double(mismatches));
+    v["row_sum_mismatches"] = allreduce_sum(env.comm(), double(row_sum_mismatches));
+    v["gemm_elements_compared"] = allreduce_sum(env.comm(), double(gemm_compared));
+    v["gemm_mismatches"] = allreduce_sum(env.comm(), double(gemm_mismatches));
+    int all = ok ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, env.comm());
+    report.verified = all == 1;
+    v["seconds"] = allreduce_max(env.comm(), vt.seconds());
+  }
+
+  // Throughputs.
+  const double useful = double(rows) * double(rows) * double(c.a.cols);
+  const double executed = allreduce_sum(env.comm(), executed_words) * 64;
+  m["rows"] = Json(static_cast<long long>(rows));
+  m["cols"] = Json(static_cast<long long>(c.a.cols));
+  m["slices"] = Json(static_cast<long long>(plan.slices.size()));
+  m["slice_rows"] = Json(static_cast<long long>(plan.height));
+  m["tile"] = TileParams::tile;
+  m["chunk_words"] = TileParams::chunk;
+  m["micro_tile"] = std::to_string(TileParams::mr) + "x" + std::to_string(TileParams::nr);
+  m["team_size"] = TileParams::team_size;
+  m["pack_seconds"] = pack_seconds;
+  m["compute_seconds"] = compute_seconds;
+  m["postprocess_seconds"] = allreduce_max(env.comm(), post_seconds);
+  m["useful_bit_ops"] = useful;
+  m["executed_bit_ops"] = executed;
+  m["useful_bit_ops_per_s"] = useful / compute_seconds;
+  m["executed_bit_ops_per_s"] = executed / compute_seconds;
+  // Peak: the AND+popcount probe, one worker per thread of this rank.
+  const double peak = probe_and_popcount_peak(
+      ctx.exec, compat::device_is_host_accessible ? ctx.exec.concurrency() : 132 * 2048, compat::device_is_host_accessible ? 20000 : 200);
+  const double peak_all = allreduce_sum(env.comm(), peak);
+  m["probe_and_popcount_peak_bit_ops_per_s"] = peak_all;
+  m["fraction_of_peak"] = executed / compute_seconds / peak_all;
+  m["trace"] = Json(static_cast<long long>(summary.trace));
+  if (want_summary) {
+    std::ostringstream hex;
+    hex << std::hex << summary.checksum;
+    m["checksum"] = hex.str();
+  }
+
+  SummaryRow row;
+  row.label = c.jaccard ? "gram.jaccard" : "gram.counts";
+  row.size = std::to_string(rows) + "x" + std::to_string(c.a.cols);
+  row.seconds = compute_seconds;
+  row.throughput = useful / compute_seconds / 1e9;
+  row.unit = "Gbitop/s";
+  row.roof_fraction = executed / compute_seconds / peak_all;
+  if (report.verified) row.verified = *report.verified;
+  report.rows.push_back(row);
+
+  if (c.baseline) {
+    const std::int64_t panel = std::min(c.baseline_rows, rows);
+    double seconds = gemm_panel_float(c.a, panel, nullptr);
+    seconds = allreduce_max(env.comm(), seconds);
+    const double macs = double(panel) * double(rows) * double(c.a.cols);
+    Json& b = m["baseline"];
+    b["what"] = "KokkosBlas::gemm float, A[0:panel] * A^T on the unpacked matrix (one rank's device)";
+    b["panel_rows"] = Json(static_cast<long long>(panel));
+    b["seconds"] = seconds;
+    b["useful_ops_per_s"] = macs / seconds;
+    b["gram_speedup"] = (useful / compute_seconds / env.size()) / (macs / seconds);
+    SummaryRow br;
+    br.label = "gram.baseline_sgemm";
+    br.size = std::to_string(panel) + "x" + std::to_string(rows) + "x" + std::to_string(c.a.cols);
+    br.seconds = seconds;
+    br.throughput = macs / seconds / 1e9;
+    br.unit = "Gop/s";
+    report.rows.push_back(br);
+  }
+
+  if (!c.write_summary.empty() && env.is_root()) {
+    Json s = Json::object();
+    s["rows"] = Json(static_cast<long long>(rows));
+    s["cols"] = Json(static_cast<long long>(c.a.cols));
+    s["trace"] = Json(static_cast<long long>(summary.trace));
+    std::ostringstream hex;
+    hex << std::hex << summary.checksum;
+    s["checksum"] = hex.str();
+    s["checksum_definition"] = "sum over i <= j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64";
+    s["histogram_bin_width"] = double(c.a.cols + 1) / kHistogramBins;
+    s["histogram"] = Json::array_of(summary.histogram);
+    s["row_sums"] = Json::array_of(summary.row_sums);
+    write_text_file_atomically(ctx.output_path(c.write_summary), s.dump() + "\n");
+  }
+  report.seconds = total_timer.seconds();
+  return report;
+}
+
+}  // namespace kmini::gram

@@ -1,0 +1,358 @@
+#pragma once
+// Device kernels of the bit-packed Gram product C = A * A^T of a 0/1 matrix:
+// packing into 64-bit words, the tiled AND+popcount kernel for one row slice
+// of C, Jaccard conversion, summary reductions and the AND+popcount peak probe.
+//
+// Packed layout: row i of A is words(i, 0 .. words_alloc), column k of an
+// unpacked input in bit k % 64 of word k / 64; all bits past `cols` are 0.
+// (Packed numpy input keeps numpy's byte and bit order inside each word: a
+// permutation of the columns inside a word, which C does not see.)
+#include "core/kokkos_compat.hpp"
+#include "core/random.hpp"
+#include "gram/gram_params.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__clang__)
+#define KMINI_GRAM_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define KMINI_GRAM_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KMINI_GRAM_UNROLL
+#endif
+
+namespace kmini::gram {
+
+using Word = std::uint64_t;
+template <class Mem>
+using PackedView = Kokkos::View<Word**, Kokkos::LayoutRight, Mem>;
+
+constexpr std::int64_t words_for(std::int64_t cols) { return (cols + 63) / 64; }
+// Words per packed row in memory: a multiple of TileParams::granule (one SIMD
+// vector on hosts), zero-filled.
+constexpr std::int64_t words_allocated(std::int64_t cols) {
+  return (words_for(cols) + TileParams::granule - 1) / TileParams::granule * TileParams::granule;
+}
+
+// The `random` input: A(i, k) = 1 with probability `density`, a function of
+// (seed, i * cols + k) only, so every rank count sees the same matrix.
+KOKKOS_INLINE_FUNCTION bool random_bit(std::uint64_t seed, std::int64_t i, std::int64_t k, std::int64_t cols,
+                                       double density) {
+  return random::uniform01(seed, static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(cols) +
+                                     static_cast<std::uint64_t>(k)) < density;
+}
+
+// Packs rows [0, rows) of the random matrix. Padding words are left as they
+// are (zero from allocation).
+template <class Exec, class Packed>
+void pack_random(const Exec& exec, const Packed& a, std::int64_t rows, std::int64_t cols, double density,
+                 std::uint64_t seed) {
+  const std::int64_t nw = words_for(cols);
+  Kokkos::parallel_for(
+      "kmini::gram::pack_random", Kokkos::RangePolicy<Exec>(exec, 0, rows * nw), KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t i = e / nw, w = e % nw;
+        const std::int64_t k0 = w * 64;
+        const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
+        Word word = 0;
+        for (int b = 0; b < nbits; ++b)
+          if (random_bit(seed, i, k0 + b, cols, density)) word |= Word(1) << b;
+        a(i, w) = word;
+      });
+}
+
+// Packs an unpacked 0/1 byte block (nrows x cols, already validated) into
+// rows [row0, row0 + nrows).
+template <class Exec, class Packed, class Bytes>
+void pack_unpacked_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
+  const std::int64_t nrows = bytes.extent(0), cols = bytes.extent(1), nw = words_for(cols);
+  Kokkos::parallel_for(
+      "kmini::gram::pack_unpacked", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t r = e / nw, w = e % nw;
+        const std::int64_t k0 = w * 64;
+        const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
+        Word word = 0;
+        for (int b = 0; b < nbits; ++b) word |= Word(bytes(r, k0 + b) != 0) << b;
+        a(row0 + r, w) = word;
+      });
+}
+
+// Copies numpy packbits rows (nrows x ceil(cols/8) bytes) into rows
+// [row0, row0 + nrows): byte 8w + b becomes byte b of word w.
+template <class Exec, class Packed, class Bytes>
+void pack_packed_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
+  const std::int64_t nrows = bytes.extent(0), nbytes = bytes.extent(1), nw = (nbytes + 7) / 8;
+  Kokkos::parallel_for(
+      "kmini::gram::pack_packed", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw), KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t r = e / nw, w = e % nw;
+        Word word = 0;
+        for (int b = 0; b < 8; ++b) {
+          const std::int64_t at = w * 8 + b;
+          if (at < nbytes) word |= Word(bytes(r, at)) << (8 * b);
+        }
+        a(row0 + r, w) = word;
+      });
+}
+
+// ones(i) = number of 1s in row i = C(i, i).
+template <class Exec, class Packed, class Ones>
+void row_ones(const Exec& exec, const Packed& a, const Ones& ones) {
+  const std::int64_t nw = a.extent(1);
+  Kokkos::parallel_for(
+      "kmini::gram::row_ones", Kokkos::RangePolicy<Exec>(exec, 0, ones.extent(0)), KOKKOS_LAMBDA(const std::int64_t i) {
+        std::int64_t s = 0;
+        for (std::int64_t w = 0; w < nw; ++w) s += compat::popcount64(a(i, w));
+        ones(i) = static_cast<std::int32_t>(s);
+      });
+}
+
+// ---------------------------------------------------------------------------
+// The tiled kernel.
+
+// Index of (row, k) in a staged panel.
+template <class P>
+KOKKOS_FORCEINLINE_FUNCTION int panel_index(int row, int k) {
+  return P::word_major ? k * (P::tile + P::pad) + row : row * (P::chunk + P::pad) + k;
+}
+// Row of a panel used as row r of micro-tile m.
+template <class P, int M>
+KOKKOS_FORCEINLINE_FUNCTION int micro_row(int m, int r) {
+  return P::interleaved ? m + r * (P::tile / M) : m * M + r;
+}
+template <class P>
+constexpr std::size_t panel_words() {
+  return P::word_major ? std::size_t(P::chunk) * (P::tile + P::pad) : std::size_t(P::tile) * (P::chunk + P::pad);
+}
+template <class P>
+constexpr std::size_t team_scratch_bytes() {
+  return 2 * panel_words<P>() * sizeof(Word) + std::size_t(P::tile) * P::tile * sizeof(std::uint32_t);
+}
+
+// Copies n words from src (nullptr: a row past the end, zeros) to panel row
+// `row` from word k on.
+template <class P>
+KOKKOS_FORCEINLINE_FUNCTION void stage_run(Word* KOKKOS_RESTRICT panel, int row, int k, int n,
+                                           const Word* KOKKOS_RESTRICT src) {
+  if (src) {
+    for (int q = 0; q < n; ++q) panel[panel_index<P>(row, k + q)] = src[q];
+  } else {
+    for (int q = 0; q < n; ++q) panel[panel_index<P>(row, k + q)] = 0;
+  }
+}
+
+// ct(rows of micro-tile mi, cols of micro-tile ni) += sum over the nk staged
+// words of popcount(a_row & b_row). The k loop has unit stride on hosts, so
+// it vectorises (one vector accumulator per element of the micro-tile).
+// Full chunks use the compile-time count (FixedK = P::chunk, 50% faster on
+// the dev machine's AVX-512 host than a runtime count); the last chunk of a
+// row uses FixedK = 0 and the runtime nk.
+template <class P, int FixedK>
+KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, const Word* KOKKOS_RESTRICT pb,
+                                            std::uint32_t* KOKKOS_RESTRICT ct, int mi, int ni, int runtime_nk) {
+  const int nk = FixedK > 0 ? FixedK : runtime_nk;
+  typename P::acc_type acc[P::mr][P::nr];
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) {
+    KMINI_GRAM_UNROLL
+    for (int s = 0; s < P::nr; ++s) acc[r][s] = 0;
+  }
+  for (int k = 0; k < nk; ++k) {
+    KMINI_GRAM_UNROLL
+    for (int r = 0; r < P::mr; ++r) {
+      const Word x = pa[panel_index<P>(micro_row<P, P::mr>(mi, r), k)];
+      KMINI_GRAM_UNROLL
+      for (int s = 0; s < P::nr; ++s)
+        acc[r][s] += static_cast<typename P::acc_type>(
+            compat::popcount64(x & pb[panel_index<P>(micro_row<P, P::nr>(ni, s), k)]));
+    }
+  }
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) {
+    KMINI_GRAM_UNROLL
+    for (int s = 0; s < P::nr; ++s)
+      ct[micro_row<P, P::mr>(mi, r) * P::tile + micro_row<P, P::nr>(ni, s)] += static_cast<std::uint32_t>(acc[r][s]);
+  }
+}
+
+// Where one slice of C goes: rows [r0, r1) and columns [r0, rows) of C, row
+// major with row length width = rows - r0.
+struct SliceGeometry {
+  std::int64_t rows = 0, r0 = 0, r1 = 0;
+  std::int64_t width() const { return rows - r0; }
+  std::int64_t height() const { return r1 - r0; }
+  // Tiles on or above the diagonal: tile row l in [0, tile_rows), tile column
+  // m in [l, tile_cols), both counted from r0.
+  std::int64_t tile_rows() const { return (height() + TileParams::tile - 1) / TileParams::tile; }
+  std::int64_t tile_cols() const { return (width() + TileParams::tile - 1) / TileParams::tile; }
+  std::int64_t tile_count() const { return tile_rows() * tile_cols() - tile_rows() * (tile_rows() - 1) / 2; }
+  // Word-pair AND+popcounts the kernel executes for this slice.
+  double executed_words(std::int64_t words) const {
+    return double(tile_count()) * TileParams::tile * TileParams::tile * double(words);
+  }
+};
+
+// Computes slice `g` of C into out (g.height() x g.width(), row major):
+// every tile on or above the diagonal once, mirrored inside the slice.
+template <class Exec, class Packed, class Out>
+void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out) {
+  using P = TileParams;
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  using Member = typename Policy::member_type;
+  const std::int64_t rows = g.rows, r0 = g.r0, r1 = g.r1, width = g.width();
+  const std::int64_t tile_cols = g.tile_cols();
+  const std::int64_t words = a.extent(1);
+  Policy policy(exec, static_cast<int>(g.tile_count()), P::team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
+  Kokkos::parallel_for(
+      "kmini::gram::tiles", policy, KOKKOS_LAMBDA(const Member& team) {
+        // Tile row l holds tile_cols - l tiles.
+        std::int64_t l = 0, t = team.league_rank();
+        while (t >= tile_cols - l) {
+          t -= tile_cols - l;
+          ++l;
+        }
+        const std::int64_t m = l + t;
+        const std::int64_t i0 = r0 + l * P::tile, j0 = r0 + m * P::tile;
+        Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+        Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+        auto* ct = static_cast<std::uint32_t*>(
+            team.team_shmem().get_shmem(std::size_t(P::tile) * P::tile * sizeof(std::uint32_t)));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) { ct[e] = 0; });
+        constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
+        for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
+          const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
+          team.team_barrier();
+          // Runs of P::stage_words consecutive words: one word per thread on
+          // GPUs (coalesced), whole rows on hosts (a vectorised copy).
+          const int runs = (nk + P::stage_words - 1) / P::stage_words;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * runs), [&](const int e) {
+            const int row = e / runs, k = (e % runs) * P::stage_words;
+            const int n = nk - k < P::stage_words ? nk - k : P::stage_words;
+            stage_run<P>(pa, row, k, n, i0 + row < rows ? &a(i0 + row, k0 + k) : nullptr);
+            stage_run<P>(pb, row, k, n, j0 + row < rows ? &a(j0 + row, k0 + k) : nullptr);
+          });
+          team.team_barrier();
+          if (nk == P::chunk) {
+            for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+              micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+          } else {
+            for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+              micro_tile<P, 0>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+          }
+        }
+        team.team_barrier();
+        const bool mirror = m > l;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+          const std::int64_t i = i0 + e / P::tile, j = j0 + e % P::tile;
+          const auto c = static_cast<std::int32_t>(ct[e]);
+          if (i < r1 && j < rows) out((i - r0) * width + (j - r0)) = c;
+          if (mirror && j < r1 && i < rows) out((j - r0) * width + (i - r0)) = c;
+        });
+      });
+}
+
+// Jaccard similarity c_ij / (c_ii + c_jj - c_ij) of a slice; 0 for two empty rows.
+template <class Exec, class Counts, class Ones, class Sim>
+void jaccard(const Exec& exec, const Counts& counts, const Ones& ones, const SliceGeometry& g, const Sim& sim) {
+  const std::int64_t r0 = g.r0, width = g.width();
+  Kokkos::parallel_for(
+      "kmini::gram::jaccard", Kokkos::RangePolicy<Exec>(exec, 0, g.height() * width),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t i = r0 + e / width, j = r0 + e % width;
+        const std::int64_t c = counts(e);
+        const std::int64_t u = std::int64_t(ones(i)) + ones(j) - c;
+        sim(e) = u == 0 ? 0.0f : static_cast<float>(double(c) / double(u));
+      });
+}
+
+// ---------------------------------------------------------------------------
+// Summary of the full symmetric matrix, accumulated slice by slice.
+
+// Order-independent weight of element (i, j) in the checksum.
+KOKKOS_INLINE_FUNCTION std::uint64_t checksum_weight(std::int64_t i, std::int64_t j) {
+  return random::hash(0x6772616dull + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j));
+}
+
+// row_sums(i) += sum_j C(i, j) for the part of the full matrix this slice
+// determines (C(i, j >= i) for its rows, C(j, i) = C(i, j) for the columns j > i);
+// histogram of all elements of the full matrix (bin = c * bins / (cols + 1));
+// returns sum over i <= j of C(i, j) * checksum_weight(i, j) (mod 2^64).
+template <class Exec, class Counts, class Sums, class Hist>
+std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const SliceGeometry& g, std::int64_t cols,
+                              const Sums& row_sums, const Hist& histogram) {
+  const std::int64_t r0 = g.r0, r1 = g.r1, rows = g.rows, width = g.width();
+  const std::int64_t bins = histogram.extent(0);
+  std::uint64_t checksum = 0;
+  Kokkos::parallel_reduce(
+      "kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, r0, r1),
+      KOKKOS_LAMBDA(const std::int64_t i, std::uint64_t& sum) {
+        std::int64_t row = 0;
+        for (std::int64_t j = i; j < rows; ++j) {
+          const std::int64_t c = counts((i - r0) * width + (j - r0));
+          row += c;
+          sum += static_cast<std::uint64_t>(c) * checksum_weight(i, j);
+          Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i ? 1 : 2));
+        }
+        row_sums(i) += row;
+      },
+      checksum);
+  // Column j > i of the upper part is row j's lower part.
+  Kokkos::parallel_for(
+      "kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, r0 + 1, rows), KOKKOS_LAMBDA(const std::int64_t j) {
+        std::int64_t col = 0;
+        const std::int64_t end = j < r1 ? j : r1;
+        for (std::int64_t i = r0; i < end; ++i) col += counts((i - r0) * width + (j - r0));
+        row_sums(j) += col;
+      });
+  return checksum;
+}
+
+// ---------------------------------------------------------------------------
+// Peak probe: the machine's AND+popcount rate with operands in L1/registers.
+// Each worker repeatedly sweeps a private 8 x 128-word block (8 KiB, cache
+// resident) with the kernel's register blocking (4 x 4 outputs per 8 loads).
+// Returns executed bit-ops per second.
+template <class Exec>
+double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
+  constexpr int kWords = 128, kRows = 8;
+  Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
+                                                                                workers * kRows, kWords);
+  Kokkos::parallel_for(
+      "kmini::gram::probe_fill", Kokkos::RangePolicy<Exec>(exec, 0, workers * kRows * kWords),
+      KOKKOS_LAMBDA(const std::int64_t e) { block.data()[e] = random::hash(7, static_cast<std::uint64_t>(e)); });
+  auto run = [&](int reps) {
+    std::uint64_t total = 0;
+    Kokkos::Timer timer;
+    Kokkos::parallel_reduce(
+        "kmini::gram::probe", Kokkos::RangePolicy<Exec>(exec, 0, workers),
+        KOKKOS_LAMBDA(const std::int64_t wkr, std::uint64_t& sum) {
+          const Word* base = &block(wkr * kRows, 0);
+          std::uint64_t acc[4][4] = {};
+          for (int rep = 0; rep < reps; ++rep) {
+            for (int k = 0; k < kWords; ++k) {
+              KMINI_GRAM_UNROLL
+              for (int r = 0; r < 4; ++r) {
+                const Word x = base[r * kWords + k];
+                KMINI_GRAM_UNROLL
+                for (int s = 0; s < 4; ++s) acc[r][s] += compat::popcount64(x & base[(4 + s) * kWords + k]);
+              }
+            }
+          }
+          for (int r = 0; r < 4; ++r)
+            for (int s = 0; s < 4; ++s) sum += acc[r][s] * (r * 4 + s + 1);
+        },
+        total);
+    exec.fence();
+    const double seconds = timer.seconds();
+    volatile std::uint64_t sink = total;  // the sums are used: the work cannot be dropped
+    (void)sink;
+    return seconds;
+  };
+  run(1);  // warm up
+  const double seconds = run(repeats);
+  return double(workers) * repeats * kWords * 16 * 64 / seconds;
+}
+
+}  // namespace kmini::gram

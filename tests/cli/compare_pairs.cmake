@@ -1,0 +1,13 @@
+# Fails unless each pair of files in PAIRS (a;b;c;d;...) is byte-identical.
+list(LENGTH PAIRS n)
+math(EXPR last "${n} - 1")
+foreach(i RANGE 0 ${last} 2)
+  math(EXPR j "${i} + 1")
+  list(GET PAIRS ${i} a)
+  list(GET PAIRS ${j} b)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${a} ${b} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "files differ: ${a} ${b}")
+  endif()
+  message("identical: ${a} ${b}")
+endforeach()
