@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__clang__)
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)  // nvcc: both passes
 #define KMINI_GRAM_UNROLL _Pragma("unroll")
 #elif defined(__GNUC__)
 #define KMINI_GRAM_UNROLL _Pragma("GCC unroll 16")
@@ -122,11 +122,11 @@ KOKKOS_FORCEINLINE_FUNCTION int micro_row(int m, int r) {
   return P::interleaved ? m + r * (P::tile / M) : m * M + r;
 }
 template <class P>
-constexpr std::size_t panel_words() {
+KOKKOS_INLINE_FUNCTION constexpr std::size_t panel_words() {
   return P::word_major ? std::size_t(P::chunk) * (P::tile + P::pad) : std::size_t(P::tile) * (P::chunk + P::pad);
 }
 template <class P>
-constexpr std::size_t team_scratch_bytes() {
+KOKKOS_INLINE_FUNCTION constexpr std::size_t team_scratch_bytes() {
   return 2 * panel_words<P>() * sizeof(Word) + std::size_t(P::tile) * P::tile * sizeof(std::uint32_t);
 }
 
