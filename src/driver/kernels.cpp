@@ -1,5 +1,6 @@
 // The registry: every kernel kmini can run, in documentation order.
 #include "driver/kernel.hpp"
+#include "rk4/rk4.hpp"
 #include "stream/stream.hpp"
 
 namespace kmini {
@@ -7,6 +8,7 @@ namespace kmini {
 std::vector<std::unique_ptr<Kernel>> make_all_kernels() {
   std::vector<std::unique_ptr<Kernel>> k;
   k.push_back(std::make_unique<stream::StreamKernel>());
+  k.push_back(std::make_unique<rk4::Rk4Kernel>());
   return k;
 }
 
