@@ -33,17 +33,21 @@ class Integrator {
   using History = Kokkos::View<Kokkos::complex<double>*, Mem>;
   static constexpr int kChunk = StepTuning<Exec>::chunk;
 
+  // Every View is constructed here, in the initialiser list, and only ever
+  // reassigned over a constructed View.
   Integrator(const Exec& exec, MPI_Comm comm, const Problem& p, std::int64_t local_count)
-      : exec_(exec), comm_(comm), p_(p), count_(local_count) {
-    for (int b = 0; b < 2; ++b) {
-      F_[b] = Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::rk4::F"), count_);
-      G_[b] = Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::rk4::G"), count_);
-    }
-    history_ = History("kmini::rk4::delta_history", p_.steps + 1);
-    map_ = Kokkos::View<T*, Mem>("kmini::rk4::step_map", kMapSize);
-    sums_ = Kokkos::View<Sums, Mem>("kmini::rk4::sums");
-    sums_host_ = Kokkos::create_mirror_view(sums_);
-    first_bad_ = Kokkos::View<std::int64_t, Mem>("kmini::rk4::first_bad_step");
+      : exec_(exec),
+        comm_(comm),
+        p_(p),
+        count_(local_count),
+        F_{field("kmini::rk4::F"), field("kmini::rk4::F")},
+        G_{field("kmini::rk4::G"), field("kmini::rk4::G")},
+        history_("kmini::rk4::delta_history", p.steps + 1),
+        map_("kmini::rk4::step_map", kMapSize),
+        sums_("kmini::rk4::sums"),
+        sums_host_(Kokkos::create_mirror_view(sums_)),
+        first_bad_("kmini::rk4::first_bad_step"),
+        I0_("kmini::rk4::invariant0", 0) {
     MPI_Comm_size(comm_, &ranks_);
   }
 
@@ -81,13 +85,7 @@ class Integrator {
   // One step: k -> k + 1.
   void step() {
     const int nxt = 1 - cur_;
-    StepFunctor<T, kChunk, Mem> f;
-    f.f0 = F_[cur_];
-    f.g0 = G_[cur_];
-    f.f1 = F_[nxt];
-    f.g1 = G_[nxt];
-    f.map = map_;
-    f.full_chunks = count_ / kChunk;
+    const StepFunctor<T, kChunk, Mem> f(F_[cur_], G_[cur_], F_[nxt], G_[nxt], map_, count_ / kChunk);
     const std::int64_t items = f.full_chunks + count_ % kChunk;
     Kokkos::parallel_reduce("kmini::rk4::step",
                             Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
@@ -125,12 +123,12 @@ class Integrator {
   }
 
  private:
+  Field field(const char* label) const {
+    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count_);
+  }
+
   void advance() {
-    AdvanceFunctor<T, Mem> a;
-    a.sums = sums_;
-    a.history = history_;
-    a.map = map_;
-    a.first_bad = first_bad_;
+    AdvanceFunctor<T, Mem> a(sums_, history_, map_, first_bad_);
     a.k = k_;
     a.steps = p_.steps;
     a.sum_gc = sum_gc_;

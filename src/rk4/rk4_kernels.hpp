@@ -122,6 +122,12 @@ struct StepFunctor {
   Kokkos::View<const T*, Mem> map;  // kMapSize coefficients, see increment_map
   std::int64_t full_chunks = 0;     // work items [0, full_chunks) handle Chunk elements each
 
+  // Views are bound at construction (no default-construct-then-assign).
+  StepFunctor(const Kokkos::View<Complex*, Mem>& f_old, const Kokkos::View<Complex*, Mem>& g_old,
+              const Kokkos::View<Complex*, Mem>& f_new, const Kokkos::View<Complex*, Mem>& g_new,
+              const Kokkos::View<T*, Mem>& step_map, std::int64_t chunks)
+      : f0(f_old), g0(g_old), f1(f_new), g1(g_new), map(step_map), full_chunks(chunks) {}
+
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Sums& s) const {
     T D[kMapSize];
     for (int k = 0; k < kMapSize; ++k) D[k] = map(k);
@@ -195,6 +201,10 @@ struct AdvanceFunctor {
   double sum_gc = 0, count = 0, g = 0, dt = 0;
   Kokkos::complex<double> delta0;
   bool per_stage = false;
+
+  AdvanceFunctor(const Kokkos::View<Sums, Mem>& sums_, const Kokkos::View<Kokkos::complex<double>*, Mem>& history_,
+                 const Kokkos::View<T*, Mem>& map_, const Kokkos::View<std::int64_t, Mem>& first_bad_)
+      : sums(sums_), history(history_), map(map_), first_bad(first_bad_) {}
 
   KOKKOS_INLINE_FUNCTION void operator()(const int) const {
     const Sums s = sums();

@@ -15,9 +15,25 @@
 
 namespace kmini::rk4 {
 
+using Exec = Kokkos::DefaultExecutionSpace;
+
+// (Outside the unnamed namespace: CUDA extended lambdas need an enclosing
+// function with external linkage.)
+// F random around a non-zero mean (so delta is O(1)), G = 0.3 + random imaginary part.
+template <class View>
+void init_test_fields(const View& F, const View& G, std::uint64_t first) {
+  fill_random(Exec(), F, 31, 0.5, first);
+  fill_random(Exec(), G, 32, 0.2, first);
+  Kokkos::parallel_for(
+      "test::shift", Kokkos::RangePolicy<Exec>(0, F.extent(0)), KOKKOS_LAMBDA(const int i) {
+        F(i) += Kokkos::complex<double>(0.7, 0.2);
+        G(i) = Kokkos::complex<double>(0.3, G(i).imag());
+      });
+  Exec().fence();
+}
+
 namespace {
 
-using Exec = Kokkos::DefaultExecutionSpace;
 using C16 = std::complex<double>;
 
 Problem problem(bool per_stage) {
@@ -31,26 +47,13 @@ Problem problem(bool per_stage) {
   return p;
 }
 
-// F random around a non-zero mean (so delta is O(1)), G = 0.3 + random imaginary part.
-template <class View>
-void init(const View& F, const View& G, std::uint64_t first) {
-  fill_random(Exec(), F, 31, 0.5, first);
-  fill_random(Exec(), G, 32, 0.2, first);
-  Kokkos::parallel_for(
-      "test::shift", Kokkos::RangePolicy<Exec>(0, F.extent(0)), KOKKOS_LAMBDA(const int i) {
-        F(i) += Kokkos::complex<double>(0.7, 0.2);
-        G(i) = Kokkos::complex<double>(0.3, G(i).imag());
-      });
-  Exec().fence();
-}
-
 std::vector<C16> run_distributed(const Problem& p) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const Block b = block_of(p.n, rank, size);
   Integrator<double, Exec> it(Exec(), MPI_COMM_WORLD, p, b.count);
-  init(it.F(), it.G(), static_cast<std::uint64_t>(b.first));
+  init_test_fields(it.F(), it.G(), static_cast<std::uint64_t>(b.first));
   it.start(0, nullptr, false);
   for (std::int64_t k = 0; k < p.steps; ++k) it.step();
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), it.history());
@@ -61,7 +64,7 @@ std::vector<C16> run_distributed(const Problem& p) {
 
 std::vector<C16> run_serial_reference(const Problem& p) {
   Kokkos::View<Kokkos::complex<double>*> F("F", p.elements()), G("G", p.elements());
-  init(F, G, 0);
+  init_test_fields(F, G, 0);
   auto hF = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), F);
   auto hG = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), G);
   reference::State<double> s;
