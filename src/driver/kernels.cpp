@@ -1,14 +1,16 @@
 // The registry: every kernel kmini can run, in documentation order.
 #include "driver/kernel.hpp"
-#include "gram/gram.hpp"
-#include "stream/stream.hpp"
 #include "discount/discount.hpp"
+#include "gram/gram.hpp"
+#include "rk4/rk4.hpp"
+#include "stream/stream.hpp"
 
 namespace kmini {
 
 std::vector<std::unique_ptr<Kernel>> make_all_kernels() {
   std::vector<std::unique_ptr<Kernel>> k;
   k.push_back(std::make_unique<stream::StreamKernel>());
+  k.push_back(std::make_unique<rk4::Rk4Kernel>());
   k.push_back(std::make_unique<discount::DiscountKernel>());
   k.push_back(std::make_unique<gram::GramKernel>());
   return k;

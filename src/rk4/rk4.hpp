@@ -1,0 +1,54 @@
+#pragma once
+// RK4 integration of the coupled complex fields F, G (n x n) with the global
+// coupling delta = g * sum(F), device-resident for the whole time loop.
+// Rows are split across MPI ranks; one allreduce of three sums per step.
+#include "driver/kernel.hpp"
+#include "rk4/rk4_checkpoint.hpp"
+#include "rk4/rk4_integrator.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kmini::rk4 {
+
+struct Config {
+  Problem problem;
+  bool g_auto = true;  // g = 1 / (n n)
+  bool single = true;  // precision: single (complex64) | double (complex128)
+  InitSpec init_f, init_g;
+  std::string write_delta, write_f, write_g;  // output paths, empty = none
+  std::int64_t progress_every = 0;            // 0 = no progress lines
+  bool progress_invariant = false;
+  std::int64_t check_every = 100;  // steps between non-finite checks
+  std::int64_t checkpoint_every = 0;
+  std::string checkpoint_path;
+  std::string restart;                      // checkpoint to resume from
+  std::optional<CheckpointHeader> resumed;  // its header, validated against the deck
+  std::int64_t verify_steps = 10;           // steps checked against the host reference
+};
+
+// This rank's block of rows as elements [first, first + count).
+struct Block {
+  std::int64_t first = 0, count = 0;
+};
+Block block_of(std::int64_t n, int rank, int ranks);
+
+class Rk4Kernel final : public Kernel {
+ public:
+  std::string name() const override { return "rk4"; }
+  std::string description() const override {
+    return "rk4: coupled complex fields F, G with global-sum coupling delta, RK4, device-resident";
+  }
+  void configure(const DeckNode& section, const Environment& env) override;
+  void print_plan(std::ostream& os, const Environment& env) const override;
+  KernelReport run(RunContext& ctx) override;
+  const Config& config() const { return config_; }
+
+ private:
+  template <class T>
+  KernelReport run_typed(RunContext& ctx);
+  Config config_;
+};
+
+}  // namespace kmini::rk4
