@@ -37,7 +37,7 @@ FIGURES = {
                ("exp f32 bandwidth", ["ops", "exp_f32", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
                ("roof (best op)", ["roof_bandwidth_bytes_per_s"], "GB/s", 1e-9)],
     "rk4": [("element-steps/s", ["element_steps_per_s"], "Gelem-steps/s", 1e-9),
-            ("effective bandwidth", ["effective_bandwidth_bytes_per_s"], "GB/s", 1e-9)],
+            ("effective bandwidth", ["effective_bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9)],
     "discount": [("kernel bandwidth", ["kernel", "bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9),
                  ("end-to-end seconds", ["end_to_end", "best_seconds"], "s", 1.0)],
     "gram": [("useful bit-ops/s", ["useful_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
@@ -50,7 +50,7 @@ ROOF = {"rk4": ["fraction_of_roof"], "discount": ["kernel", "fraction_of_roof"],
 BASELINES = {"gram": [("KokkosBlas::gemm float", ["baseline", "gram_speedup"])]}
 # numpy comparisons: (script, regex of the ratio numpy_time / kmini_time in its output).
 NUMPY = {
-    "rk4": ("scripts/compare_numpy.py", r"speedup[^\n:]*:\s*([0-9.eE+-]+)"),
+    "rk4": ("scripts/compare_numpy_rk4.py", r"ratio numpy / kmini:\s*([0-9.eE+-]+)x"),
     "discount": ("scripts/compare_numpy_discount.py", r"ratio numpy\(out=\) / kmini kernel:\s*([0-9.eE+-]+)"),
 }
 

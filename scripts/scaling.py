@@ -41,9 +41,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #   time:   the metric (path under kernels.<name> in results.json) a study times; default 'seconds'
 KERNELS = {
     "stream": {"key": "stream.n", "growth": "per_rank", "time": ["ops", "add_f64", "best_seconds"]},
-    "rk4": {"key": "rk4.n", "growth": "sqrt"},            # n×n elements, rows split over ranks
-    "discount": {"key": "discount.dates", "growth": "linear"},
-    "gram": {"key": "gram.A.random.rows", "growth": "sqrt"},  # work ∝ rows²·cols
+    "rk4": {"key": "rk4.n", "growth": "sqrt", "time": ["loop_seconds"]},  # n×n elements, rows split
+    "discount": {"key": "discount.dates", "growth": "linear", "time": ["kernel", "best_seconds"]},
+    "gram": {"key": "gram.A.random.rows", "growth": "sqrt", "time": ["compute_seconds"]},  # work ∝ rows²·cols
 }
 
 LAUNCHERS = {
@@ -117,13 +117,13 @@ def single_rank_figures(kernel, results):
         rows = _get(deck, "A", "random", "rows", default=0) or k.get("rows", 0)
         cols = _get(deck, "A", "random", "cols", default=0) or k.get("cols", 0)
         writes_c = bool(_get(deck, "write", "C", default=""))
-        return {"compute_seconds": k.get("kernel_seconds", seconds), "a_bytes": rows * math.ceil(cols / 64) * 8,
+        return {"compute_seconds": k.get("compute_seconds", seconds), "a_bytes": rows * math.ceil(cols / 64) * 8,
                 "c_bytes": 4 * rows * rows if writes_c else 0}
     if kernel == "discount":
         writes_cv = bool(_get(deck, "write", "cv", default=""))
         n = deck.get("dates", 0) * deck.get("ids", 0) * deck.get("terms", 0)
         item = 4 if deck.get("precision") == "single" else 8
-        return {"compute_seconds": k.get("kernel_seconds", seconds), "out_bytes": n * item if writes_cv else 0}
+        return {"compute_seconds": _get(k, "kernel", "best_seconds", default=seconds), "out_bytes": n * item if writes_cv else 0}
     return {"compute_seconds": _get(k, *KERNELS[kernel].get("time", ["seconds"]), default=seconds)}
 
 
@@ -150,6 +150,18 @@ def scaled_size(kernel, base, p, mode):
 def command(launcher, np_, exe, args):
     template = LAUNCHERS.get(launcher, launcher)
     return template.format(np=np_, exe=shlex.quote(exe), args=" ".join(shlex.quote(a) for a in args))
+
+
+def launch_env(max_ranks):
+    """OpenMPI refuses root and more ranks than cores unless told; both are common on
+    workstations and in containers (other MPIs ignore these variables)."""
+    env = dict(os.environ)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    if max_ranks > (os.cpu_count() or 1):
+        env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    return env
 
 
 def machine_caption(results, deck_path):
@@ -242,7 +254,8 @@ def study(args):
                 print(cmd, flush=True)
                 if args.dry_run:
                     continue
-                done = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL if args.quiet else None)
+                done = subprocess.run(cmd, shell=True, env=launch_env(max(ranks)),
+                                      stdout=subprocess.DEVNULL if args.quiet else None)
                 if done.returncode != 0:
                     sys.exit(f"scaling.py: the run above failed with exit status {done.returncode}")
                 with open(os.path.join(out, "results.json")) as f:
