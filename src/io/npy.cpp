@@ -288,43 +288,9 @@ void write(const std::string& path, DType dtype, const Shape& shape, const void*
 
 void write_distributed(MPI_Comm comm, const std::string& path, DType dtype, const Shape& global_shape,
                        std::uint64_t first, std::uint64_t count, const void* data) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  // One temporary name, chosen by rank 0, for everyone.
-  std::string temp = rank == 0 ? temporary_name_for(path) : std::string();
-  int len = static_cast<int>(temp.size());
-  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
-  temp.resize(static_cast<std::size_t>(len));
-  MPI_Bcast(temp.data(), len, MPI_CHAR, 0, comm);
-
-  const std::string header = make_header(dtype, global_shape);
-  MPI_File fh;
-  int rc = MPI_File_open(comm, temp.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-  if (rc != MPI_SUCCESS) throw UsageError(path + ": cannot create output file with MPI-IO");
-  int ok = 1;
-  if (rank == 0) {
-    MPI_Status st;
-    ok &= MPI_File_write_at(fh, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st) == MPI_SUCCESS;
-  }
-  // Independent writes in chunks below 2^31 bytes (MPI counts are int).
-  const std::uint64_t isz = item_size(dtype);
-  const std::uint64_t total = count * isz;
-  const std::uint64_t chunk = std::uint64_t(1) << 30;
-  const char* bytes = static_cast<const char*>(data);
-  for (std::uint64_t done = 0; done < total && ok; done += chunk) {
-    const std::uint64_t now = std::min(chunk, total - done);
-    MPI_Status st;
-    const MPI_Offset at = static_cast<MPI_Offset>(header.size() + first * isz + done);
-    ok &= MPI_File_write_at(fh, at, bytes + done, static_cast<int>(now), MPI_BYTE, &st) == MPI_SUCCESS;
-  }
-  MPI_File_close(&fh);
-  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-  if (rank == 0) {
-    if (ok && std::rename(temp.c_str(), path.c_str()) != 0) ok = 0;
-    if (!ok) std::remove(temp.c_str());
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw RuntimeFailure(path + ": MPI-IO write failed; no file was left behind");
+  DistributedWriter writer(comm, path, dtype, global_shape);
+  writer.write_elements_round(first, count, data);
+  writer.commit();
 }
 
 DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, DType dtype, Shape global_shape)
@@ -356,47 +322,55 @@ DistributedWriter::~DistributedWriter() {
 }
 
 void DistributedWriter::write_round(const Block* block) {
-  const std::uint64_t isz = item_size(dtype_);
-  const std::int64_t row_length = shape_.size() == 2 ? shape_[1] : 1;
-  // Pieces of at most 2^30 bytes (MPI counts are int): whole rows of a 2-D
-  // block, element ranges of a 1-D one.
-  const std::uint64_t limit = std::uint64_t(1) << 30;
-  std::int64_t pieces = 0;
-  if (block && block->nrows > 0 && block->ncols > 0) {
-    const std::uint64_t row_bytes = std::uint64_t(block->ncols) * isz;
-    pieces = shape_.size() == 2 ? static_cast<std::int64_t>((block->nrows * row_bytes + limit - 1) / limit)
-                                : static_cast<std::int64_t>((row_bytes + limit - 1) / limit);
+  if (shape_.size() != 2) {  // 1-D arrays: a block is an element range
+    const bool some = block && block->nrows > 0 && block->ncols > 0;
+    write_elements_round(some ? block->col0 : 0, some ? block->ncols : 0, some ? block->data : nullptr);
+    return;
   }
+  const std::uint64_t isz = item_size(dtype_);
+  const std::int64_t row_length = shape_[1];
+  // Pieces of whole rows, at most 2^30 bytes each (MPI counts are int).
+  std::int64_t pieces = 0;
+  if (block && block->nrows > 0 && block->ncols > 0)
+    pieces = static_cast<std::int64_t>((std::uint64_t(block->nrows) * block->ncols * isz + kPieceBytes - 1) / kPieceBytes);
+  write_pieces(pieces, [&](std::int64_t p, MPI_Datatype etype, MPI_Offset& disp, MPI_Datatype& ftype, int& count,
+                           const char*& data) {
+    const std::int64_t per = block->nrows / pieces + (p < block->nrows % pieces ? 1 : 0);
+    const std::int64_t first = p * (block->nrows / pieces) + std::min<std::int64_t>(p, block->nrows % pieces);
+    MPI_Type_vector(static_cast<int>(per), static_cast<int>(block->ncols), static_cast<int>(row_length), etype, &ftype);
+    MPI_Type_commit(&ftype);
+    disp += static_cast<MPI_Offset>(((block->row0 + first) * row_length + block->col0) * isz);
+    count = static_cast<int>(per * block->ncols);
+    data = static_cast<const char*>(block->data) + first * block->ncols * isz;
+  });
+}
+
+void DistributedWriter::write_elements_round(std::uint64_t first, std::uint64_t count, const void* data) {
+  const std::uint64_t isz = item_size(dtype_);
+  const std::uint64_t per = kPieceBytes / isz;  // elements per piece
+  const auto pieces = static_cast<std::int64_t>((count + per - 1) / per);
+  write_pieces(pieces, [&](std::int64_t p, MPI_Datatype, MPI_Offset& disp, MPI_Datatype&, int& n, const char*& bytes) {
+    const std::uint64_t start = std::uint64_t(p) * per;
+    disp += static_cast<MPI_Offset>((first + start) * isz);
+    n = static_cast<int>(std::min(per, count - start));
+    bytes = static_cast<const char*>(data) + start * isz;
+  });
+}
+
+template <class Piece>
+void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
+  // Every rank takes part in as many collective writes as the busiest one.
   std::int64_t rounds = pieces;
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
   MPI_Datatype etype;
-  MPI_Type_contiguous(static_cast<int>(isz), MPI_BYTE, &etype);
+  MPI_Type_contiguous(static_cast<int>(item_size(dtype_)), MPI_BYTE, &etype);
   MPI_Type_commit(&etype);
   for (std::int64_t p = 0; p < rounds; ++p) {
     MPI_Offset disp = static_cast<MPI_Offset>(header_bytes_);
     MPI_Datatype ftype = etype;
     int count = 0;
     const char* data = nullptr;
-    if (p < pieces) {
-      const char* bytes = static_cast<const char*>(block->data);
-      if (shape_.size() == 2) {
-        const std::int64_t per = block->nrows / pieces + (p < block->nrows % pieces ? 1 : 0);
-        const std::int64_t first = p * (block->nrows / pieces) + std::min<std::int64_t>(p, block->nrows % pieces);
-        MPI_Type_vector(static_cast<int>(per), static_cast<int>(block->ncols), static_cast<int>(row_length), etype,
-                        &ftype);
-        MPI_Type_commit(&ftype);
-        disp += static_cast<MPI_Offset>(((block->row0 + first) * row_length + block->col0) * isz);
-        count = static_cast<int>(per * block->ncols);
-        data = bytes + first * block->ncols * isz;
-      } else {
-        const std::int64_t per = (block->ncols + pieces - 1) / pieces;
-        const std::int64_t first = p * per;
-        const std::int64_t n = std::min(per, block->ncols - first);
-        disp += static_cast<MPI_Offset>((block->col0 + first) * isz);
-        count = static_cast<int>(n);
-        data = bytes + first * isz;
-      }
-    }
+    if (p < pieces) piece(p, etype, disp, ftype, count, data);
     MPI_Status st;
     ok_ &= MPI_File_set_view(fh_, disp, etype, ftype, "native", MPI_INFO_NULL) == MPI_SUCCESS;
     ok_ &= MPI_File_write_all(fh_, data, count, etype, &st) == MPI_SUCCESS;

@@ -97,6 +97,9 @@ class DistributedWriter {
   DistributedWriter& operator=(const DistributedWriter&) = delete;
   // Collective. `block` may be null (this rank writes nothing this round).
   void write_round(const Block* block);
+  // Collective. `count` elements at element offset `first` of the flattened
+  // array (any rank, any shape); count may be 0.
+  void write_elements_round(std::uint64_t first, std::uint64_t count, const void* data);
   void commit();  // collective
 
  private:
@@ -108,6 +111,10 @@ class DistributedWriter {
   MPI_File fh_{};
   bool open_ = false;
   int ok_ = 1;
+
+  static constexpr std::uint64_t kPieceBytes = std::uint64_t(1) << 30;  // MPI counts are int
+  template <class Piece>
+  void write_pieces(std::int64_t pieces, Piece&& piece);
 };
 
 }  // namespace kmini::npy
