@@ -85,7 +85,7 @@ def predict_seconds(kernel, p, base, mode, net):
     """
     share = 1.0 / p if mode == "strong" else 1.0
     if kernel == "rk4":
-        return base["steps"] * (base["step_seconds"] * share + net.allreduce(p, 32))
+        return base["steps"] * (base["step_seconds"] * share + net.allreduce(p, 24))  # 3 doubles
     if kernel == "gram":
         a_bytes = base["a_bytes"] * (math.sqrt(p) if mode == "weak" else 1.0)
         c_bytes = base["c_bytes"] * (p if mode == "weak" else 1.0)
@@ -330,7 +330,7 @@ def model(args):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.loglog([r[0] for r in rows], [r[1] for r in rows], "o-", label="model: total")
     ax.loglog([r[0] for r in rows], [r[3] for r in rows], ":", label="compute")
-    ax.loglog([r[0] for r in rows], [max(r[2], 1e-9) for r in rows], ":", label="broadcast A")
+    ax.loglog([r[0] for r in rows if r[0] > 1], [r[2] for r in rows if r[0] > 1], ":", label="broadcast A")
     if not args.summary_only:
         ax.loglog([r[0] for r in rows], [r[4] for r in rows], ":", label="write C")
     ax.loglog([r[0] for r in rows], [t1 / r[0] for r in rows], "k--", label="ideal")
