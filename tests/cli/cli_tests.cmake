@@ -1,7 +1,7 @@
 # CLI tests: what a user sees for good and bad invocations.
 set(D ${CMAKE_CURRENT_SOURCE_DIR}/data/decks)
 
-kmini_cli_test(cli.default_run EXIT 0 VERIFIED stream RANKS 1 FILES results.json
+kmini_cli_test(cli.default_run EXIT 0 VERIFIED stream rk4 discount gram RANKS 1 FILES results.json
                STDOUT "stream.add_f64.*yes" ARGS "")
 kmini_cli_test(cli.help EXIT 0 STDOUT "usage: kmini" ARGS --help)
 kmini_cli_test(cli.version EXIT 0 STDOUT "kmini [0-9]+\\.[0-9]+\\.[0-9]+ \\(Kokkos" ARGS --version)
@@ -35,7 +35,7 @@ kmini_cli_test(cli.bad.bool EXIT 2 STDERR "run.verify: got 'maybe', expected tru
 
 # MPI: every rank agrees; results.json counts the ranks; errors print once.
 foreach(np 1 2 4)
-  kmini_cli_test(mpi.cli.default.np${np} NP ${np} EXIT 0 VERIFIED stream RANKS ${np}
+  kmini_cli_test(mpi.cli.default.np${np} NP ${np} EXIT 0 VERIFIED stream rk4 discount gram RANKS ${np}
                  ARGS --set stream.n=100000 --set stream.repeat=3)
 endforeach()
 kmini_cli_test(mpi.cli.bad_deck.np2 NP 2 EXIT 2 STDERR "negative_n.yaml:4: stream.n" ARGS ${D}/negative_n.yaml)
