@@ -15,7 +15,13 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__clang__)  // nvcc: both passes
+// Unrolling hints: the device pass of nvcc/hipcc and clang take `unroll`; the
+// host pass of a GPU compiler gets none (gcc behind nvcc warns on either form).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define KMINI_GRAM_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define KMINI_GRAM_UNROLL
+#elif defined(__clang__)
 #define KMINI_GRAM_UNROLL _Pragma("unroll")
 #elif defined(__GNUC__)
 #define KMINI_GRAM_UNROLL _Pragma("GCC unroll 16")
