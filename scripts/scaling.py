@@ -186,7 +186,7 @@ def plot(kernel, mode, rows, caption, model_rows, path):
     ax[0].plot(ranks, ideal_t, "k--", label="ideal")
     if model_rows:
         ax[0].plot([m[0] for m in model_rows], [m[1] for m in model_rows], "s:", label="model")
-    ax[0].set(xlabel="MPI ranks", ylabel="time (s)", title="time")
+    ax[0].set(xlabel="MPI ranks", ylabel="time (s)", title="time", ylim=(0, 1.15 * max(t + ideal_t)))
     if mode == "strong":
         speedup = [t1 / x for x in t]
         ax[1].plot(ranks, speedup, "o-", label="measured")
