@@ -37,15 +37,16 @@ kmini_install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-kmini_build() {
-  cd "$KMINI_ROOT" || return 1
+kmini_build() (
+  # A subshell: the caller's working directory (relative deck paths, --out) is kept.
+  cd "$KMINI_ROOT" || exit 1
   if [[ ! -f build/CMakeCache.txt ]]; then
     kmini_log "configuring (cmake --preset default)"
-    cmake --preset default >/dev/null || return 1
+    cmake --preset default >/dev/null || exit 1
   fi
   kmini_log "building (cmake --build --preset default)"
   cmake --build --preset default
-}
+)
 
 kmini_setup() {
   kmini_install_packages && kmini_build
