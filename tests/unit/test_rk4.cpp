@@ -41,11 +41,10 @@ reference::State<T> make_state(std::int64_t count, bool real_g, unsigned seed) {
   return s;
 }
 
+// Copies a host state into the integrator's device fields; returns the host
+// mirrors for reading results back.
 template <class T>
-Run<T> run_device(const Problem& p, const reference::State<T>& s0, std::int64_t steps) {
-  Problem q = p;
-  q.steps = steps;
-  Integrator<T, Exec> it(Exec(), MPI_COMM_SELF, q, static_cast<std::int64_t>(s0.F.size()));
+auto load_state(Integrator<T, Exec>& it, const reference::State<T>& s0) {
   auto hF = Kokkos::create_mirror_view(it.F());
   auto hG = Kokkos::create_mirror_view(it.G());
   for (std::size_t i = 0; i < s0.F.size(); ++i) {
@@ -54,6 +53,15 @@ Run<T> run_device(const Problem& p, const reference::State<T>& s0, std::int64_t 
   }
   Kokkos::deep_copy(it.F(), hF);
   Kokkos::deep_copy(it.G(), hG);
+  return std::make_pair(hF, hG);
+}
+
+template <class T>
+Run<T> run_device(const Problem& p, const reference::State<T>& s0, std::int64_t steps) {
+  Problem q = p;
+  q.steps = steps;
+  Integrator<T, Exec> it(Exec(), MPI_COMM_SELF, q, static_cast<std::int64_t>(s0.F.size()));
+  auto [hF, hG] = load_state(it, s0);
   it.start(0, nullptr, false);
   for (std::int64_t k = 0; k < steps; ++k) it.step();
   Run<T> r;
@@ -221,14 +229,7 @@ double invariant_drift(std::int64_t steps, double dt) {
   p.steps = steps;
   const auto s0 = make_state<T>(p.elements(), true, 17);
   Integrator<T, Exec> it(Exec(), MPI_COMM_SELF, p, p.elements());
-  auto hF = Kokkos::create_mirror_view(it.F());
-  auto hG = Kokkos::create_mirror_view(it.G());
-  for (std::size_t i = 0; i < s0.F.size(); ++i) {
-    hF(i) = Kokkos::complex<T>(s0.F[i].real(), s0.F[i].imag());
-    hG(i) = Kokkos::complex<T>(s0.G[i].real(), s0.G[i].imag());
-  }
-  Kokkos::deep_copy(it.F(), hF);
-  Kokkos::deep_copy(it.G(), hG);
+  auto [hF, hG] = load_state(it, s0);
   it.start(0, nullptr, true);
   EXPECT_TRUE(it.tracks_invariant());
   for (std::int64_t k = 0; k < steps; ++k) it.step();
