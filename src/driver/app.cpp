@@ -17,6 +17,21 @@ namespace kmini {
 
 namespace {
 
+// Rank 0 creates --out DIR; every rank learns whether it worked, so a failure
+// is the same usage error everywhere instead of a rank stuck in a collective.
+void make_output_directory(const Environment& env, const std::string& dir) {
+  std::string problem;
+  if (env.is_root()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) problem = ec.message();
+    else if (!std::filesystem::is_directory(dir)) problem = "exists and is not a directory";
+  }
+  int failed = problem.empty() ? 0 : 1;
+  MPI_Bcast(&failed, 1, MPI_INT, 0, env.comm());
+  if (failed) throw UsageError("--out " + dir + ": cannot create the output directory (" + problem + ")");
+}
+
 int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out) {
   const CommandLine cl = parse_command_line(argc, argv);
   if (cl.help) {
@@ -63,8 +78,7 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
   }
   if (cl.dry_run) return kExitSuccess;
 
-  if (env.is_root()) std::filesystem::create_directories(cl.out_dir);
-  MPI_Barrier(env.comm());
+  make_output_directory(env, cl.out_dir);
 
   RunContext ctx{env, ExecSpace(), verify, static_cast<std::uint64_t>(seed), cl.out_dir, {}, {}};
   ctx.measure_stream_bandwidth = [](RunContext& c) { return stream::measure_add_bandwidth(c, 1 << 23, 5); };

@@ -30,6 +30,9 @@ kmini_cli_test(cli.bad.set_value EXIT 2
                STDERR "--set stream.repeat=0: stream.repeat: got '0', expected an integer in \\[1, 100000\\]"
                ARGS --set stream.repeat=0)
 kmini_cli_test(cli.bad.set_syntax EXIT 2 STDERR "--set stream.n: expected KEY=VALUE" ARGS --set stream.n)
+kmini_cli_test(cli.bad.out_dir EXIT 2
+               STDERR "--out ${D}/negative_n.yaml: cannot create the output directory \\(Not a directory\\)"
+               ARGS --out ${D}/negative_n.yaml)
 kmini_cli_test(cli.bad.bool EXIT 2 STDERR "run.verify: got 'maybe', expected true or false"
                ARGS --set run.verify=maybe)
 
@@ -39,3 +42,5 @@ foreach(np 1 2 4)
                  ARGS --set stream.n=100000 --set stream.repeat=3)
 endforeach()
 kmini_cli_test(mpi.cli.bad_deck.np2 NP 2 EXIT 2 STDERR "negative_n.yaml:4: stream.n" ARGS ${D}/negative_n.yaml)
+kmini_cli_test(mpi.cli.bad_out_dir.np2 NP 2 EXIT 2 STDERR "cannot create the output directory"
+               ARGS --set stream.n=100 --out ${D}/negative_n.yaml)

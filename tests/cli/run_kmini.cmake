@@ -9,9 +9,14 @@ if(NP GREATER 0)
 else()
   set(cmd ${KMINI})
 endif()
-execute_process(COMMAND ${cmd} ${ARGS} --out ${OUT}
+# Tests of --out itself pass their own.
+set(out_args --out ${OUT})
+if("--out" IN_LIST ARGS)
+  set(out_args "")
+endif()
+execute_process(COMMAND ${cmd} ${ARGS} ${out_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr TIMEOUT 580)
-message("command: ${cmd} ${ARGS} --out ${OUT}\nexit: ${rc}\n--- stdout\n${stdout}--- stderr\n${stderr}---")
+message("command: ${cmd} ${ARGS} ${out_args}\nexit: ${rc}\n--- stdout\n${stdout}--- stderr\n${stderr}---")
 
 if(NOT "${rc}" STREQUAL "${EXPECT_EXIT}")
   message(FATAL_ERROR "expected exit status ${EXPECT_EXIT}, got ${rc}")
