@@ -44,3 +44,10 @@ endforeach()
 kmini_cli_test(mpi.cli.bad_deck.np2 NP 2 EXIT 2 STDERR "negative_n.yaml:4: stream.n" ARGS ${D}/negative_n.yaml)
 kmini_cli_test(mpi.cli.bad_out_dir.np2 NP 2 EXIT 2 STDERR "cannot create the output directory"
                ARGS --set stream.n=100 --out ${D}/negative_n.yaml)
+
+# Every shipped deck stays valid (validated and planned, not run).
+file(GLOB _decks CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/inputs/*.yaml ${PROJECT_SOURCE_DIR}/inputs/bench/*.yaml)
+foreach(_deck IN LISTS _decks)
+  string(REGEX REPLACE "[/.]" "_" _name "${_deck}")
+  kmini_cli_test(cli.deck_plans.${_name} EXIT 0 STDOUT "plan \\(dry run" ARGS ${_deck} --dry-run)
+endforeach()
