@@ -15,7 +15,7 @@
 namespace kmini {
 namespace {
 
-using Exec = Kokkos::DefaultExecutionSpace;
+using Exec = KMINI_TEST_EXEC_SPACE;  // see test_support.hpp
 using discount::Reduce;
 
 // Device inputs for one (D, M, O) shape, random in [0, 1).

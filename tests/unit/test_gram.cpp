@@ -13,7 +13,7 @@
 
 namespace kmini {
 
-using Exec = Kokkos::DefaultExecutionSpace;
+using Exec = KMINI_TEST_EXEC_SPACE;  // see test_support.hpp
 using namespace gram;
 
 namespace {

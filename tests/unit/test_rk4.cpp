@@ -1,11 +1,10 @@
-// The RK4 integrator on the default execution space against the host
+// The RK4 integrator on the tested execution space against the host
 // reference (stage by stage, explicit stage sums), closed-form properties
 // (convergence order, the invariant) and its own reproducibility.
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_integrator.hpp"
 #include "rk4/rk4_reference.hpp"
-
-#include <gtest/gtest.h>
+#include "test_support.hpp"
 
 #include <cmath>
 #include <complex>
@@ -17,7 +16,7 @@ namespace kmini::rk4 {
 
 namespace {
 
-using Exec = Kokkos::DefaultExecutionSpace;
+using Exec = KMINI_TEST_EXEC_SPACE;  // see test_support.hpp
 using C16 = std::complex<double>;
 
 template <class T>

@@ -10,6 +10,12 @@
 
 namespace kmini::test {
 
+// The execution space the kernel tests run on: the default one, or, in the
+// extra per-backend test executables (tests/CMakeLists.txt), another host backend.
+#ifndef KMINI_TEST_EXEC_SPACE
+#define KMINI_TEST_EXEC_SPACE Kokkos::DefaultExecutionSpace
+#endif
+
 // Every execution space this Kokkos enables (Cabana-style per-backend tests):
 // kernel tests are TYPED_TESTs over this list.
 using EnabledExecSpaces = ::testing::Types<
