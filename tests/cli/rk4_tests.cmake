@@ -39,22 +39,15 @@ kmini_cli_test(rk4.bad.restart_not_checkpoint EXIT 2 STDERR "c8_2x2.npy: dtype c
                ARGS ${RK4_SMALL} --set rk4.restart=tests/data/npy/c8_2x2.npy)
 
 # Restart and reproducibility: bitwise, on 1 rank and under MPI.
-function(rk4_restart_test name np)
-  add_test(NAME ${name}
-           COMMAND ${CMAKE_COMMAND} -DKMINI=$<TARGET_FILE:kmini> -DNP=${np} -DMPIEXEC=${MPIEXEC_EXECUTABLE}
-                   "-DMPIEXEC_FLAGS=${MPIEXEC_NUMPROC_FLAG};${np};${KMINI_MPIEXEC_FLAGS}" -DSTEPS=40
-                   -DOUT=${KMINI_TEST_WORK}/${name}
-                   "-DARGS=--set;run.kernels=[rk4];--set;rk4.n=20;--set;rk4.precision=single;--set;rk4.init.G={random: {seed: 2, scale: 0.5}}"
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/rk4_restart.cmake
-           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set(procs 1)
-  if(np GREATER 1)
-    set(procs ${np})
+foreach(np 0 2)
+  set(name rk4.restart_bitwise)
+  if(np GREATER 0)
+    set(name mpi.cli.rk4.restart_bitwise.np${np})
   endif()
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${KMINI_MPI_ENV}" LABELS cli PROCESSORS ${procs} TIMEOUT 600)
-endfunction()
-rk4_restart_test(rk4.restart_bitwise 0)
-rk4_restart_test(mpi.cli.rk4.restart_bitwise.np2 2)
+  kmini_cli_test(${name} NP ${np} SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/rk4_restart.cmake DEFS -DSTEPS=40
+                 ARGS --set run.kernels=[rk4] --set rk4.n=20 --set rk4.precision=single
+                      "--set" "rk4.init.G={random: {seed: 2, scale: 0.5}}")
+endforeach()
 kmini_cli_test(rk4.bad.restart_mismatch EXIT 2 STDERR "checkpoint has n = 20, the deck has 24"
                ARGS ${RK4_SMALL} --set rk4.restart=${KMINI_TEST_WORK}/rk4.restart_bitwise/part/ckpt.npy)
 set_tests_properties(rk4.bad.restart_mismatch PROPERTIES DEPENDS rk4.restart_bitwise)
