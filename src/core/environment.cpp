@@ -1,12 +1,16 @@
 #include "core/environment.hpp"
 
 #include "core/kokkos_compat.hpp"
+#include "core/termination.hpp"
 
 #include <vector>
 
 namespace kmini {
 
 Environment::Environment(int& argc, char**& argv) {
+  // Threads MPI and Kokkos start inherit a mask with the termination signals
+  // blocked, so the handler always runs on this thread (termination.hpp).
+  termination::block_signals(true);
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -39,6 +43,8 @@ Environment::Environment(int& argc, char**& argv) {
   int kargc = static_cast<int>(args.size());
   args.push_back(nullptr);
   Kokkos::initialize(kargc, args.data());
+  termination::install_handlers(rank_ == 0);
+  termination::block_signals(false);
 }
 
 Environment::~Environment() {

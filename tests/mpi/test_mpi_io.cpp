@@ -36,7 +36,7 @@ TEST(MpiIo, DistributedWriteEqualsSerialWrite) {
   const auto all = npy::read_all<double>(info);
   for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<double>(i));
   for (const auto& e : std::filesystem::directory_iterator(dir))
-    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().filename().string().find(".kmini-tmp."), std::string::npos) << e.path();
 }
 
 TEST(MpiIo, AgreeOnStatusTakesTheWorstAndItsMessage) {
