@@ -2,6 +2,7 @@
 // MPI combination of reductions and output files.
 #include "discount/discount.hpp"
 
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
 #include "discount/discount_kernels.hpp"
@@ -107,25 +108,6 @@ struct Timings {
   double h2d = std::numeric_limits<double>::infinity(), e2e_kernel = h2d, d2h = h2d;  // of the best e2e
 };
 
-// Agrees across ranks on a failure only some ranks saw (file reads), then throws it everywhere.
-template <class Body>
-void collectively(const Environment& env, Body&& body) {
-  int status = kExitSuccess;
-  std::string message;
-  try {
-    body();
-  } catch (const UsageError& e) {
-    status = kExitUsage;
-    message = e.what();
-  } catch (const std::exception& e) {
-    status = kExitFailure;
-    message = e.what();
-  }
-  status = agree_on_status(env.comm(), status, message);
-  if (status == kExitUsage) throw UsageError(message);
-  if (status != kExitSuccess) throw RuntimeFailure(message);
-}
-
 template <class T>
 KernelReport run_typed(const Config& c, RunContext& ctx) {
   const Environment& env = ctx.env;
@@ -145,7 +127,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   auto h_sums = Kokkos::create_mirror_view(a.sums);
   {
     ScopedRegion region("kmini::discount::inputs");
-    collectively(env, [&] {
+    collectively(env.comm(), [&] {
       load_input<T>(ctx.exec, c.mult_by, 0, a.mult, h_mult);
       load_input<T>(ctx.exec, c.discount, static_cast<std::uint64_t>(slice.first * row), a.disc, h_disc);
     });
