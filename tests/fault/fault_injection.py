@@ -8,6 +8,7 @@ injects a fault a batch job meets and checks what the user is promised.
   sigkill                 SIGKILL mid-write: what is left, and that it is recognisable
   long_name NP            a 230-character output name works; a 300-character one is exit 2
   read_only NP            outputs on a read-only file system: exit 2 before anything runs
+  directory_in_the_way NP a directory where each output goes: exit 2 before anything runs
 
 Promises checked: the exit status; exactly one `kmini: error:` line naming the
 file and the OS error; the previous good file of that name unchanged
@@ -284,6 +285,19 @@ def read_only(np):
     return 0
 
 
+def directory_in_the_way(np):
+    """A directory where an output should go: exit 2 before anything runs, for every output."""
+    for output, (args, name) in OUTPUTS.items():
+        out = os.path.join(WORK, f"directory_in_the_way.{output}.np{np}")
+        fresh(out)
+        os.makedirs(os.path.join(out, name))
+        p = run(args + ["--out", out], np)
+        key = "--out" if output == "results_json" else name
+        expect_clean_failure(p, 2, [key, f"{name}': it is a directory"], out, None, None)
+        check(sorted(os.listdir(out)) == [name], f"something was written: {os.listdir(out)}")
+    return 0
+
+
 def main(argv):
     what = argv[1]
     try:
@@ -297,6 +311,8 @@ def main(argv):
             return sigkill()
         if what == "long_name":
             return long_name(int(argv[2]))
+        if what == "directory_in_the_way":
+            return directory_in_the_way(int(argv[2]))
         if what == "read_only":
             return read_only(int(argv[2]))
     except Failure as e:
