@@ -191,10 +191,16 @@ def start(args, np):
 
 
 def wait_for_temporary(directory, proc, seconds=120):
+    """Waits until a temporary output file with data in it exists (an empty
+    one may be the probe of the output checks, removed at once)."""
     deadline = time.time() + seconds
     while time.time() < deadline and proc.poll() is None:
-        if leftovers(directory):
-            return True
+        for f in leftovers(directory):
+            try:
+                if os.path.getsize(f) > 0:
+                    return True
+            except OSError:
+                pass
         time.sleep(0.001)
     return False
 
@@ -237,18 +243,26 @@ def sigkill():
                                 "--out", out])
     check(p.returncode == 0, "the good run failed")
     target = os.path.join(out, "ckpt.npy")
-    good = read(target)
-    proc = start(SIGNAL_ARGS + ["--out", out], 1)
-    check(wait_for_temporary(out, proc), "no temporary file appeared")
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
-    # SIGKILL cannot be caught: the temporary file stays, recognisable by its
-    # name (README: `find DIR -name '*.kmini-tmp.*'`), and the previous file is intact.
-    check(read(target) == good or whole_npy(target), "ckpt.npy is neither the previous checkpoint nor a whole new one")
-    left = leftovers(out)
-    pattern = re.compile(r"ckpt\.npy\.kmini-tmp\.%d\.\d+$" % proc.pid)
-    check(left and all(pattern.search(f) for f in left), f"unexpected leftovers after SIGKILL: {left}")
-    return 0
+    # The kill may land just after a rename (nothing left to see): try a few times.
+    for attempt in range(5):
+        good = read(target)
+        proc = start(SIGNAL_ARGS + ["--out", out], 1)
+        check(wait_for_temporary(out, proc), "no temporary file appeared")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+        # SIGKILL cannot be caught: the temporary file stays, recognisable by its
+        # name (README: `find DIR -name '*.kmini-tmp.*'`), and the target is whole.
+        check(read(target) == good or whole_npy(target),
+              "ckpt.npy is neither the previous checkpoint nor a whole new one")
+        left = leftovers(out)
+        print(f"attempt {attempt}: left behind {left}")
+        pattern = re.compile(r"ckpt\.npy\.kmini-tmp\.%d\.\d+$" % proc.pid)
+        check(all(pattern.search(f) for f in left), f"unexpected leftovers after SIGKILL: {left}")
+        for f in left:
+            os.remove(f)
+        if left:
+            return 0
+    raise Failure("no SIGKILL in 5 attempts landed while a temporary file existed")
 
 
 def long_name(np):
