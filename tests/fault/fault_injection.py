@@ -130,16 +130,24 @@ def fresh(directory):
     os.makedirs(directory)
 
 
+def mount_tmpfs(name, options):
+    """Mounts a fresh tmpfs under WORK; None when that is not possible (not root)."""
+    mnt = os.path.join(WORK, name)
+    os.makedirs(mnt, exist_ok=True)
+    subprocess.run(["umount", mnt], capture_output=True)
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", mnt],
+                                           capture_output=True).returncode != 0:
+        print("skipped: mounting a tmpfs needs root")
+        return None
+    return mnt
+
+
 # ----------------------------------------------------------------- scenarios --
 
 def full_disk(output, np):
     args, name = OUTPUTS[output]
-    mnt = os.path.join(WORK, f"full_disk.{output}.np{np}")
-    os.makedirs(mnt, exist_ok=True)
-    subprocess.run(["umount", mnt], capture_output=True)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt],
-                                           capture_output=True).returncode != 0:
-        print("skipped: mounting a small tmpfs needs root")
+    mnt = mount_tmpfs(f"full_disk.{output}.np{np}", "size=8m")
+    if mnt is None:
         return SKIP
     try:
         out = os.path.join(mnt, "out")
@@ -280,12 +288,8 @@ def long_name(np):
 
 
 def read_only(np):
-    mnt = os.path.join(WORK, f"read_only.np{np}")
-    os.makedirs(mnt, exist_ok=True)
-    subprocess.run(["umount", mnt], capture_output=True)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", mnt],
-                                           capture_output=True).returncode != 0:
-        print("skipped: mounting a read-only tmpfs needs root")
+    mnt = mount_tmpfs(f"read_only.np{np}", "size=1m,ro")
+    if mnt is None:
         return SKIP
     try:
         out = os.path.join(WORK, f"read_only_out.np{np}")
