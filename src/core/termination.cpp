@@ -18,6 +18,7 @@ struct Slot {
 };
 Slot g_slots[kSlots];
 volatile std::sig_atomic_t g_print = 0;
+volatile std::sig_atomic_t g_decided = -1;  // exit status once decided, else -1
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
 void write_all(const char* text) {
@@ -45,6 +46,7 @@ void format_int(int v, char* out) {
 extern "C" void on_signal(int sig) {
   for (auto& s : g_slots)
     if (s.state.load(std::memory_order_acquire) == 2) ::unlink(s.path);
+  if (g_decided >= 0) ::_exit(g_decided);
   if (g_print) {
     const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "a signal";
     char status[16];
@@ -70,6 +72,8 @@ void install_handlers(bool print_rank) {
   for (int s : kSignals) ::sigaction(s, &sa, nullptr);
   std::signal(SIGXFSZ, SIG_IGN);
 }
+
+void status_decided(int status) { g_decided = status; }
 
 void block_signals(bool block) {
   sigset_t set;

@@ -18,6 +18,12 @@ namespace kmini::termination {
 // (ulimit -f) is a write error (EFBIG) kmini reports, not a kill.
 void install_handlers(bool print_rank);
 
+// The run's exit status is decided and, on failure, already reported: a
+// signal arriving after this (mpiexec tears the job down as soon as one rank
+// exits non-zero) still removes temporaries but exits silently with `status`,
+// so the user sees one message, not a second one about the teardown.
+void status_decided(int status);
+
 // Blocks (true) or unblocks (false) the handled signals in the calling thread;
 // threads created while blocked inherit the mask.
 void block_signals(bool block);

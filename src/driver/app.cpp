@@ -3,6 +3,7 @@
 #include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
+#include "core/termination.hpp"
 #include "core/timer.hpp"
 #include "default_deck.hpp"
 #include "driver/cli.hpp"
@@ -161,6 +162,7 @@ int run_app(const Environment& env, int argc, const char* const* argv, std::ostr
     message = std::string("runtime error: ") + e.what();
   }
   status = agree_on_status(env.comm(), status, message);
+  termination::status_decided(status);
   if (status != kExitSuccess && env.is_root()) err << "kmini: error: " << message << std::endl;
   return status;
 }

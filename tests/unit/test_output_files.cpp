@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
+#include <fstream>
 
 namespace kmini {
 
@@ -48,6 +50,45 @@ TEST(OutputFiles, TemporariesAreRegisteredOnlyWhileInFlight) {
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.path().filename() == "a.txt" ? 0 : 1;
   EXPECT_EQ(files, 0) << "a temporary file was left behind";
+}
+
+// The handler itself, in a forked child (gtest death test): SIGTERM removes the
+// registered temporary, prints one line and exits 143.
+TEST(OutputFilesDeathTest, SigtermRemovesTemporariesAndSaysSoOnce) {
+  const std::string dir = test::work_path("output_files_sigterm");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string tmp = dir + "/C.npy" + kTemporaryMarker + "1.0";
+  std::ofstream(tmp) << "partial";
+  EXPECT_EXIT(
+      {
+        termination::install_handlers(true);
+        termination::TemporaryFile registered(tmp);
+        std::raise(SIGTERM);
+      },
+      ::testing::ExitedWithCode(143),
+      "^kmini: error: terminated by SIGTERM: temporary output files removed, previous outputs unchanged \\(exit 143\\)\n$");
+  EXPECT_FALSE(std::filesystem::exists(tmp));
+}
+
+// Once the run's status is decided and reported, the teardown signal mpiexec
+// sends to the remaining ranks is silent and keeps that status (CI found two
+// 'kmini: error:' lines when rank 1 exited first under a full disk).
+TEST(OutputFilesDeathTest, SignalAfterTheStatusIsDecidedIsSilent) {
+  const std::string dir = test::work_path("output_files_decided");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string tmp = dir + "/C.npy" + kTemporaryMarker + "1.1";
+  std::ofstream(tmp) << "partial";
+  EXPECT_EXIT(
+      {
+        termination::install_handlers(true);
+        termination::TemporaryFile registered(tmp);
+        termination::status_decided(1);
+        std::raise(SIGTERM);
+      },
+      ::testing::ExitedWithCode(1), "^$");
+  EXPECT_FALSE(std::filesystem::exists(tmp));
 }
 
 TEST(OutputFiles, BadPathsAreUsageErrorsNamingOriginAndReason) {
