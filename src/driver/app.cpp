@@ -33,6 +33,8 @@ void make_output_directory(const Environment& env, const std::string& dir) {
 }
 
 int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out) {
+  // A bad --kokkos-* flag: Kokkos is not initialised, so nothing below may run.
+  if (!env.usage_problem().empty()) throw UsageError(env.usage_problem());
   const CommandLine cl = parse_command_line(argc, argv);
   if (cl.help) {
     if (env.is_root()) out << usage_text();
