@@ -216,7 +216,7 @@ void Deck::apply_set(const std::string& assignment) {
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
       next.reset(node[parts[i]]);
     } else if (!next.IsMap()) {
-      throw UsageError(where + ": '" + parts[i] + "' is not a section or map, cannot set '" + key + "'");
+      throw UsageError(where + ": " + quoted_value(parts[i]) + " is not a section or map, cannot set " + quoted_value(key));
     }
     node.reset(next);
   }

@@ -40,13 +40,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
 
 std::string usage_text() {
   return "usage: kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--dry-run] [--help] [--version]\n"
-         "             [Kokkos flags such as --kokkos-num-threads=N]\n"
+         "             [Kokkos flags such as --kokkos-num-threads=N, checked before Kokkos starts]\n"
          "\n"
          "  DECK.yaml        input deck; without one kmini runs its built-in default\n"
          "                   deck (identical to inputs/default.yaml)\n"
          "  --set KEY=VALUE  override a deck key by its dotted path, e.g. --set stream.n=1000\n"
          "                   or --set run.kernels=[stream]; validated like the deck\n"
-         "  --out DIR        where results.json and relative output paths go (default kmini-out)\n"
+         "  --out DIR        where results.json and relative output paths go (default kmini-out;\n"
+         "                   given at most once)\n"
          "  --dry-run        validate the deck and print the plan; run nothing\n"
          "\n"
          "Exit status: 0 success, 1 verification or runtime failure, 2 bad usage, deck or input file.\n";
