@@ -2,12 +2,16 @@
 
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
+#include "core/termination.hpp"
 
 #include <vector>
 
 namespace kmini {
 
 Environment::Environment(int& argc, char**& argv) {
+  // Threads MPI and Kokkos start inherit a mask with the termination signals
+  // blocked, so the handler always runs on this thread (termination.hpp).
+  termination::block_signals(true);
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -30,24 +34,26 @@ Environment::Environment(int& argc, char**& argv) {
   try {
     flags = compat::kokkos_flags(flags);
   } catch (const UsageError& e) {
-    usage_problem_ = e.what();
-    return;
+    usage_problem_ = e.what();  // Kokkos stays uninitialised; run_app reports it
   }
-  // Append the device mapping unless the user chose a device on the command line.
-  bool user_chose_device = false;
-  for (const auto& f : flags)
-    user_chose_device = user_chose_device || f.rfind("--kokkos-device-id", 0) == 0 ||
-                        f.rfind("--kokkos-map-device-id-by", 0) == 0 || f.rfind("--kokkos-num-devices", 0) == 0;
-  if (!user_chose_device)
-    for (auto& e : compat::device_mapping_flags(local_rank_)) flags.push_back(e);
-  std::vector<char*> args{argv[0]};
-  for (auto& f : flags) args.push_back(f.data());
-  int kargc = static_cast<int>(args.size());
-  args.push_back(nullptr);
   // A second Environment in one process (tests) shares the first one's Kokkos.
-  if (Kokkos::is_initialized()) return;
-  Kokkos::initialize(kargc, args.data());
-  owns_kokkos_ = true;
+  if (usage_problem_.empty() && !Kokkos::is_initialized()) {
+    // Append the device mapping unless the user chose a device on the command line.
+    bool user_chose_device = false;
+    for (const auto& f : flags)
+      user_chose_device = user_chose_device || f.rfind("--kokkos-device-id", 0) == 0 ||
+                          f.rfind("--kokkos-map-device-id-by", 0) == 0 || f.rfind("--kokkos-num-devices", 0) == 0;
+    if (!user_chose_device)
+      for (auto& e : compat::device_mapping_flags(local_rank_)) flags.push_back(e);
+    std::vector<char*> args{argv[0]};
+    for (auto& f : flags) args.push_back(f.data());
+    int kargc = static_cast<int>(args.size());
+    args.push_back(nullptr);
+    Kokkos::initialize(kargc, args.data());
+    owns_kokkos_ = true;
+  }
+  termination::install_handlers(rank_ == 0);
+  termination::block_signals(false);
 }
 
 Environment::~Environment() {

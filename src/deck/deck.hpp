@@ -45,6 +45,8 @@ class DeckNode {
   // For a deck value that may be the word `auto` or a number.
   bool is_word(const std::string& key, const std::string& word) const;
 
+  // The key's dotted path from the deck's root: "rk4.write.F".
+  std::string key_path(const std::string& key) const { return full(key); }
   // Where the key comes from: "deck.yaml:12" or "--set rk4.n=5".
   std::string where(const std::string& key) const;
   // where(key) and the key's dotted path, to prefix a message about its value:

@@ -2,6 +2,7 @@
 // MPI combination of reductions and output files.
 #include "discount/discount.hpp"
 
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
 #include "discount/discount_kernels.hpp"
@@ -9,6 +10,8 @@
 #include "results/results.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <limits>
 #include <vector>
 
@@ -63,13 +66,16 @@ void read_converted(const npy::Info& info, std::uint64_t first, std::uint64_t co
 }
 
 // Fills device view `v` (a slice starting at global element `first`) from
-// its spec, and its host mirror `h` with the same values.
+// its spec, and its host mirror `h` with the same values. Returns how many
+// values read from a file are NaN or infinite (generated inputs have none).
 template <class T, class DeviceView, class HostView>
-void load_input(const ExecSpace& exec, const InputSpec& spec, std::uint64_t first, const DeviceView& v,
-                const HostView& h) {
+std::int64_t load_input(const ExecSpace& exec, const InputSpec& spec, std::uint64_t first, const DeviceView& v,
+                        const HostView& h) {
   const Row<T> flat(v.data(), v.span());
+  std::int64_t nonfinite = 0;
   if (spec.source == InputSpec::Source::File) {
     read_converted<T>(spec.file, first, v.span(), h.data());
+    for (std::size_t k = 0; k < v.span(); ++k) nonfinite += std::isfinite(h.data()[k]) ? 0 : 1;
     Kokkos::deep_copy(exec, v, h);
   } else {
     if (spec.source == InputSpec::Source::Arange) fill_arange<T>(exec, flat, first);
@@ -77,6 +83,7 @@ void load_input(const ExecSpace& exec, const InputSpec& spec, std::uint64_t firs
     Kokkos::deep_copy(exec, h, v);
   }
   exec.fence();
+  return nonfinite;
 }
 
 template <class T>
@@ -107,25 +114,6 @@ struct Timings {
   double h2d = std::numeric_limits<double>::infinity(), e2e_kernel = h2d, d2h = h2d;  // of the best e2e
 };
 
-// Agrees across ranks on a failure only some ranks saw (file reads), then throws it everywhere.
-template <class Body>
-void collectively(const Environment& env, Body&& body) {
-  int status = kExitSuccess;
-  std::string message;
-  try {
-    body();
-  } catch (const UsageError& e) {
-    status = kExitUsage;
-    message = e.what();
-  } catch (const std::exception& e) {
-    status = kExitFailure;
-    message = e.what();
-  }
-  status = agree_on_status(env.comm(), status, message);
-  if (status == kExitUsage) throw UsageError(message);
-  if (status != kExitSuccess) throw RuntimeFailure(message);
-}
-
 template <class T>
 KernelReport run_typed(const Config& c, RunContext& ctx) {
   const Environment& env = ctx.env;
@@ -143,12 +131,18 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   auto h_disc = Kokkos::create_mirror_view(a.disc);
   auto h_cv = Kokkos::create_mirror_view(a.cv);
   auto h_sums = Kokkos::create_mirror_view(a.sums);
+  std::int64_t nonfinite_mult = 0, nonfinite_disc = 0;
   {
     ScopedRegion region("kmini::discount::inputs");
-    collectively(env, [&] {
-      load_input<T>(ctx.exec, c.mult_by, 0, a.mult, h_mult);
-      load_input<T>(ctx.exec, c.discount, static_cast<std::uint64_t>(slice.first * row), a.disc, h_disc);
+    collectively(env.comm(), [&] {
+      nonfinite_mult = load_input<T>(ctx.exec, c.mult_by, 0, a.mult, h_mult);
+      nonfinite_disc = load_input<T>(ctx.exec, c.discount, static_cast<std::uint64_t>(slice.first * row), a.disc, h_disc);
     });
+    // mult_by is whole on every rank, discount is split by dates.
+    nonfinite_disc = static_cast<std::int64_t>(allreduce_sum(env.comm(), static_cast<double>(nonfinite_disc)));
+    if (env.is_root() && nonfinite_mult + nonfinite_disc > 0)
+      std::cerr << "kmini: warning: discount: the input files hold " << nonfinite_mult << " (mult_by) and "
+                << nonfinite_disc << " (discount) NaN or infinite values; they propagate into the outputs as in numpy\n";
   }
 
   // Kernel only, best of `repeat` (the slowest rank of each repeat).
@@ -202,7 +196,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
     int ok = cv_bad < 0 && sums_bad < 0 ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, env.comm());
     report.verified = ok == 1;
-    m["verification"] = "bitwise equality with the host reference on every rank's slice";
+    m["verification"] = "bitwise equality with the host reference on every rank's slice (NaN matches NaN)";
     if (cv_bad >= 0) m["first_cv_mismatch_local_index"] = Json(static_cast<long long>(cv_bad));
     if (sums_bad >= 0) m["first_reduced_mismatch_local_index"] = Json(static_cast<long long>(sums_bad));
   }
@@ -264,6 +258,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   m["terms"] = Json(static_cast<long long>(O));
   m["precision"] = c.single ? "single" : "double";
   m["reduce"] = reduce_names[static_cast<int>(c.reduce)];
+  m["nonfinite_inputs"] = Json(static_cast<long long>(nonfinite_mult + nonfinite_disc));
   m["policy"] = c.reduce == Reduce::None ? (c.policy == Policy::Flat ? "flat" : "mdrange") : "fused reduction";
   m["cv_computed"] = cv_on;
   m["inputs"]["mult_by"] = describe(c.mult_by);

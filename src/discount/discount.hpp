@@ -57,6 +57,10 @@ class DiscountKernel final : public Kernel {
   }
   void configure(const DeckNode& section, const Environment& env) override {
     config_ = read_config(section, env.comm());
+    outputs_.clear();
+    const DeckNode write = section.child("write");
+    add_output(write, "cv", config_.write_cv);
+    add_output(write, "reduced", config_.write_reduced);
   }
   void print_plan(std::ostream& os, const Environment& env) const override;
   KernelReport run(RunContext& ctx) override;

@@ -11,12 +11,20 @@
 
 namespace kmini::discount::reference {
 
+// Equal values, or both NaN. NaN inputs propagate into cv and the sums as in
+// numpy (README: "NaN in inputs"); NaN payloads and signs may differ between
+// backends (CUDA returns a canonical NaN), so NaNs compare by class.
+template <class T>
+bool same_value(T a, T b) {
+  return a == b || (std::isnan(a) && std::isnan(b));
+}
+
 // Index of the first cv[d][r] that differs from mult[r] * disc[d][r], or -1.
 template <class T>
 std::int64_t first_cv_difference(const T* mult, const T* disc, const T* cv, std::int64_t dates, std::int64_t row) {
   for (std::int64_t d = 0; d < dates; ++d)
     for (std::int64_t r = 0; r < row; ++r)
-      if (!(cv[d * row + r] == mult[r] * disc[d * row + r])) return d * row + r;
+      if (!same_value<T>(cv[d * row + r], mult[r] * disc[d * row + r])) return d * row + r;
   return -1;
 }
 
@@ -51,11 +59,11 @@ std::vector<T> per_id(const T* mult, const T* disc, std::int64_t dates, std::int
   return sums;
 }
 
-// Index of the first element where a and b differ bitwise-as-values, or -1.
+// Index of the first element where a and b differ as values (NaN equals NaN), or -1.
 template <class T, class A, class B>
 std::int64_t first_difference(const A& a, const B& b, std::int64_t n) {
   for (std::int64_t k = 0; k < n; ++k)
-    if (!(a[k] == b[k])) return k;
+    if (!same_value<T>(a[k], b[k])) return k;
   return -1;
 }
 

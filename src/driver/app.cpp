@@ -1,5 +1,6 @@
 #include "driver/app.hpp"
 
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/timer.hpp"
@@ -19,18 +20,36 @@ namespace {
 
 // Rank 0 creates --out DIR; every rank learns whether it worked, so a failure
 // is the same usage error everywhere instead of a rank stuck in a collective.
-void make_output_directory(const Environment& env, const std::string& dir) {
+// Returns the directories rank 0 created, deepest last.
+std::vector<std::filesystem::path> make_output_directory(const Environment& env, const std::string& dir) {
   std::string problem;
+  std::vector<std::filesystem::path> created;
   if (env.is_root()) {
     std::error_code ec;
+    std::filesystem::path missing = std::filesystem::absolute(dir, ec);
+    for (auto p = missing; !p.empty() && !std::filesystem::exists(p, ec) && p != p.parent_path(); p = p.parent_path())
+      created.insert(created.begin(), p);
     std::filesystem::create_directories(dir, ec);
     if (ec) problem = ec.message();
     else if (!std::filesystem::is_directory(dir)) problem = "exists and is not a directory";
+    if (!problem.empty()) created.clear();
   }
   int failed = problem.empty() ? 0 : 1;
   MPI_Bcast(&failed, 1, MPI_INT, 0, env.comm());
   if (failed) throw UsageError("--out " + dir + ": cannot create the output directory (" + problem + ")");
+  return created;
 }
+
+// A failed run leaves no empty directories it created behind ("nothing written").
+void remove_if_empty(const std::vector<std::filesystem::path>& created) {
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    std::error_code ec;
+    if (std::filesystem::is_empty(*it, ec) && !ec) std::filesystem::remove(*it, ec);
+  }
+}
+
+int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck, const std::vector<std::string>& order,
+                std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out);
 
 int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out) {
   // A bad --kokkos-* flag: Kokkos is not initialised, so nothing below may run.
@@ -80,9 +99,28 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
   }
   if (cl.dry_run) return kExitSuccess;
 
-  make_output_directory(env, cl.out_dir);
+  const auto created = make_output_directory(env, cl.out_dir);
+  try {
+    return run_kernels(env, cl, deck, order, kernels, verify, seed, out);
+  } catch (...) {
+    if (env.is_root()) remove_if_empty(created);
+    throw;
+  }
+}
 
+int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck, const std::vector<std::string>& order,
+                std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out) {
+  auto find = [&](const std::string& name) -> Kernel& {
+    for (auto& k : kernels)
+      if (k->name() == name) return *k;
+    throw UsageError("unknown kernel " + name);  // unreachable: names were validated
+  };
   RunContext ctx{env, ExecSpace(), verify, static_cast<std::uint64_t>(seed), cl.out_dir, {}, {}};
+  // Every output is checked before anything runs (exit 2 on every rank).
+  std::vector<OutputFile> outputs{{"--out " + cl.out_dir, cl.out_dir + "/results.json"}};
+  for (const auto& name : order)
+    for (const auto& o : find(name).outputs()) outputs.push_back({o.origin, ctx.output_path(o.path)});
+  check_output_files(env.comm(), outputs);
   ctx.measure_stream_bandwidth = [](RunContext& c) { return stream::measure_add_bandwidth(c, 1 << 23, 5); };
 
   Results results(env, deck.resolved());
@@ -93,8 +131,8 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
     if (report.verified && !*report.verified) failed.push_back(name);
     results.add(name, report);
   }
+  on_root_collectively(env.comm(), [&] { results.write(cl.out_dir); });
   if (env.is_root()) {
-    results.write(cl.out_dir);
     out << "\n";
     results.print_summary(out);
     out << "\nresults: " << cl.out_dir << "/results.json\n";

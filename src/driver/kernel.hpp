@@ -4,6 +4,7 @@
 #include "core/environment.hpp"
 #include "deck/deck.hpp"
 #include "io/json.hpp"
+#include "io/output_files.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -69,6 +70,16 @@ class Kernel {
   // What --dry-run prints: sizes, memory per rank, slices.
   virtual void print_plan(std::ostream& os, const Environment& env) const = 0;
   virtual KernelReport run(RunContext& ctx) = 0;
+  // The files run() will write, as configured (paths relative to --out unless
+  // absolute); checked on every rank before anything runs.
+  const std::vector<OutputFile>& outputs() const { return outputs_; }
+
+ protected:
+  // For configure(): records `node.key` as an output unless its path is empty.
+  void add_output(const DeckNode& node, const std::string& key, const std::string& path) {
+    if (!path.empty()) outputs_.push_back({node.where(key) + ": " + node.key_path(key), path});
+  }
+  std::vector<OutputFile> outputs_;
 };
 
 // All kernels kmini knows, in the order they are documented.

@@ -1,5 +1,6 @@
 #include "gram/gram.hpp"
 
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
 #include "gram/gram_kernels.hpp"
@@ -150,6 +151,9 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   c.baseline_rows = s.integer("baseline_rows", 512, 1, kMaxDim);
   c.repeat = s.integer("repeat", 1, 1, 1000);
   config_ = c;
+  outputs_.clear();
+  add_output(w, "C", c.write_c);
+  add_output(w, "summary", c.write_summary);
   make_plan(config_, env.size());  // budget errors before anything runs
 }
 
@@ -580,7 +584,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
     report.rows.push_back(br);
   }
 
-  if (!c.write_summary.empty() && env.is_root()) {
+  if (!c.write_summary.empty()) on_root_collectively(env.comm(), [&] {
     Json s = Json::object();
     s["rows"] = Json(static_cast<long long>(rows));
     s["cols"] = Json(static_cast<long long>(c.a.cols));
@@ -593,7 +597,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
     s["histogram"] = Json::array_of(summary.histogram);
     s["row_sums"] = Json::array_of(summary.row_sums);
     write_text_file_atomically(ctx.output_path(c.write_summary), s.dump() + "\n");
-  }
+  });
   report.seconds = total_timer.seconds();
   return report;
 }

@@ -1,5 +1,6 @@
 #include "io/npy.hpp"
 
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "io/atomic_file.hpp"
@@ -10,7 +11,9 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace kmini::npy {
 
@@ -294,6 +297,54 @@ void write_distributed(MPI_Comm comm, const std::string& path, DType dtype, cons
   writer.commit();
 }
 
+std::string mpi_error_text(int rc) {
+  int cls = 0;
+  MPI_Error_class(rc, &cls);
+  struct Known {
+    int cls;
+    const char* os_text;
+    const char* name;
+  };
+  static const Known kKnown[] = {
+      {MPI_ERR_NO_SPACE, "No space left on device", "MPI_ERR_NO_SPACE"},
+      {MPI_ERR_QUOTA, "Disk quota exceeded", "MPI_ERR_QUOTA"},
+      {MPI_ERR_ACCESS, "Permission denied", "MPI_ERR_ACCESS"},
+      {MPI_ERR_NO_SUCH_FILE, "No such file or directory", "MPI_ERR_NO_SUCH_FILE"},
+      {MPI_ERR_READ_ONLY, "Read-only file system", "MPI_ERR_READ_ONLY"},
+      {MPI_ERR_IO, "Input/output error", "MPI_ERR_IO"},
+  };
+  for (const auto& k : kKnown)
+    if (k.cls == cls) return std::string(k.os_text) + " (" + k.name + ")";
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return std::string(text, static_cast<std::size_t>(len));
+}
+
+namespace {
+
+// Reserves the file's final size so that a full disk or quota fails here,
+// with the OS's own error, before any data is written (and before OpenMPI
+// prints its own messages about failed writes). File systems without
+// fallocate (EOPNOTSUPP) skip the reservation; the checks below still hold.
+void reserve_space(const std::string& temp, std::uint64_t bytes) {
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw RuntimeFailure("cannot create the temporary output file (" + os_error_text(errno) + ")");
+  int err = 0;
+#ifdef __linux__
+  if (bytes > 0 && ::fallocate(fd, 0, 0, static_cast<off_t>(bytes)) != 0 && errno != EOPNOTSUPP && errno != ENOSYS)
+    err = errno;
+#else
+  (void)bytes;
+#endif
+  if (::close(fd) != 0 && !err) err = errno;
+  if (err)
+    throw RuntimeFailure("cannot reserve " + std::to_string(bytes) + " bytes for the output (" + os_error_text(err) +
+                         ")");
+}
+
+}  // namespace
+
 DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, DType dtype, Shape global_shape)
     : comm_(comm), path_(std::move(path)), dtype_(dtype), shape_(std::move(global_shape)) {
   int rank = 0;
@@ -303,23 +354,71 @@ DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, DType dtyp
   MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
   temp_.resize(static_cast<std::size_t>(len));
   MPI_Bcast(temp_.data(), len, MPI_CHAR, 0, comm_);
-  if (MPI_File_open(comm_, temp_.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_) != MPI_SUCCESS)
-    throw UsageError(path_ + ": cannot create output file with MPI-IO");
-  open_ = true;
   const std::string header = make_header(dtype_, shape_);
   header_bytes_ = header.size();
-  if (rank == 0) {
+  std::uint64_t elements = 1;
+  for (auto d : shape_) elements *= static_cast<std::uint64_t>(d);
+  const std::uint64_t total = header_bytes_ + elements * item_size(dtype_);
+
+  // Every rank registers the name (any of them may be the one SIGTERM reaches first).
+  collectively(comm_, [&] {
+    registration_ = termination::TemporaryFile(temp_);
+    if (rank != 0) return;
+    try {
+      reserve_space(temp_, total);
+    } catch (const std::exception& e) {
+      std::remove(temp_.c_str());
+      throw RuntimeFailure(path_ + ": " + e.what() + "; the previous file is unchanged");
+    }
+  });
+  const int rc = MPI_File_open(comm_, temp_.c_str(), MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_);
+  open_ = rc == MPI_SUCCESS;
+  if (!open_) error_ = "cannot open the temporary output file with MPI-IO (" + mpi_error_text(rc) + ")";
+  if (open_) MPI_File_set_errhandler(fh_, MPI_ERRORS_RETURN);
+  if (open_ && rank == 0) {
     MPI_Status st;
-    ok_ &= MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st) == MPI_SUCCESS;
+    check(MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st), &st,
+          static_cast<long long>(header.size()), "header write");
   }
+  fail_collectively_if_any();
 }
 
 DistributedWriter::~DistributedWriter() {
-  if (!open_) return;
-  MPI_File_close(&fh_);
+  if (open_) MPI_File_close(&fh_);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank == 0 && !temp_.empty()) std::remove(temp_.c_str());
+}
+
+void DistributedWriter::check(int rc, const MPI_Status* st, long long expected_bytes, const char* what) {
+  if (!error_.empty()) return;
+  if (rc != MPI_SUCCESS) {
+    error_ = std::string(what) + " failed (" + mpi_error_text(rc) + ")";
+    return;
+  }
+  if (st && expected_bytes >= 0) {
+    int got = 0;
+    MPI_Get_count(st, MPI_BYTE, &got);
+    if (got != MPI_UNDEFINED && got != expected_bytes)
+      error_ = std::string(what) + " wrote " + std::to_string(got) + " of " + std::to_string(expected_bytes) + " bytes";
+  }
+}
+
+void DistributedWriter::fail_collectively_if_any() {
+  int status = error_.empty() ? kExitSuccess : kExitFailure;
+  std::string message = error_;
+  status = agree_on_status(comm_, status, message);
+  if (status == kExitSuccess) return;
+  if (open_) {
+    MPI_File_close(&fh_);
+    open_ = false;
+  }
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   if (rank == 0) std::remove(temp_.c_str());
+  temp_.clear();
+  registration_.release();
+  throw RuntimeFailure(path_ + ": " + message + "; the previous file is unchanged");
 }
 
 void DistributedWriter::write_round(const Block* block) {
@@ -373,25 +472,43 @@ void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
     const char* data = nullptr;
     if (p < pieces) piece(p, etype, disp, ftype, count, data);
     MPI_Status st;
-    ok_ &= MPI_File_set_view(fh_, disp, etype, ftype, "native", MPI_INFO_NULL) == MPI_SUCCESS;
-    ok_ &= MPI_File_write_all(fh_, data, count, etype, &st) == MPI_SUCCESS;
+    check(MPI_File_set_view(fh_, disp, etype, ftype, "native", MPI_INFO_NULL), nullptr, -1, "MPI_File_set_view");
+    check(MPI_File_write_all(fh_, data, count, etype, &st), &st,
+          static_cast<long long>(count) * static_cast<long long>(item_size(dtype_)), "MPI_File_write_all");
     if (ftype != etype) MPI_Type_free(&ftype);
   }
   MPI_Type_free(&etype);
 }
 
 void DistributedWriter::commit() {
-  MPI_File_close(&fh_);
+  // Data reaches the disk before the rename makes it the output.
+  check(MPI_File_sync(fh_), nullptr, -1, "MPI_File_sync");
+  const int rc = MPI_File_close(&fh_);
   open_ = false;
+  check(rc, nullptr, -1, "MPI_File_close");
+  fail_collectively_if_any();
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
-  MPI_Allreduce(MPI_IN_PLACE, &ok_, 1, MPI_INT, MPI_MIN, comm_);
-  if (rank == 0) {
-    if (ok_ && std::rename(temp_.c_str(), path_.c_str()) != 0) ok_ = 0;
-    if (!ok_) std::remove(temp_.c_str());
-  }
-  MPI_Bcast(&ok_, 1, MPI_INT, 0, comm_);
-  if (!ok_) throw RuntimeFailure(path_ + ": MPI-IO write failed; no file was left behind");
+  collectively(comm_, [&] {
+    if (rank != 0) return;
+    std::uint64_t elements = 1;
+    for (auto d : shape_) elements *= static_cast<std::uint64_t>(d);
+    const std::uint64_t want = header_bytes_ + elements * item_size(dtype_);
+    struct stat st;
+    std::string problem;
+    if (::stat(temp_.c_str(), &st) != 0) problem = "the temporary file vanished (" + os_error_text(errno) + ")";
+    else if (static_cast<std::uint64_t>(st.st_size) != want)
+      problem = "the written file has " + std::to_string(st.st_size) + " bytes, expected " + std::to_string(want);
+    else if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+      problem = "could not rename the finished file into place (" + os_error_text(errno) + ")";
+    if (!problem.empty()) {
+      std::remove(temp_.c_str());
+      throw RuntimeFailure(path_ + ": " + problem + "; the previous file is unchanged");
+    }
+    sync_directory_of(path_);
+  });
+  temp_.clear();
+  registration_.release();
 }
 
 }  // namespace kmini::npy

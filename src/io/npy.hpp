@@ -2,6 +2,8 @@
 // NumPy .npy files (format versions 1.0 and 2.0, little-endian, C order).
 // Reading validates the header strictly and checks the file holds exactly the
 // data it announces; writing is atomic, also for distributed MPI-IO writes.
+#include "core/termination.hpp"
+
 #include <mpi.h>
 
 #include <complex>
@@ -75,6 +77,11 @@ void write(const std::string& path, const Shape& shape, const std::vector<T>& da
 
 // Collective: every rank writes `count` elements at element offset `first` of
 // one global array with MPI-IO; the file appears atomically when all succeed.
+// What it wrote is checked: space reserved up front (a full disk fails before
+// any data is written, with the OS's error), every call's return code and
+// byte count, MPI_File_sync before close, the final size before the rename.
+// Any failure: RuntimeFailure on every rank naming the file and the error,
+// the temporary file removed, the previous file of that name unchanged.
 void write_distributed(MPI_Comm comm, const std::string& path, DType dtype, const Shape& global_shape,
                        std::uint64_t first, std::uint64_t count, const void* data);
 
@@ -108,13 +115,22 @@ class DistributedWriter {
   DType dtype_;
   Shape shape_;
   std::uint64_t header_bytes_ = 0;
+  termination::TemporaryFile registration_;  // removed on SIGTERM/SIGINT
   MPI_File fh_{};
   bool open_ = false;
-  int ok_ = 1;
+  std::string error_;  // this rank's first failure; empty while all is well
 
   static constexpr std::uint64_t kPieceBytes = std::uint64_t(1) << 30;  // MPI counts are int
   template <class Piece>
   void write_pieces(std::int64_t pieces, Piece&& piece);
+  // Records the first failure of an MPI-IO call (return code or byte count).
+  void check(int rc, const MPI_Status* st, long long expected_bytes, const char* what);
+  // Collective: closes and removes the temporary file on every rank's failure
+  // and throws the lowest failing rank's message everywhere.
+  void fail_collectively_if_any();
 };
+
+// "No space left on device (MPI_ERR_NO_SPACE)" for an MPI error code.
+std::string mpi_error_text(int rc);
 
 }  // namespace kmini::npy

@@ -1,5 +1,6 @@
 #include "rk4/rk4.hpp"
 
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
 #include "io/atomic_file.hpp"
@@ -90,27 +91,9 @@ void check_restart(const CheckpointHeader& h, const Config& c, const std::string
   if (h.step > p.steps) mismatch("step", std::to_string(h.step), "steps = " + std::to_string(p.steps));
 }
 
-// Rank 0 runs `write`; every rank learns whether it worked (no rank is left
-// waiting in a later collective when rank 0's write fails).
-template <class Fn>
-void root_write(const Environment& env, const std::string& path, Fn&& write) {
-  int ok = 1;
-  std::string message;
-  if (env.is_root()) {
-    try {
-      write();
-    } catch (const std::exception& e) {
-      ok = 0;
-      message = e.what();
-    }
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, env.comm());
-  if (!ok) throw RuntimeFailure(env.is_root() ? message : path + ": write failed on rank 0");
-}
-
 template <class T>
 void write_delta(const Environment& env, const std::string& path, const std::vector<C16>& history, double dt) {
-  root_write(env, path, [&] {
+  on_root_collectively(env.comm(), [&] {
     if (ends_with(path, ".csv")) {
       std::string text = "step,t,re,im,abs\n";
       char line[160];
@@ -338,6 +321,11 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   }
   c.verify_steps = s.integer("verify_steps", 10, 0);
   config_ = c;
+  outputs_.clear();
+  add_output(write, "delta", c.write_delta);
+  add_output(write, "F", c.write_f);
+  add_output(write, "G", c.write_g);
+  if (c.checkpoint_every > 0 && c.checkpoint_every <= p.steps) add_output(checkpoint, "path", c.checkpoint_path);
 }
 
 void Rk4Kernel::print_plan(std::ostream& os, const Environment& env) const {

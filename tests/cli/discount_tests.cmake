@@ -46,3 +46,16 @@ add_test(NAME mpi.cli.discount.identical_across_ranks
          COMMAND ${CMAKE_COMMAND} -DWORK=${KMINI_TEST_WORK} -DRUNS=mpi.cli.discount.np1;mpi.cli.discount.np2;mpi.cli.discount.np4
                  -DFILES=cv.npy;sums.npy -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
 set_tests_properties(mpi.cli.discount.identical_across_ranks PROPERTIES FIXTURES_REQUIRED discount_ranks LABELS cli)
+
+# NaN/inf in inputs propagate as in numpy (README); the check treats NaN as equal to NaN,
+# a warning counts them; at 1 and 2 ranks.
+foreach(np 0 2)
+  set(_name cli.discount.nan_inputs_propagate)
+  if(np GREATER 0)
+    set(_name mpi.cli.discount.nan_inputs_propagate.np${np})
+  endif()
+  kmini_cli_test(${_name} NP ${np} EXIT 0 VERIFIED discount FILES cv.npy sums.npy
+                 STDERR "warning: discount: the input files hold 0 \\(mult_by\\) and 2 \\(discount\\) NaN or infinite values"
+                 ARGS ${DD}/files_single.yaml --set discount.precision=double
+                      "--set=discount.init.discount={file: ${DD}/discount_5x3x4_nan_f8.npy}")
+endforeach()

@@ -29,7 +29,7 @@ if(EXPECT_STDOUT AND NOT stdout MATCHES "${EXPECT_STDOUT}")
 endif()
 if(NOT EXPECT_EXIT STREQUAL "0")
   # A failed run must not leave a results file or temporaries behind.
-  file(GLOB leftovers ${OUT}/*.tmp.*)
+  file(GLOB_RECURSE leftovers ${OUT}/*.kmini-tmp.*)
   if(leftovers)
     message(FATAL_ERROR "temporary files left behind: ${leftovers}")
   endif()

@@ -1,4 +1,5 @@
 // MPI pieces at any rank count: the distributed .npy write and status agreement.
+#include "core/collective.hpp"
 #include "core/environment.hpp"
 #include "io/npy.hpp"
 
@@ -36,7 +37,7 @@ TEST(MpiIo, DistributedWriteEqualsSerialWrite) {
   const auto all = npy::read_all<double>(info);
   for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<double>(i));
   for (const auto& e : std::filesystem::directory_iterator(dir))
-    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().filename().string().find(".kmini-tmp."), std::string::npos) << e.path();
 }
 
 TEST(MpiIo, AgreeOnStatusTakesTheWorstAndItsMessage) {
@@ -47,6 +48,31 @@ TEST(MpiIo, AgreeOnStatusTakesTheWorstAndItsMessage) {
   EXPECT_EQ(msg, "last rank failed");
   std::string none;
   EXPECT_EQ(agree_on_status(MPI_COMM_WORLD, 0, none), 0);
+}
+
+// An error only one rank sees (a failed write on rank 0, a bad read on the
+// last rank) becomes the same exception on every rank: nobody is left
+// waiting in a collective the others never reach (issue 9, finding 6).
+TEST(MpiIo, OneRanksFailureIsEveryRanksException) {
+  const int p = size(), r = rank();
+  std::string what;
+  try {
+    collectively(MPI_COMM_WORLD, [&] {
+      if (r == p - 1) throw RuntimeFailure("disk error on rank " + std::to_string(r));
+    });
+  } catch (const RuntimeFailure& e) {
+    what = e.what();
+  }
+  EXPECT_EQ(what, "disk error on rank " + std::to_string(p - 1));
+  bool usage = false;
+  try {
+    on_root_collectively(MPI_COMM_WORLD, [] { throw UsageError("summary.json: bad path"); });
+  } catch (const UsageError& e) {
+    usage = std::string(e.what()) == "summary.json: bad path";
+  }
+  EXPECT_TRUE(usage) << "rank " << r;
+  // And no exception where no rank failed.
+  EXPECT_NO_THROW(collectively(MPI_COMM_WORLD, [] {}));
 }
 
 }  // namespace kmini

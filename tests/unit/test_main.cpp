@@ -1,10 +1,12 @@
 // GoogleTest main for kmini's unit tests: MPI and Kokkos live for the whole run.
 #include "core/environment.hpp"
+#include "../support/private_tmpdir.hpp"
 
 #include <gtest/gtest.h>
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  kmini::test::use_private_tmpdir(KMINI_TEST_TMP);
   kmini::Environment env(argc, argv);
   return RUN_ALL_TESTS();
 }
