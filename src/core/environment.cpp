@@ -1,5 +1,6 @@
 #include "core/environment.hpp"
 
+#include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
 
@@ -25,30 +26,38 @@ Environment::Environment(int& argc, char**& argv) {
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_free(&node);
 
-  // Append the device mapping unless the user chose a device on the command line.
-  bool user_chose_device = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    user_chose_device = user_chose_device || a.rfind("--kokkos-device", 0) == 0 ||
-                        a.rfind("--kokkos-map-device-id-by", 0) == 0 ||
-                        a.rfind("--kokkos-num-devices", 0) == 0 || a.rfind("--kokkos-ndevices", 0) == 0;
-  }
-  std::vector<std::string> extra;
-  if (!user_chose_device) extra = compat::device_mapping_flags(local_rank_);
-  // Kokkos sees only its own flags (both 3.4 and 4.x would print their help for --help).
-  std::vector<char*> args{argv[0]};
+  // Kokkos sees only its own flags (both 3.4 and 4.x would print their help for
+  // --help), checked first: Kokkos::initialize aborts or throws on a bad one.
+  std::vector<std::string> flags;
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) args.push_back(argv[i]);
-  for (auto& e : extra) args.push_back(e.data());
-  int kargc = static_cast<int>(args.size());
-  args.push_back(nullptr);
-  Kokkos::initialize(kargc, args.data());
+    if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) flags.push_back(argv[i]);
+  try {
+    flags = compat::kokkos_flags(flags);
+  } catch (const UsageError& e) {
+    usage_problem_ = e.what();  // Kokkos stays uninitialised; run_app reports it
+  }
+  // A second Environment in one process (tests) shares the first one's Kokkos.
+  if (usage_problem_.empty() && !Kokkos::is_initialized()) {
+    // Append the device mapping unless the user chose a device on the command line.
+    bool user_chose_device = false;
+    for (const auto& f : flags)
+      user_chose_device = user_chose_device || f.rfind("--kokkos-device-id", 0) == 0 ||
+                          f.rfind("--kokkos-map-device-id-by", 0) == 0 || f.rfind("--kokkos-num-devices", 0) == 0;
+    if (!user_chose_device)
+      for (auto& e : compat::device_mapping_flags(local_rank_)) flags.push_back(e);
+    std::vector<char*> args{argv[0]};
+    for (auto& f : flags) args.push_back(f.data());
+    int kargc = static_cast<int>(args.size());
+    args.push_back(nullptr);
+    Kokkos::initialize(kargc, args.data());
+    owns_kokkos_ = true;
+  }
   termination::install_handlers(rank_ == 0);
   termination::block_signals(false);
 }
 
 Environment::~Environment() {
-  if (Kokkos::is_initialized()) Kokkos::finalize();
+  if (owns_kokkos_ && Kokkos::is_initialized()) Kokkos::finalize();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (owns_mpi_ && !finalized) MPI_Finalize();

@@ -10,7 +10,9 @@ namespace kmini {
 
 class Environment {
  public:
-  // Kokkos' own --kokkos-* flags in argv are honoured.
+  // Kokkos' own --kokkos-* flags in argv are honoured. A malformed one leaves
+  // Kokkos uninitialised and is kept in usage_problem() (the same on every
+  // rank), for run_app to report as a usage error.
   Environment(int& argc, char**& argv);
   ~Environment();
   Environment(const Environment&) = delete;
@@ -21,12 +23,16 @@ class Environment {
   int size() const { return size_; }
   int node_local_rank() const { return local_rank_; }
   bool is_root() const { return rank_ == 0; }
+  // Empty, or the one-line message about a bad --kokkos-* flag.
+  const std::string& usage_problem() const { return usage_problem_; }
 
  private:
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
   bool owns_mpi_ = false;
+  bool owns_kokkos_ = false;
+  std::string usage_problem_;
 };
 
 // Every rank agrees on one exit status (the largest) and on the message of

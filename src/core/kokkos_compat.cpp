@@ -1,5 +1,11 @@
 #include "core/kokkos_compat.hpp"
 
+#include "core/errors.hpp"
+#include "core/text.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
 #include <cstdlib>
 
 #if defined(KOKKOS_ENABLE_CUDA) && !KMINI_KOKKOS_4
@@ -33,6 +39,136 @@ std::vector<std::string> device_mapping_flags(int node_local_rank) {
   (void)node_local_rank;
   return {};
 #endif
+}
+
+namespace {
+
+enum class Kind { Count, Index, Devices, MapBy, Bool, Bare, Text };
+
+struct FlagSpec {
+  const char* name;   // after "--kokkos-": the spelling of Kokkos >= 3.7
+  const char* alias;  // another accepted spelling (Kokkos 3.4's), or nullptr
+  Kind kind;
+  const char* expected;
+  int first_version;   // the Kokkos versions that honour the flag: [first, last)
+  int last_version;
+  const char* instead;  // what to use where it is not honoured
+};
+
+constexpr int kAny = 0, kNever = 1000000;
+// 3.7 renamed threads/device/tools-library and added values to the booleans;
+// 4.3 removed the old names, numa and num-devices.
+const FlagSpec kFlags[] = {
+    {"num-threads", "threads", Kind::Count, "=N with N a whole number >= 1", kAny, kNever, ""},
+    {"numa", nullptr, Kind::Count, "=N with N a whole number >= 1", kAny, 30700, "Kokkos ignores it"},
+    {"device-id", "device", Kind::Index, "=N with N a whole number >= 0", kAny, kNever, ""},
+    {"num-devices", "ndevices", Kind::Devices, "=N or =N,SKIP with whole numbers N >= 1, SKIP >= 0", kAny, 40300,
+     "use --kokkos-map-device-id-by=mpi_rank"},
+    {"map-device-id-by", nullptr, Kind::MapBy, "=random or =mpi_rank", 30700, kNever,
+     "use --kokkos-device-id=N or --kokkos-num-devices=N"},
+    {"disable-warnings", nullptr, Kind::Bool, " alone or =true|false (yes|no, 1|0)", kAny, kNever, ""},
+    {"print-configuration", nullptr, Kind::Bool, " alone or =true|false (yes|no, 1|0)", 30700, kNever,
+     "kmini's plan and results.json name the configuration"},
+    {"tune-internals", nullptr, Kind::Bool, " alone or =true|false (yes|no, 1|0)", kAny, kNever, ""},
+    {"help", nullptr, Kind::Bare, " without a value", kAny, kNever, ""},
+    {"tools-help", nullptr, Kind::Bare, " without a value", kAny, kNever, ""},
+    {"tools-libs", "tools-library", Kind::Text, "=LIBRARY, not empty", kAny, kNever, ""},
+    {"tools-args", nullptr, Kind::Text, "=ARGS, not empty", kAny, kNever, ""},
+};
+constexpr int kNewSpellings = 30700;
+
+std::string version_text(int version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
+}
+
+// A decimal number of digits only (no sign, no spaces) in [min, INT_MAX].
+bool whole_number(const std::string& s, long long min) {
+  if (s.empty() || s.size() > 10) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  const long long v = std::atoll(s.c_str());
+  return v >= min && v <= INT_MAX;
+}
+
+// Kokkos' boolean words, case-insensitive.
+bool parse_bool(std::string s, bool& out) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (s == "yes" || s == "true" || s == "1") out = true;
+  else if (s == "no" || s == "false" || s == "0") out = false;
+  else return false;
+  return true;
+}
+
+bool valid_value(const FlagSpec& f, bool has_value, const std::string& value) {
+  bool unused = false;
+  switch (f.kind) {
+    case Kind::Count: return has_value && whole_number(value, 1);
+    case Kind::Index: return has_value && whole_number(value, 0);
+    case Kind::Devices: {
+      const auto comma = value.find(',');
+      return has_value && whole_number(value.substr(0, comma), 1) &&
+             (comma == std::string::npos || whole_number(value.substr(comma + 1), 0));
+    }
+    case Kind::MapBy: return has_value && (value == "random" || value == "mpi_rank");
+    case Kind::Bool: return !has_value || parse_bool(value, unused);
+    case Kind::Bare: return !has_value;
+    case Kind::Text: return has_value && !value.empty();
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int version) {
+  const std::string prefix = "--kokkos-", kokkos = "Kokkos " + version_text(version);
+  const bool new_spellings = version >= kNewSpellings;
+  std::vector<std::string> out;
+  std::vector<std::pair<const FlagSpec*, std::string>> seen;
+  for (const std::string& arg : args) {
+    const auto eq = arg.find('=');
+    const bool has_value = eq != std::string::npos;
+    std::string name;  // between "--kokkos-" and "="
+    if (arg.rfind(prefix, 0) == 0) name = arg.substr(prefix.size(), has_value ? eq - prefix.size() : std::string::npos);
+    const std::string value = has_value ? arg.substr(eq + 1) : "";
+    const FlagSpec* f = nullptr;
+    for (const auto& spec : kFlags)
+      if (!name.empty() && (name == spec.name || (spec.alias && name == spec.alias))) f = &spec;
+    if (!f) {
+      std::string known;
+      for (const auto& spec : kFlags)
+        if (version >= spec.first_version && version < spec.last_version)
+          known += (known.empty() ? "" : ", ") + prefix + spec.name;
+      throw UsageError("kmini: unknown Kokkos flag " + quoted_value(arg) + " (" + kokkos + " knows " + known + ")");
+    }
+    const std::string shown = escape_cut(arg), flag = prefix + f->name;
+    if (!valid_value(*f, has_value, value))
+      throw UsageError("kmini: " + shown + ": " + (has_value ? "got " + quoted_value(value) : "no value") +
+                       ", expected " + prefix + name + f->expected);
+    for (const auto& [other, other_arg] : seen)
+      if (other == f)
+        throw UsageError("kmini: " + flag + " given twice (" + quoted_value(other_arg) + " and " +
+                         quoted_value(arg) + ")");
+    seen.emplace_back(f, arg);
+    if (version < f->first_version || version >= f->last_version)
+      throw UsageError("kmini: " + shown + ": not supported by " + kokkos + " (" + f->instead + ")");
+
+    // Spelled as this version reads it.
+    const std::string kind = f->name;
+    if (kind == "num-threads") {
+      out.push_back(prefix + (new_spellings ? "num-threads=" : "threads=") + value);
+    } else if (kind == "tools-libs") {
+      out.push_back(prefix + (new_spellings ? "tools-libs=" : "tools-library=") + value);
+    } else if (f->kind == Kind::Bool) {
+      bool on = true;
+      if (has_value) parse_bool(value, on);
+      if (new_spellings) out.push_back(flag + (on ? "=true" : "=false"));
+      else if (on) out.push_back(flag);  // Kokkos 3.4 reads them bare (and "=false" as on)
+    } else {
+      out.push_back(flag + (has_value ? "=" + value : ""));
+    }
+  }
+  return out;
 }
 
 }  // namespace kmini::compat

@@ -53,6 +53,15 @@ KOKKOS_FORCEINLINE_FUNCTION int popcount64(std::uint64_t x) {
 // backend has no devices.
 std::vector<std::string> device_mapping_flags(int node_local_rank);
 
+// Kokkos' own command-line flags, checked before Kokkos::initialize: Kokkos
+// 3.4 throws std::invalid_argument from inside initialize on
+// --kokkos-threads=abc, later versions abort, and every version silently
+// ignores a spelling it does not know (3.4 has no --kokkos-num-threads, 4.3
+// dropped --kokkos-threads). Accepts the spellings of 3.4 and 4.x and returns
+// the flags as Kokkos `version` spells them; throws UsageError (one line) for
+// an unknown, malformed or repeated flag, or one this version cannot honour.
+std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int version = KOKKOS_VERSION);
+
 // Names for results.json.
 inline std::string execution_space_name() { return Kokkos::DefaultExecutionSpace::name(); }
 inline std::string memory_space_name() {

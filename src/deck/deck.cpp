@@ -1,10 +1,15 @@
 #include "deck/deck.hpp"
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -50,46 +55,155 @@ std::string fmt(double v) {
   return os.str();
 }
 
+// A node on one line, in YAML flow style: "[1, 2]", "{a: 1, b: 2}".
+std::string flow_text(const YAML::Node& v) {
+  if (v.IsScalar()) return v.Scalar();
+  YAML::Emitter e;
+  e.SetMapFormat(YAML::Flow);
+  e.SetSeqFormat(YAML::Flow);
+  e << v;
+  return e.c_str();
+}
+
+// Where each document of a YAML stream starts (its "---" line, 0-based).
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<int> lines;
+  void OnDocumentStart(const YAML::Mark& mark) override { lines.push_back(mark.line); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// 1-based line where the second document of `text` starts; 0 when unknown.
+int second_document_line(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (starts.lines.size() < 2 && parser.HandleNextDocument(starts)) {
+  }
+  return starts.lines.size() >= 2 && starts.lines[1] >= 0 ? starts.lines[1] + 1 : 0;
+}
+
+// yaml-cpp keeps both pairs of a key given twice (and lookups see the first):
+// walks every map and sequence and rejects the second one.
+class UniqueKeys {
+ public:
+  UniqueKeys(const std::string& origin, bool lines) : origin_(origin), lines_(lines) {}
+
+  void check(const YAML::Node& node, const std::string& path) {
+    // Aliases share nodes: a small deck can expand enormously when walked.
+    if (++visited_ > kMaxVisited)
+      throw UsageError(origin_ + ": the deck expands to more than " + std::to_string(kMaxVisited) +
+                       " YAML nodes (aliases?)");
+    if (node.IsSequence()) {
+      for (std::size_t i = 0; i < node.size(); ++i) check(node[i], path + "[" + std::to_string(i) + "]");
+    } else if (node.IsMap()) {
+      std::map<std::string, int> first_line;
+      for (const auto& kv : node) {
+        const std::string key = flow_text(kv.first);
+        const std::string full = path.empty() ? key : path + "." + key;
+        const int line = kv.first.Mark().line + 1;
+        const auto seen = first_line.emplace(key, line);
+        if (!seen.second) {
+          const std::string what = path.empty() && lines_ ? "section" : "key";
+          std::string msg = escape_cut(full) + ": " + what + " given twice";
+          if (lines_)
+            msg = origin_ + ":" + std::to_string(line) + ": " + msg +
+                  (seen.first->second == line ? " (line " + std::to_string(line) + ")"
+                                              : " (lines " + std::to_string(seen.first->second) + " and " +
+                                                    std::to_string(line) + ")");
+          else
+            msg = origin_ + ": " + msg;
+          throw UsageError(msg);
+        }
+        check(kv.second, full);
+      }
+    }
+  }
+
+ private:
+  static constexpr long kMaxVisited = 1000000;
+  const std::string& origin_;
+  bool lines_;
+  long visited_ = 0;
+};
+
+// A name in a --set key: letters, digits, '_' and '-'.
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+
 }  // namespace
 
 // ---------------------------------------------------------------- Deck ----
 
-Deck Deck::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(path + ": cannot open deck file");
+YAML::Node Deck::load_one_document(const std::string& text, const std::string& origin, const std::string& path,
+                                   bool lines) {
+  std::vector<YAML::Node> documents;
   try {
-    return Deck(YAML::LoadFile(path), path);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
-    throw UsageError(path + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML (" + e.msg + ")");
+    if (!lines) throw UsageError(origin + ": value is not valid YAML (" + e.msg + ")");
+    throw UsageError(origin + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML (" + e.msg + ")");
   }
+  if (documents.size() > 1) {
+    const int line = second_document_line(text);
+    if (!lines) throw UsageError(origin + ": the value holds more than one YAML document");
+    throw UsageError(origin + (line > 0 ? ":" + std::to_string(line) : std::string()) +
+                     ": a second YAML document starts here; a deck is one document");
+  }
+  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();  // an empty file: no keys
+  UniqueKeys(origin, lines).check(root, path);
+  return root;
+}
+
+Deck Deck::from_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError(path + ": is a directory, expected a YAML deck file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot open deck file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw UsageError(path + ": cannot read deck file");
+  return Deck(load_one_document(text.str(), path, "", true), path);
 }
 
 Deck Deck::from_text(const std::string& text, const std::string& origin) {
-  try {
-    return Deck(YAML::Load(text), origin);
-  } catch (const YAML::Exception& e) {
-    throw UsageError(origin + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML (" + e.msg + ")");
-  }
+  return Deck(load_one_document(text, origin, "", true), origin);
 }
 
 void Deck::apply_set(const std::string& assignment) {
   const auto eq = assignment.find('=');
-  const std::string where = "--set " + assignment;
+  const std::string where = "--set " + escape_cut(assignment);
   if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size())
     throw UsageError(where + ": expected KEY=VALUE with a dotted key such as rk4.n=256");
-  const std::string key = assignment.substr(0, eq);
-  YAML::Node value;
-  try {
-    value = YAML::Load(assignment.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw UsageError(where + ": value is not valid YAML (" + e.msg + ")");
-  }
+  const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  // The key: names joined by single dots ("rk4.n." or "rk4..n" would silently set something else).
   std::vector<std::string> parts;
-  std::stringstream ss(key);
-  for (std::string p; std::getline(ss, p, '.');) {
-    if (p.empty()) throw UsageError(where + ": empty component in key '" + key + "'");
-    parts.push_back(p);
+  for (std::size_t start = 0;;) {
+    const auto dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (parts.back().empty())
+      throw UsageError(where + ": empty component in key " + quoted_value(key) +
+                       ", expected names joined by single dots such as rk4.init.F");
+    for (char c : parts.back())
+      if (!is_name_char(c))
+        throw UsageError(where + ": key " + quoted_value(key) + " contains " + quoted_value(std::string(1, c)) +
+                         ", expected names of letters, digits, _ and - joined by dots");
+    if (dot == std::string::npos) break;
+    start = dot + 1;
   }
+  // The value: YAML on one line (a newline could start a second document).
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (is_control(text[i]) && text[i] != '\t')
+      throw UsageError(where + ": the value contains the control character " + quoted_value(std::string(1, text[i])) +
+                       " at offset " + std::to_string(i) + ", expected YAML on one line");
+  YAML::Node value = load_one_document(text, where, key, false);
   if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
   if (!root_.IsMap()) throw UsageError(where + ": the deck is not a map of sections");
   // yaml-cpp's Node::operator= assigns content; reset() rebinds the handle.
@@ -102,7 +216,7 @@ void Deck::apply_set(const std::string& assignment) {
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
       next.reset(node[parts[i]]);
     } else if (!next.IsMap()) {
-      throw UsageError(where + ": '" + parts[i] + "' is not a section or map, cannot set '" + key + "'");
+      throw UsageError(where + ": " + quoted_value(parts[i]) + " is not a section or map, cannot set " + quoted_value(key));
     }
     node.reset(next);
   }
@@ -118,6 +232,9 @@ std::string Deck::where(const std::string& path, const YAML::Node& node) const {
       return it->second;
   }
   if (node.IsDefined() && node.Mark().line >= 0) return origin_ + ":" + std::to_string(node.Mark().line + 1);
+  // A section or map without a line in the deck: a --set below it created it.
+  for (const auto& [p, set] : set_from_)
+    if (p.size() > path.size() && p.compare(0, path.size(), path) == 0 && p[path.size()] == '.') return set;
   return origin_;
 }
 
@@ -133,7 +250,7 @@ void Deck::check_map(const YAML::Node& map, const std::string& path) const {
         const std::string rest = k.substr(prefix.size());
         if (!rest.empty() && rest.find('.') == std::string::npos) siblings.push_back(rest);
       }
-      std::string msg = where(full, kv.first) + ": unknown key '" + full + "'";
+      std::string msg = where(full, kv.first) + ": unknown key " + quoted_value(full);
       if (!siblings.empty()) msg += " (expected one of: " + join(siblings) + ")";
       throw UsageError(msg);
     }
@@ -192,16 +309,13 @@ std::string DeckNode::value_text(const std::string& key) const {
   const YAML::Node& cnode = node_;
   YAML::Node v = cnode[key];
   if (!v.IsDefined() || v.IsNull()) return "";
-  if (v.IsScalar()) return v.Scalar();
-  YAML::Emitter e;
-  e << YAML::Flow << v;
-  return e.c_str();
+  return flow_text(v);
 }
 
 void DeckNode::fail(const std::string& key, const std::string& expected) const {
   std::string got = has(key) ? value_text(key) : std::string();
   std::string msg = where(key) + ": " + full(key) + ": ";
-  msg += has(key) ? (got.empty() ? "empty value" : "got '" + got + "'") : "missing";
+  msg += has(key) ? (got.empty() ? "empty value" : "got " + quoted_value(got)) : "missing";
   throw UsageError(msg + ", expected " + expected);
 }
 

@@ -49,6 +49,9 @@ class DeckNode {
   std::string key_path(const std::string& key) const { return full(key); }
   // Where the key comes from: "deck.yaml:12" or "--set rk4.n=5".
   std::string where(const std::string& key) const;
+  // where(key) and the key's dotted path, to prefix a message about its value:
+  // "deck.yaml:12: rk4.init.F.file".
+  std::string located(const std::string& key) const { return where(key) + ": " + full(key); }
   // Throws UsageError: "<where>: <path.key>: got '<value>', expected <expected>".
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
 
@@ -70,7 +73,8 @@ class Deck {
   static Deck from_file(const std::string& path);
   static Deck from_text(const std::string& text, const std::string& origin);
 
-  // "section.key=value"; value is YAML (numbers, true/false, [a, b] lists, {k: v} maps).
+  // "section.key=value"; value is YAML (numbers, true/false, [a, b] lists, {k: v} maps)
+  // on one line. The key is a dotted path of names (letters, digits, _ and -).
   void apply_set(const std::string& assignment);
 
   DeckNode root() { return DeckNode(this, "", root_); }
@@ -82,6 +86,11 @@ class Deck {
  private:
   friend class DeckNode;
   Deck(YAML::Node root, std::string origin) : root_(root), origin_(std::move(origin)) {}
+  // The one YAML document in `text` (a deck file when `lines`, else a --set value
+  // for the dotted `path`); a second document, or a key given twice in any map,
+  // is a UsageError naming `origin` (and the lines).
+  static YAML::Node load_one_document(const std::string& text, const std::string& origin, const std::string& path,
+                                      bool lines);
   std::string where(const std::string& path, const YAML::Node& node) const;
   void check_map(const YAML::Node& map, const std::string& path) const;
 

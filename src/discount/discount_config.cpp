@@ -36,7 +36,11 @@ InputSpec read_input(const DeckNode& init, const std::string& key, std::uint64_t
   } else {
     spec.source = InputSpec::Source::File;
     spec.path = node.required_text("file");
-    spec.file = npy::read_info(spec.path);
+    try {
+      spec.file = npy::read_info(spec.path);
+    } catch (const UsageError& e) {
+      throw UsageError(node.located("file") + ": " + e.what());
+    }
     if (spec.file.dtype != npy::DType::F8 && spec.file.dtype != npy::DType::F4)
       node.fail("file", std::string("an f8 or f4 .npy file; it holds ") + npy::short_name(spec.file.dtype));
     if (spec.file.shape.size() != dims)
@@ -58,12 +62,25 @@ void require_file_shape(const DeckNode& init, const std::string& key, const Inpu
                                    spec.path + " has shape " + npy::shape_string(spec.file.shape));
 }
 
+// The size key a size problem is blamed on: the largest of dates, ids and terms
+// that the deck (or a --set) gives, else dates.
+std::string size_key(const DeckNode& s, const Config& c) {
+  std::string key = "dates";
+  std::int64_t largest = 0;
+  for (const auto& [k, v] : {std::pair<const char*, std::int64_t>{"dates", c.dates}, {"ids", c.ids}, {"terms", c.terms}})
+    if (s.has(k) && v > largest) {
+      key = k;
+      largest = v;
+    }
+  return key;
+}
+
 // D * M * O * bytes must be a valid (signed 64-bit) byte count.
-void check_no_overflow(const DeckNode& s, std::initializer_list<std::uint64_t> factors) {
+void check_no_overflow(const DeckNode& s, const Config& c, std::initializer_list<std::uint64_t> factors) {
   std::uint64_t p = 1;
   for (std::uint64_t f : factors)
     if (__builtin_mul_overflow(p, f, &p) || p > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      s.fail("dates", "dates * ids * terms * 2 * element size below 2^63 bytes");
+      s.fail(size_key(s, c), "dates * ids * terms * 2 * element size below 2^63 bytes");
 }
 
 // What this rank's device memory can hold at most.
@@ -132,7 +149,7 @@ Config read_config(const DeckNode& s, MPI_Comm comm) {
   if (c.write_cv.empty()) write.text("cv", "");
 
   // The global array must be addressable and every rank's slice must fit.
-  check_no_overflow(s, {static_cast<std::uint64_t>(c.dates), static_cast<std::uint64_t>(c.ids),
+  check_no_overflow(s, c, {static_cast<std::uint64_t>(c.dates), static_cast<std::uint64_t>(c.ids),
                        static_cast<std::uint64_t>(c.terms), 2 * c.element_size()});
   const std::int64_t most_dates = date_slice(c.dates, 0, ranks).count;
   const std::uint64_t need = bytes_per_rank(c, most_dates);
@@ -140,8 +157,10 @@ Config read_config(const DeckNode& s, MPI_Comm comm) {
   int fits = need <= have ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm);
   if (!fits)
-    s.fail("dates", "sizes whose slice fits in memory: " + std::to_string(need) + " bytes per rank at " +
-                        std::to_string(ranks) + " rank(s), the memory holds " + std::to_string(have));
+    s.fail(size_key(s, c), "sizes whose slice fits in memory: dates x ids x terms = " + std::to_string(c.dates) +
+                               " x " + std::to_string(c.ids) + " x " + std::to_string(c.terms) + " needs " +
+                               std::to_string(need) + " bytes per rank at " + std::to_string(ranks) +
+                               " rank(s), the memory holds " + std::to_string(have));
   return c;
 }
 

@@ -53,6 +53,8 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
                 std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out);
 
 int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out) {
+  // A bad --kokkos-* flag: Kokkos is not initialised, so nothing below may run.
+  if (!env.usage_problem().empty()) throw UsageError(env.usage_problem());
   const CommandLine cl = parse_command_line(argc, argv);
   if (cl.help) {
     if (env.is_root()) out << usage_text();

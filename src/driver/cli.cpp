@@ -1,11 +1,13 @@
 #include "driver/cli.hpp"
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 
 namespace kmini {
 
 CommandLine parse_command_line(int argc, const char* const* argv) {
   CommandLine cl;
+  bool out_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const std::string& opt) -> std::string {
@@ -19,26 +21,33 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     else if (a == "--dry-run") cl.dry_run = true;
     else if (a == "--set" || a.rfind("--set=", 0) == 0) cl.sets.push_back(value("--set"));
     else if (a == "--out" || a.rfind("--out=", 0) == 0) {
-      cl.out_dir = value("--out");
-      if (cl.out_dir.empty()) throw UsageError("kmini: --out needs a non-empty directory name");
-    } else if (a.rfind("--kokkos-", 0) == 0) continue;
+      // One value: a second --out is ambiguous, not an override.
+      const std::string dir = value("--out");
+      if (out_given)
+        throw UsageError("kmini: --out given twice (" + quoted_value(cl.out_dir) + " and " + quoted_value(dir) + ")");
+      if (dir.empty()) throw UsageError("kmini: --out needs a non-empty directory name");
+      cl.out_dir = dir;
+      out_given = true;
+    } else if (a.rfind("--kokkos-", 0) == 0) continue;  // checked by Environment (compat::kokkos_flags)
     else if (!a.empty() && a[0] == '-')
-      throw UsageError("kmini: unknown option '" + a + "' (see --help)");
+      throw UsageError("kmini: unknown option " + quoted_value(a) + " (see --help)");
+    else if (a.empty()) throw UsageError("kmini: empty deck name");
     else if (cl.deck.empty()) cl.deck = a;
-    else throw UsageError("kmini: more than one deck given ('" + cl.deck + "' and '" + a + "')");
+    else throw UsageError("kmini: more than one deck given (" + quoted_value(cl.deck) + " and " + quoted_value(a) + ")");
   }
   return cl;
 }
 
 std::string usage_text() {
   return "usage: kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--dry-run] [--help] [--version]\n"
-         "             [Kokkos flags such as --kokkos-num-threads=N]\n"
+         "             [Kokkos flags such as --kokkos-num-threads=N, checked before Kokkos starts]\n"
          "\n"
          "  DECK.yaml        input deck; without one kmini runs its built-in default\n"
          "                   deck (identical to inputs/default.yaml)\n"
          "  --set KEY=VALUE  override a deck key by its dotted path, e.g. --set stream.n=1000\n"
          "                   or --set run.kernels=[stream]; validated like the deck\n"
-         "  --out DIR        where results.json and relative output paths go (default kmini-out)\n"
+         "  --out DIR        where results.json and relative output paths go (default kmini-out;\n"
+         "                   given at most once)\n"
          "  --dry-run        validate the deck and print the plan; run nothing\n"
          "\n"
          "Exit status: 0 success, 1 verification or runtime failure, 2 bad usage, deck or input file.\n";

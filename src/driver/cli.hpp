@@ -14,8 +14,9 @@ struct CommandLine {
   bool version = false;
 };
 
-// Throws UsageError for unknown options or missing values. Kokkos' own
-// --kokkos-* flags are skipped (Kokkos::initialize has read them).
+// Throws UsageError for unknown options, missing values and a repeated --out.
+// Kokkos' own --kokkos-* flags are skipped (Environment checked them and
+// Kokkos::initialize has read them).
 CommandLine parse_command_line(int argc, const char* const* argv);
 
 std::string usage_text();

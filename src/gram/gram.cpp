@@ -107,24 +107,28 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   } else {
     c.a.path = a.required_text("file");
     const bool packed = a.boolean("packed", false);
-    const npy::Info info = npy::read_info(c.a.path);
-    if (info.shape.size() != 2)
-      throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected a 2-D matrix rows x cols)");
-    c.a.rows = info.shape[0];
-    c.a.data_offset = info.data_offset;
-    if (packed) {
-      c.a.kind = Source::Kind::Packed;
-      npy::require_dtype(info, {npy::DType::U1});
-      c.a.cols = a.required_integer("cols", 1, kMaxDim);
-      npy::require_shape(info, {c.a.rows, (c.a.cols + 7) / 8});
-    } else {
-      c.a.kind = Source::Kind::Unpacked;
-      npy::require_dtype(info, {npy::DType::Bool, npy::DType::U1});
-      c.a.bool_dtype = info.dtype == npy::DType::Bool;
-      c.a.cols = info.shape[1];
+    if (packed) c.a.cols = a.required_integer("cols", 1, kMaxDim);
+    try {  // problems with the file name the deck line and key that gave it
+      const npy::Info info = npy::read_info(c.a.path);
+      if (info.shape.size() != 2)
+        throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected a 2-D matrix rows x cols)");
+      c.a.rows = info.shape[0];
+      c.a.data_offset = info.data_offset;
+      if (packed) {
+        c.a.kind = Source::Kind::Packed;
+        npy::require_dtype(info, {npy::DType::U1});
+        npy::require_shape(info, {c.a.rows, (c.a.cols + 7) / 8});
+      } else {
+        c.a.kind = Source::Kind::Unpacked;
+        npy::require_dtype(info, {npy::DType::Bool, npy::DType::U1});
+        c.a.bool_dtype = info.dtype == npy::DType::Bool;
+        c.a.cols = info.shape[1];
+      }
+      if (c.a.rows < 1 || c.a.cols < 1 || c.a.rows > kMaxDim)
+        throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected rows, cols >= 1)");
+    } catch (const UsageError& e) {
+      throw UsageError(a.located("file") + ": " + e.what());
     }
-    if (c.a.rows < 1 || c.a.cols < 1 || c.a.rows > kMaxDim)
-      throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected rows, cols >= 1)");
   }
   if (s.is_word("row_slice", "auto")) {
     s.text("row_slice", "auto");

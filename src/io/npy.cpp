@@ -2,6 +2,7 @@
 
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/text.hpp"
 #include "io/atomic_file.hpp"
 
 #include <algorithm>
@@ -66,7 +67,7 @@ class HeaderParser {
         shape = tuple();
         have_shape = true;
       } else {
-        fail("unexpected key '" + key + "' in the header (expected descr, fortran_order, shape)");
+        fail("unexpected key " + quoted_value(key) + " in the header (expected descr, fortran_order, shape)");
       }
       skip_ws();
       if (peek() == ',') {
@@ -210,7 +211,7 @@ Info read_info(const std::string& path) {
   HeaderParser(path, text).parse(descr_text, fortran, info.shape);
   if (fortran) bad(path, "Fortran-ordered arrays are not supported (expected C order; use np.ascontiguousarray)");
   if (!descr_text.empty() && descr_text[0] == '>')
-    bad(path, "big-endian dtype '" + descr_text + "' is not supported (expected little-endian)");
+    bad(path, "big-endian dtype " + quoted_value(descr_text) + " is not supported (expected little-endian)");
   bool known = false;
   for (const auto& e : kDTypes) {
     const std::string alt = std::string("<") + (e.descr + 1);  // '<u1' is as good as '|u1'
@@ -220,7 +221,7 @@ Info read_info(const std::string& path) {
     }
   }
   if (!known)
-    bad(path, "unsupported dtype '" + descr_text + "' (expected one of bool, u1, i4, i8, f4, f8, c8, c16)");
+    bad(path, "unsupported dtype " + quoted_value(descr_text) + " (expected one of bool, u1, i4, i8, f4, f8, c8, c16)");
   info.data_offset = prefix + header_len;
   const std::uint64_t want = info.element_count() * item_size(info.dtype);
   const std::uint64_t have = size - info.data_offset;

@@ -63,7 +63,7 @@ InitSpec parse_init(const DeckNode& init, const std::string& key, std::int64_t n
       npy::require_dtype(info, {npy::DType::C8, npy::DType::C16});
       npy::require_shape(info, {n, n});
     } catch (const UsageError& e) {
-      throw UsageError(f.where("file") + ": " + f.path() + ".file: " + e.what());
+      throw UsageError(f.located("file") + ": " + e.what());
     }
   } else {
     const DeckNode r = f.child("random");
@@ -312,8 +312,12 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (!ends_with(c.checkpoint_path, ".npy")) checkpoint.fail("path", "a path ending in .npy");
   c.restart = s.has("restart") ? s.text("restart", "") : "";
   if (!c.restart.empty()) {
-    c.resumed = read_checkpoint_header(c.restart);
-    check_restart(*c.resumed, c, c.restart);
+    try {  // problems with the file name the deck line and key that gave it
+      c.resumed = read_checkpoint_header(c.restart);
+      check_restart(*c.resumed, c, c.restart);
+    } catch (const UsageError& e) {
+      throw UsageError(s.located("restart") + ": " + e.what());
+    }
   }
   c.verify_steps = s.integer("verify_steps", 10, 0);
   config_ = c;

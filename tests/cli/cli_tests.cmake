@@ -51,3 +51,78 @@ foreach(_deck IN LISTS _decks)
   string(REGEX REPLACE "[/.]" "_" _name "${_deck}")
   kmini_cli_test(cli.deck_plans.${_name} EXIT 0 STDOUT "plan \\(dry run" ARGS ${_deck} --dry-run)
 endforeach()
+
+# Ambiguous decks and command lines (issue 9): exit 2, one line naming the deck
+# line or the --set / option, and nothing written.
+function(kmini_usage_test name)
+  cmake_parse_arguments(U "" "NP;STDERR" "ARGS" ${ARGN})
+  if(NOT DEFINED U_NP)
+    set(U_NP 0)
+  endif()
+  kmini_cli_test(${name} NP ${U_NP} EXIT 2 STDERR "${U_STDERR}" DEFS -DEXPECT_NOTHING_WRITTEN=ON ARGS ${U_ARGS})
+endfunction()
+set(W ${KMINI_TEST_WORK})
+
+kmini_usage_test(cli.usage.duplicate_key ARGS ${D}/duplicate_key.yaml
+                 STDERR "duplicate_key.yaml:5: stream.n: key given twice \\(lines 4 and 5\\)")
+kmini_usage_test(cli.usage.duplicate_section ARGS ${D}/duplicate_section.yaml
+                 STDERR "duplicate_section.yaml:5: run: section given twice \\(lines 1 and 5\\)")
+kmini_usage_test(cli.usage.two_documents ARGS ${D}/two_documents.yaml
+                 STDERR "two_documents.yaml:2: a second YAML document starts here; a deck is one document")
+kmini_usage_test(cli.usage.second_document ARGS ${D}/second_document.yaml
+                 STDERR "second_document.yaml:3: a second YAML document starts here; a deck is one document")
+kmini_cli_test(cli.empty_deck EXIT 0 STDOUT "deck .*empty.yaml.*plan \\(dry run" ARGS ${D}/empty.yaml --dry-run)
+kmini_usage_test(cli.usage.deck_is_directory ARGS ${D}
+                 STDERR "kmini: error: [^\n]*/data/decks: is a directory, expected a YAML deck file")
+
+kmini_usage_test(cli.usage.set_duplicate_key ARGS "--set=stream={n: 1000, n: -5}"
+                 STDERR "--set stream={n: 1000, n: -5}: stream.n: key given twice")
+kmini_usage_test(cli.usage.set_trailing_dot ARGS --set rk4.n.=5
+                 STDERR "--set rk4.n.=5: empty component in key 'rk4.n.', expected names joined by single dots")
+kmini_usage_test(cli.usage.set_leading_dot ARGS --set .rk4.n=5
+                 STDERR "--set .rk4.n=5: empty component in key '.rk4.n'")
+kmini_usage_test(cli.usage.set_double_dot ARGS --set rk4..n=5
+                 STDERR "--set rk4..n=5: empty component in key 'rk4..n'")
+kmini_usage_test(cli.usage.set_space_in_key ARGS "--set=rk4. n=5"
+                 STDERR "--set rk4. n=5: key 'rk4. n' contains ' ', expected names of letters, digits, _ and -")
+kmini_usage_test(cli.usage.set_second_document ARGS "--set=stream.n=1\n---\nrun: {kernels: [bogus]}"
+                 STDERR "--set stream.n=1\\\\n---\\\\nrun: {kernels: \\[bogus\\]}: the value contains the control character '\\\\n' at offset 1, expected YAML on one line")
+kmini_usage_test(cli.usage.set_unknown_section ARGS --set bogus.x=1
+                 STDERR "kmini: error: --set bogus.x=1: unknown key 'bogus' \\(expected one of:")
+kmini_usage_test(cli.usage.out_twice ARGS --set stream.n=10 --out ${W}/cli.usage.out_twice/a --out ${W}/cli.usage.out_twice/b
+                 STDERR "kmini: --out given twice \\('[^']*/cli.usage.out_twice/a' and '[^']*/cli.usage.out_twice/b'\\)")
+
+# Kokkos' flags are checked before Kokkos::initialize (which threw std::invalid_argument).
+kmini_usage_test(cli.usage.kokkos_threads ARGS --kokkos-threads=abc
+                 STDERR "kmini: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N with N a whole number >= 1")
+kmini_usage_test(cli.usage.kokkos_num_threads ARGS --kokkos-num-threads=abc
+                 STDERR "kmini: --kokkos-num-threads=abc: got 'abc', expected --kokkos-num-threads=N with N a whole")
+kmini_usage_test(cli.usage.kokkos_unknown ARGS --kokkos-frobnicate=1
+                 STDERR "kmini: unknown Kokkos flag '--kokkos-frobnicate=1' \\(Kokkos [0-9.]+ knows --kokkos-num-threads, ")
+kmini_usage_test(mpi.cli.usage.kokkos_threads.np2 NP 2 ARGS --kokkos-threads=abc
+                 STDERR "kmini: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N")
+kmini_cli_test(cli.kokkos_flags_both_spellings EXIT 0 STDOUT "plan \\(dry run"
+               ARGS --kokkos-num-threads=1 --kokkos-disable-warnings=false --kokkos-device-id=0 --dry-run)
+
+# Messages name the --set or deck line and the key, and print values on one line, cut.
+kmini_usage_test(cli.usage.block_map_value ARGS ${D}/block_map_value.yaml
+                 STDERR "block_map_value.yaml:5: stream.n: got '{a: 1, b: 2}', expected an integer >= 1")
+kmini_usage_test(cli.usage.discount_ids_blamed ARGS --set discount.ids=1e9
+                 STDERR "--set discount.ids=1e9: discount.ids: got '1e9', expected sizes whose slice fits in memory")
+kmini_usage_test(cli.usage.discount_missing_file ARGS ${D}/discount_missing_file.yaml
+                 STDERR "discount_missing_file.yaml:5: discount.init.discount.file: no/such/discount.npy: cannot open")
+kmini_usage_test(cli.usage.discount_missing_file_set ARGS "--set=discount.init.mult_by={file: missing.npy}"
+                 STDERR "--set discount.init.mult_by={file: missing.npy}: discount.init.mult_by.file: missing.npy: cannot open")
+kmini_usage_test(cli.usage.gram_missing_file ARGS ${D}/gram_missing_file.yaml
+                 STDERR "gram_missing_file.yaml:4: gram.A.file: no/such/A.npy: cannot open")
+kmini_usage_test(cli.usage.gram_missing_file_set ARGS ${D}/gram_missing_file.yaml --set gram.A.file=missing.npy
+                 STDERR "--set gram.A.file=missing.npy: gram.A.file: missing.npy: cannot open")
+kmini_usage_test(cli.usage.rk4_missing_restart ARGS ${D}/rk4_missing_restart.yaml
+                 STDERR "rk4_missing_restart.yaml:5: rk4.restart: no/such/checkpoint.npy: cannot open")
+string(REPEAT "1" 100000 _ones)
+kmini_usage_test(cli.usage.long_set_value ARGS --set stream.n=${_ones}
+                 STDERR "--set stream.n=1+\\.\\.\\.1+: stream.n: got '1+\\.\\.\\.1+' \\(100000 chars\\), expected an integer >= 1")
+string(REPEAT "1" 1000000 _ones)
+file(WRITE ${KMINI_TEST_WORK}/long_value.yaml "run:\n  kernels: [stream]\nstream:\n  n: ${_ones}\n")
+kmini_usage_test(cli.usage.long_deck_value ARGS ${KMINI_TEST_WORK}/long_value.yaml
+                 STDERR "long_value.yaml:4: stream.n: got '1+\\.\\.\\.1+' \\(1000000 chars\\), expected an integer >= 1")

@@ -1,3 +1,4 @@
+#include "core/text.hpp"
 #include "deck/deck.hpp"
 #include "test_support.hpp"
 
@@ -65,7 +66,7 @@ TEST(Deck, SetOverridesAreTypedAndNamedInErrors) {
   KMINI_EXPECT_THROW_MSG(d.root().child("s").integer("n", 1, 1), UsageError,
                          "--set s.n=-2: s.n: got '-2', expected an integer >= 1");
   KMINI_EXPECT_THROW_MSG(d.apply_set("s.n"), UsageError, "expected KEY=VALUE");
-  KMINI_EXPECT_THROW_MSG(d.apply_set("s..n=1"), UsageError, "empty component");
+  KMINI_EXPECT_THROW_MSG(d.apply_set("s..n=1"), UsageError, "--set s..n=1: empty component in key 's..n'");
   KMINI_EXPECT_THROW_MSG(d.apply_set("s.n.x=1"), UsageError, "'n' is not a section or map");
 }
 
@@ -85,6 +86,177 @@ TEST(Deck, InvalidYamlNamesTheLine) {
 TEST(Deck, SectionThatIsNotAMapIsAnError) {
   Deck d = deck("s: 3\n");
   KMINI_EXPECT_THROW_MSG(d.root().child("s"), UsageError, "t.yaml:1: s: expected a map of keys");
+}
+
+// The message of the UsageError `statement` throws (fails the test if none).
+#define KMINI_USAGE_MESSAGE(statement)            \
+  [&]() -> std::string {                          \
+    try {                                         \
+      statement;                                  \
+    } catch (const UsageError& e) {               \
+      return e.what();                            \
+    }                                             \
+    ADD_FAILURE() << "no UsageError: " #statement; \
+    return "";                                    \
+  }()
+
+TEST(Deck, DuplicateKeysNameTheFileAndBothLines) {
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("stream:\n  n: 1000\n  n: -5\n")),
+            "t.yaml:3: stream.n: key given twice (lines 2 and 3)");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("s: {n: 1, \"n\": 2}\n")), "t.yaml:1: s.n: key given twice (line 1)");
+  // Inside lists of maps and deeper maps too.
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("a:\n  b:\n    - {x: 1}\n    - x: 1\n      y: 2\n      x: 3\n")),
+            "t.yaml:6: a.b[1].x: key given twice (lines 4 and 6)");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("rk4:\n  init:\n    F: {fill: [1, 0]}\n    F: {random: {}}\n")),
+            "t.yaml:4: rk4.init.F: key given twice (lines 3 and 4)");
+}
+
+TEST(Deck, DuplicateSectionsAreErrors) {
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("stream: {n: 1}\nrun: {verify: true}\nstream: {n: 2}\n")),
+            "t.yaml:3: stream: section given twice (lines 1 and 3)");
+}
+
+TEST(Deck, OneDocumentOnly) {
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("---\n---\nrun: {kernels: [bogus]}\n")),
+            "t.yaml:2: a second YAML document starts here; a deck is one document");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("stream: {n: 5}\n---\nstream: {n: 6}\n")),
+            "t.yaml:2: a second YAML document starts here; a deck is one document");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("stream: {n: 5}\n...\n---\n")),
+            "t.yaml:3: a second YAML document starts here; a deck is one document");
+  // One document, with or without markers, and an empty deck stay valid.
+  for (const char* text : {"---\nstream: {n: 5}\n", "stream: {n: 5}\n...\n", "---\nstream: {n: 5}\n...\n"}) {
+    Deck d = deck(text);
+    EXPECT_EQ(d.root().child("stream").integer("n", 1, 1), 5) << text;
+    EXPECT_NO_THROW(d.check_all_keys_known());
+  }
+  for (const char* text : {"", "# only a comment\n", "---\n"}) {
+    Deck d = deck(text);
+    EXPECT_EQ(d.root().child("stream").integer("n", 7, 1), 7) << text;
+    EXPECT_NO_THROW(d.check_all_keys_known());
+  }
+}
+
+TEST(Deck, SetKeysAreNamesJoinedBySingleDots) {
+  Deck d = deck("rk4:\n  n: 8\n");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4.n.=5")),
+            "--set rk4.n.=5: empty component in key 'rk4.n.', expected names joined by single dots such as rk4.init.F");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set(".rk4.n=5")),
+            "--set .rk4.n=5: empty component in key '.rk4.n', expected names joined by single dots such as rk4.init.F");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4..n=5")),
+            "--set rk4..n=5: empty component in key 'rk4..n', expected names joined by single dots such as rk4.init.F");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4. n=5")),
+            "--set rk4. n=5: key 'rk4. n' contains ' ', expected names of letters, digits, _ and - joined by dots");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4.\tn=5")),
+            "--set rk4.\\tn=5: key 'rk4.\\tn' contains '\\t', expected names of letters, digits, _ and - joined by dots");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4.n\x01=5")),
+            "--set rk4.n\\x01=5: key 'rk4.n\\x01' contains '\\x01', expected names of letters, digits, _ and - joined by dots");
+  // Nothing was set by the rejected assignments.
+  EXPECT_EQ(d.root().child("rk4").integer("n", 1, 1), 8);
+  EXPECT_NO_THROW(d.check_all_keys_known());
+}
+
+TEST(Deck, SetValuesAreOneLineOfOneDocument) {
+  Deck d = deck("s:\n  n: 1\n");
+  const std::string second_document = KMINI_USAGE_MESSAGE(d.apply_set("s.n=1\n---\nrun: {kernels: [bogus]}"));
+  EXPECT_EQ(second_document,
+            "--set s.n=1\\n---\\nrun: {kernels: [bogus]}: the value contains the control character '\\n' at offset "
+            "1, expected YAML on one line");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("s.n=5\r")),
+            "--set s.n=5\\r: the value contains the control character '\\r' at offset 1, expected YAML on one line");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set(std::string("s.n=5\0", 6))),
+            "--set s.n=5\\x00: the value contains the control character '\\x00' at offset 1, expected YAML on one line");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("s.n=\x1b[31m5")),
+            "--set s.n=\\x1b[31m5: the value contains the control character '\\x1b' at offset 0, expected YAML on one "
+            "line");
+  // A tab is flow-style whitespace.
+  d.apply_set("s.v=[1,\t2]");
+  EXPECT_EQ(d.root().child("s").reals("v", {}, 2), (std::vector<double>{1, 2}));
+  EXPECT_EQ(d.root().child("s").integer("n", 1, 1), 1);
+}
+
+TEST(Deck, SetValueMapsWithAKeyGivenTwiceAreErrors) {
+  Deck d = deck("s:\n  n: 1\n");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("s={n: 1000, n: -5}")), "--set s={n: 1000, n: -5}: s.n: key given twice");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("t.u={a: {b: 1, b: 2}}")),
+            "--set t.u={a: {b: 1, b: 2}}: t.u.a.b: key given twice");
+  EXPECT_EQ(d.root().child("s").integer("n", 7, 1), 1);
+}
+
+TEST(Deck, UnknownKeysFromSetNameTheSet) {
+  Deck d = deck("s:\n  n: 1\n");
+  d.apply_set("bogus.x=1");
+  d.root().child("s").integer("n", 1, 1);
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.check_all_keys_known()),
+            "--set bogus.x=1: unknown key 'bogus' (expected one of: s)");
+  Deck e = deck("s:\n  n: 1\n");
+  e.apply_set("s.deep.typo=1");
+  e.root().child("s").integer("n", 1, 1);
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(e.check_all_keys_known()), "--set s.deep.typo=1: unknown key 's.deep' (expected one of: n)");
+}
+
+TEST(Deck, BlockMapValuesPrintOnOneLine) {
+  Deck d = deck("s:\n  n:\n    a: 1\n    b: [1,\n      2]\n  m: |\n    two\n    lines\n");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.root().child("s").integer("n", 1, 1)),
+            "t.yaml:3: s.n: got '{a: 1, b: [1, 2]}', expected an integer >= 1");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.root().child("s").choice("m", "a", {"a"})),
+            "t.yaml:6: s.m: got 'two\\nlines\\n', expected one of a");
+}
+
+TEST(Deck, LongValuesAreCutInMessages) {
+  const std::string ones(1000000, '1');
+  Deck d = deck("s:\n  n: " + ones + "\n");
+  const std::string msg = KMINI_USAGE_MESSAGE(d.root().child("s").integer("n", 1, 1, 10));
+  EXPECT_EQ(msg, "t.yaml:2: s.n: got '" + std::string(57, '1') + "..." + std::string(20, '1') +
+                     "' (1000000 chars), expected an integer in [1, 10]");
+  Deck e = deck("s:\n  n: 1\n");
+  e.apply_set("s.n=" + ones);
+  const std::string set_msg = KMINI_USAGE_MESSAGE(e.root().child("s").integer("n", 1, 1, 10));
+  EXPECT_EQ(set_msg, "--set s.n=" + std::string(53, '1') + "..." + std::string(20, '1') + ": s.n: got '" +
+                         std::string(57, '1') + "..." + std::string(20, '1') +
+                         "' (1000000 chars), expected an integer in [1, 10]");
+  // A long unknown key is cut too.
+  Deck f = deck(std::string(500, 'k') + ": 1\n");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(f.check_all_keys_known()),
+            "t.yaml:1: unknown key '" + std::string(57, 'k') + "..." + std::string(20, 'k') + "' (500 chars)");
+}
+
+TEST(Deck, LocatedNamesTheLineOrSetAndTheKey) {
+  Deck d = deck("rk4:\n  init:\n    F: {file: a.npy}\n");
+  d.apply_set("rk4.restart=r.npy");
+  EXPECT_EQ(d.root().child("rk4").child("init").child("F").located("file"), "t.yaml:3: rk4.init.F.file");
+  EXPECT_EQ(d.root().child("rk4").located("restart"), "--set rk4.restart=r.npy: rk4.restart");
+}
+
+TEST(Deck, ADirectoryIsNotADeck) {
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(Deck::from_file(KMINI_TEST_DATA)),
+            std::string(KMINI_TEST_DATA) + ": is a directory, expected a YAML deck file");
+}
+
+TEST(Deck, DeckFilesAreCheckedLikeText) {
+  const std::string path = test::work_path("dup_deck.yaml");
+  test::write_bytes(path, "run:\n  kernels: [stream]\nstream:\n  n: 1000\n  n: -5\n");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(Deck::from_file(path)), path + ":5: stream.n: key given twice (lines 4 and 5)");
+  test::write_bytes(path, "");
+  EXPECT_NO_THROW(Deck::from_file(path).check_all_keys_known());
+}
+
+TEST(MessageText, EscapesControlCharactersAndCutsLongText) {
+  EXPECT_EQ(escape("a\nb\tc\\d\x7f"), "a\\nb\\tc\\\\d\\x7f");
+  EXPECT_EQ(quoted_value("short"), "'short'");
+  EXPECT_EQ(quoted_value(std::string(80, 'x')), "'" + std::string(80, 'x') + "'");
+  EXPECT_EQ(quoted_value(std::string(81, 'x')), "'" + std::string(57, 'x') + "..." + std::string(20, 'x') + "' (81 chars)");
+  // Never cut inside an escape ("\n" is two characters) ...
+  const std::string lines(100, '\n');
+  std::string head, tail;
+  for (int i = 0; i < 28; ++i) head += "\\n";
+  for (int i = 0; i < 10; ++i) tail += "\\n";
+  EXPECT_EQ(escape_cut(lines), head + "..." + tail);
+  EXPECT_EQ(quoted_value(lines), "'" + head + "..." + tail + "' (100 chars)");
+  // ... nor inside a UTF-8 sequence.
+  std::string greek;
+  for (int i = 0; i < 60; ++i) greek += "\xce\xb1";  // alpha, two bytes
+  const std::string cut = escape_cut(greek);
+  EXPECT_EQ(cut, std::string(greek, 0, 56) + "..." + std::string(greek, 100, 20));
 }
 
 }  // namespace kmini

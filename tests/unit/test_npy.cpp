@@ -114,6 +114,27 @@ TEST(Npy, RejectsMalformedFilesWithClearMessages) {
   KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "unexpected key 'shope'");
 }
 
+TEST(Npy, EchoedHeaderTextIsEscapedAndCut) {
+  // A version-1 .npy whose dtype string is 1000 characters with a newline in it.
+  const std::string descr = "<f\n" + std::string(997, 'z');
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }";
+  while ((10 + dict.size() + 1) % 64) dict += ' ';
+  dict += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += static_cast<char>(dict.size() & 0xff);
+  bytes += static_cast<char>(dict.size() >> 8);
+  const std::string p = test::work_path("long_descr.npy");
+  test::write_bytes(p, bytes + dict + std::string(8, '\0'));
+  try {
+    npy::read_info(p);
+    ADD_FAILURE() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), p + ": unsupported dtype '<f\\n" + std::string(53, 'z') + "..." +
+                                         std::string(20, 'z') +
+                                         "' (1000 chars) (expected one of bool, u1, i4, i8, f4, f8, c8, c16)");
+  }
+}
+
 TEST(Npy, RequireDtypeAndShapeNameTheFile) {
   const auto info = npy::read_info(data("f8_3x4.npy"));
   KMINI_EXPECT_THROW_MSG(npy::require_dtype(info, {DType::C8, DType::C16}), UsageError,
