@@ -329,7 +329,8 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (!ends_with(c.checkpoint_path, ".npy")) checkpoint.fail("path", "a path ending in .npy");
   c.restart = s.has("restart") ? s.text("restart", "") : "";
   if (!c.restart.empty()) {
-    c.resumed = read_checkpoint_header(c.restart);
+    // Collective (every rank configures): integrity first, then the deck match.
+    c.resumed = open_checkpoint(env.comm(), c.restart);
     check_restart(*c.resumed, c, c.restart);
   }
   c.verify_steps = s.integer("verify_steps", 10, 0);
