@@ -312,8 +312,10 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (!ends_with(c.checkpoint_path, ".npy")) checkpoint.fail("path", "a path ending in .npy");
   c.restart = s.has("restart") ? s.text("restart", "") : "";
   if (!c.restart.empty()) {
-    try {  // problems with the file name the deck line and key that gave it
-      c.resumed = read_checkpoint_header(c.restart);
+    // Collective (every rank configures): integrity first, then the deck match;
+    // problems with the file name the deck line and key that gave it.
+    try {
+      c.resumed = open_checkpoint(env.comm(), c.restart);
       check_restart(*c.resumed, c, c.restart);
     } catch (const UsageError& e) {
       throw UsageError(s.located("restart") + ": " + e.what());

@@ -52,6 +52,66 @@ kmini_cli_test(rk4.bad.restart_mismatch EXIT 2 STDERR "checkpoint has n = 20, th
                ARGS ${RK4_SMALL} --set rk4.restart=${KMINI_TEST_WORK}/rk4.restart_bitwise/part/ckpt.npy)
 set_tests_properties(rk4.bad.restart_mismatch PROPERTIES DEPENDS rk4.restart_bitwise)
 
+# Damaged checkpoints (issue 9): a good checkpoint (n = 20, step 20), then one
+# restart per damage, with verify on and off and at 2 ranks: exit 2 and one
+# line naming the file and what does not match. tests/tools/checkpoint_tamper.cpp
+# makes the damaged copies; "resealed" ones carry a matching checksum, so the
+# checks behind it (header values, sums re-derived from the fields) must catch them.
+add_executable(kmini_checkpoint_tamper tools/checkpoint_tamper.cpp)
+target_link_libraries(kmini_checkpoint_tamper PRIVATE kmini_lib)
+set(CKPT_ARGS --set run.kernels=[rk4] --set rk4.n=20 --set rk4.precision=single
+              "--set" "rk4.init.G={random: {seed: 2, scale: 0.5}}")
+set(CKPT ${KMINI_TEST_WORK}/rk4.checkpoint.write/ckpt.npy)
+kmini_cli_test(rk4.checkpoint.write EXIT 0 FILES ckpt.npy
+               ARGS ${CKPT_ARGS} --set rk4.steps=20 "--set" "rk4.checkpoint={every: 20, path: ckpt.npy}")
+set_tests_properties(rk4.checkpoint.write PROPERTIES FIXTURES_SETUP rk4_checkpoint)
+# The control: the undamaged checkpoint restarts and verifies.
+kmini_cli_test(rk4.checkpoint.restart_ok EXIT 0 VERIFIED rk4 STDOUT "restart from step 20"
+               ARGS ${CKPT_ARGS} --set rk4.steps=40 --set rk4.restart=${CKPT})
+set_tests_properties(rk4.checkpoint.restart_ok PROPERTIES FIXTURES_REQUIRED rk4_checkpoint)
+
+function(rk4_bad_checkpoint case edit reseal regex)
+  foreach(variant verify noverify np2)
+    set(name rk4.bad.checkpoint.${case}.${variant})
+    set(np 0)
+    set(extra --set run.verify=true)
+    if(variant STREQUAL "noverify")
+      set(extra --set run.verify=false)
+    elseif(variant STREQUAL "np2")
+      set(name mpi.cli.rk4.bad.checkpoint.${case}.np2)
+      set(np 2)
+    endif()
+    kmini_cli_test(${name} NP ${np} EXIT 2 STDERR "kmini: error: [-a-zA-Z0-9_./]*\\.ckpt\\.npy: ${regex}"
+                   SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/rk4_bad_checkpoint.cmake
+                   DEFS -DTAMPER=$<TARGET_FILE:kmini_checkpoint_tamper> -DCHECKPOINT=${CKPT} "-DEDIT=${edit}"
+                        -DRESEAL=${reseal}
+                   ARGS ${CKPT_ARGS} --set rk4.steps=40 --set rk4.write.delta=delta.csv ${extra})
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED rk4_checkpoint)
+  endforeach()
+endfunction()
+set(mismatch "checkpoint is corrupt: checksum mismatch \\(stored 0x[0-9a-f]+, computed 0x[0-9a-f]+\\)")
+rk4_bad_checkpoint(sum_last_bit "flip:sum_re_f" 0 "${mismatch}")
+rk4_bad_checkpoint(field_element "set:F.7=0.25" 0 "${mismatch}")
+rk4_bad_checkpoint(history_row "add:delta.3=1e-3" 0 "${mismatch}")
+rk4_bad_checkpoint(nan_sum "set:sum_im_f=nan" 0 "${mismatch}")
+rk4_bad_checkpoint(flag "set:flag=2" 0 "${mismatch}")
+rk4_bad_checkpoint(checksum_slot "flip:@3" 0
+                   "checkpoint is corrupt: checksum mismatch \\(stored \\([0-9]+, [0-9.]+\\) is not a checksum, computed 0x")
+rk4_bad_checkpoint(nan_sum_resealed "set:sum_im_f=nan" 1 "checkpoint is corrupt: stored sum Im F is not finite \\(nan\\)")
+rk4_bad_checkpoint(inf_dt_resealed "set:dt=inf" 1 "checkpoint is corrupt: stored dt is not finite \\(inf\\)")
+rk4_bad_checkpoint(flag_resealed "set:flag=2" 1 "checkpoint is corrupt: coupling flag is 2, expected 0 or 1")
+rk4_bad_checkpoint(precision_resealed "set:precision=12" 1 "checkpoint is corrupt: precision field is 12, expected 8 or 16")
+rk4_bad_checkpoint(history_resealed "set:delta.3=nan" 1 "checkpoint is corrupt: stored delta\\[3\\] is not finite")
+rk4_bad_checkpoint(sum_resealed "add:sum_re_g=1e-6" 1
+                   "checkpoint is corrupt: stored sum Re G = [-0-9.e]+ does not match the fields \\(their sum is [-0-9.e]+, rounding allows [0-9.e-]+\\)")
+rk4_bad_checkpoint(field_resealed "add:F.7=0.25" 1
+                   "checkpoint is corrupt: stored sum Re F = [-0-9.e]+ does not match the fields \\(their sum is")
+rk4_bad_checkpoint(n "set:n=21" 0
+                   "checkpoint is corrupt: shape \\(427, 2\\) does not match n = 21 and step = 20 in its header \\(expected \\(468, 2\\)\\)")
+rk4_bad_checkpoint(version1 version1 0
+                   "checkpoint format version 1 has no integrity check \\(written by kmini < [0-9.]+\\); restart from the start or from a checkpoint written by this kmini")
+rk4_bad_checkpoint(version3 "set:version=3" 0 "checkpoint format version 3 is not supported \\(this kmini reads version 2\\)")
+
 foreach(np 1 2 4)
   kmini_cli_test(mpi.cli.rk4.np${np} NP ${np} EXIT 0 VERIFIED rk4 RANKS ${np} FILES delta.npy F.npy G.npy
                  ARGS ${RK4_SMALL} --set rk4.n=37 --set rk4.write.delta=delta.npy --set rk4.write.F=F.npy --set rk4.write.G=G.npy)
