@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,20 @@ KOKKOS_FORCEINLINE_FUNCTION int popcount64(std::uint64_t x) {
 // node-local MPI rank. Empty when the user already chose a device or the
 // backend has no devices.
 std::vector<std::string> device_mapping_flags(int node_local_rank);
+
+// A failed allocation, recognised in what Kokkos throws: 3.4 and 4.0-4.3 a
+// std::runtime_error "Kokkos failed to allocate memory for label "L". ...
+// Allocation of size 1.5 G failed, ..." (3.4 adds a traceback line); 4.4+ a
+// std::runtime_error "Kokkos ERROR: Cuda memory space failed to allocate 1.5 G
+// (label="L")." (newer: Kokkos::Experimental::BadAlloc, a runtime_error);
+// raw allocations a Kokkos::Experimental::RawMemoryAllocationFailure, which
+// like any std::bad_alloc counts too. Nothing for other exceptions.
+struct AllocationFailure {
+  std::string label;   // the View's label, "" when unknown
+  double bytes = -1;   // the size asked for, < 0 when unknown
+  std::string reason;  // first line of the message, without Kokkos' preamble
+};
+std::optional<AllocationFailure> allocation_failure(const std::exception& e);
 
 // Names for results.json.
 inline std::string execution_space_name() { return Kokkos::DefaultExecutionSpace::name(); }

@@ -2,6 +2,7 @@
 // MPI combination of reductions and output files.
 #include "discount/discount.hpp"
 
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
 #include "discount/discount_kernels.hpp"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace kmini::discount {
@@ -107,25 +109,6 @@ struct Timings {
   double h2d = std::numeric_limits<double>::infinity(), e2e_kernel = h2d, d2h = h2d;  // of the best e2e
 };
 
-// Agrees across ranks on a failure only some ranks saw (file reads), then throws it everywhere.
-template <class Body>
-void collectively(const Environment& env, Body&& body) {
-  int status = kExitSuccess;
-  std::string message;
-  try {
-    body();
-  } catch (const UsageError& e) {
-    status = kExitUsage;
-    message = e.what();
-  } catch (const std::exception& e) {
-    status = kExitFailure;
-    message = e.what();
-  }
-  status = agree_on_status(env.comm(), status, message);
-  if (status == kExitUsage) throw UsageError(message);
-  if (status != kExitSuccess) throw RuntimeFailure(message);
-}
-
 template <class T>
 KernelReport run_typed(const Config& c, RunContext& ctx) {
   const Environment& env = ctx.env;
@@ -138,14 +121,19 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
                                                                                        : "per_id") +
                             "_" + suffix(c.single);
 
-  const DeviceArrays<T> a(D, M, O, cv_on, c.reduce, blocks);
-  auto h_mult = Kokkos::create_mirror_view(a.mult);
-  auto h_disc = Kokkos::create_mirror_view(a.disc);
-  auto h_cv = Kokkos::create_mirror_view(a.cv);
-  auto h_sums = Kokkos::create_mirror_view(a.sums);
+  // Every rank allocates, then reads its inputs; each phase is agreed by all
+  // ranks (a failure on one, such as a file read, is the same error on all).
+  const auto arrays = collectively(env.comm(), "discount", [&] {
+    DeviceArrays<T> a(D, M, O, cv_on, c.reduce, blocks);
+    return std::make_tuple(a, Kokkos::create_mirror_view(a.mult), Kokkos::create_mirror_view(a.disc),
+                           Kokkos::create_mirror_view(a.cv), Kokkos::create_mirror_view(a.sums));
+  });
+  const DeviceArrays<T>& a = std::get<0>(arrays);
+  const auto &h_mult = std::get<1>(arrays), &h_disc = std::get<2>(arrays);
+  const auto &h_cv = std::get<3>(arrays), &h_sums = std::get<4>(arrays);
   {
     ScopedRegion region("kmini::discount::inputs");
-    collectively(env, [&] {
+    collectively(env.comm(), "discount", [&] {
       load_input<T>(ctx.exec, c.mult_by, 0, a.mult, h_mult);
       load_input<T>(ctx.exec, c.discount, static_cast<std::uint64_t>(slice.first * row), a.disc, h_disc);
     });

@@ -43,10 +43,11 @@ struct DateSlice {
 DateSlice date_slice(std::int64_t dates, int rank, int ranks);
 
 // Device bytes one rank allocates for its slice (inputs, cv, reduction buffers).
-std::uint64_t bytes_per_rank(const Config& c, std::int64_t local_dates);
+ByteCount bytes_per_rank(const Config& c, std::int64_t local_dates);
 
-// Reads and validates the deck section; every size, shape, dtype and the
-// memory needed are checked here, before anything is allocated. Throws UsageError.
+// Reads and validates the deck section; every size, shape and dtype is
+// checked here, before anything is allocated (the memory the slices need is
+// checked by the driver, memory_needs). Throws UsageError.
 Config read_config(const DeckNode& section, MPI_Comm comm);
 
 class DiscountKernel final : public Kernel {
@@ -57,12 +58,15 @@ class DiscountKernel final : public Kernel {
   }
   void configure(const DeckNode& section, const Environment& env) override {
     config_ = read_config(section, env.comm());
+    dates_setting_ = section.where("dates") + ": " + section.path() + ".dates";
   }
   void print_plan(std::ostream& os, const Environment& env) const override;
+  std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
 
  private:
   Config config_;
+  std::string dates_setting_;  // where discount.dates comes from, blamed for memory
 };
 
 }  // namespace kmini::discount
