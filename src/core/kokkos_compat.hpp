@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,19 @@ std::vector<std::string> device_mapping_flags(int node_local_rank);
 // the flags as Kokkos `version` spells them; throws UsageError (one line) for
 // an unknown, malformed or repeated flag, or one this version cannot honour.
 std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int version = KOKKOS_VERSION);
+// A failed allocation, recognised in what Kokkos throws: 3.4 and 4.0-4.3 a
+// std::runtime_error "Kokkos failed to allocate memory for label "L". ...
+// Allocation of size 1.5 G failed, ..." (3.4 adds a traceback line); 4.4+ a
+// std::runtime_error "Kokkos ERROR: Cuda memory space failed to allocate 1.5 G
+// (label="L")." (newer: Kokkos::Experimental::BadAlloc, a runtime_error);
+// raw allocations a Kokkos::Experimental::RawMemoryAllocationFailure, which
+// like any std::bad_alloc counts too. Nothing for other exceptions.
+struct AllocationFailure {
+  std::string label;   // the View's label, "" when unknown
+  double bytes = -1;   // the size asked for, < 0 when unknown
+  std::string reason;  // first line of the message, without Kokkos' preamble
+};
+std::optional<AllocationFailure> allocation_failure(const std::exception& e);
 
 // Names for results.json.
 inline std::string execution_space_name() { return Kokkos::DefaultExecutionSpace::name(); }

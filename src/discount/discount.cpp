@@ -13,6 +13,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace kmini::discount {
@@ -126,15 +127,20 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
                                                                                        : "per_id") +
                             "_" + suffix(c.single);
 
-  const DeviceArrays<T> a(D, M, O, cv_on, c.reduce, blocks);
-  auto h_mult = Kokkos::create_mirror_view(a.mult);
-  auto h_disc = Kokkos::create_mirror_view(a.disc);
-  auto h_cv = Kokkos::create_mirror_view(a.cv);
-  auto h_sums = Kokkos::create_mirror_view(a.sums);
+  // Every rank allocates, then reads its inputs; each phase is agreed by all
+  // ranks (a failure on one, such as a file read, is the same error on all).
+  const auto arrays = collectively(env.comm(), "discount", [&] {
+    DeviceArrays<T> a(D, M, O, cv_on, c.reduce, blocks);
+    return std::make_tuple(a, Kokkos::create_mirror_view(a.mult), Kokkos::create_mirror_view(a.disc),
+                           Kokkos::create_mirror_view(a.cv), Kokkos::create_mirror_view(a.sums));
+  });
+  const DeviceArrays<T>& a = std::get<0>(arrays);
+  const auto &h_mult = std::get<1>(arrays), &h_disc = std::get<2>(arrays);
+  const auto &h_cv = std::get<3>(arrays), &h_sums = std::get<4>(arrays);
   std::int64_t nonfinite_mult = 0, nonfinite_disc = 0;
   {
     ScopedRegion region("kmini::discount::inputs");
-    collectively(env.comm(), [&] {
+    collectively(env.comm(), "discount", [&] {
       nonfinite_mult = load_input<T>(ctx.exec, c.mult_by, 0, a.mult, h_mult);
       nonfinite_disc = load_input<T>(ctx.exec, c.discount, static_cast<std::uint64_t>(slice.first * row), a.disc, h_disc);
     });

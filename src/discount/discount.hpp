@@ -43,11 +43,16 @@ struct DateSlice {
 DateSlice date_slice(std::int64_t dates, int rank, int ranks);
 
 // Device bytes one rank allocates for its slice (inputs, cv, reduction buffers).
-std::uint64_t bytes_per_rank(const Config& c, std::int64_t local_dates);
+ByteCount bytes_per_rank(const Config& c, std::int64_t local_dates);
 
-// Reads and validates the deck section; every size, shape, dtype and the
-// memory needed are checked here, before anything is allocated. Throws UsageError.
+// Reads and validates the deck section; every size, shape and dtype is
+// checked here, before anything is allocated (the memory the slices need is
+// checked by the driver, memory_needs). Throws UsageError.
 Config read_config(const DeckNode& section, MPI_Comm comm);
+
+// The size key a size problem is blamed on: the largest of dates, ids and
+// terms that the deck (or a --set) gives, else dates.
+std::string size_key(const DeckNode& section, const Config& c);
 
 class DiscountKernel final : public Kernel {
  public:
@@ -61,12 +66,15 @@ class DiscountKernel final : public Kernel {
     const DeckNode write = section.child("write");
     add_output(write, "cv", config_.write_cv);
     add_output(write, "reduced", config_.write_reduced);
+    size_setting_ = section.located(size_key(section, config_));
   }
   void print_plan(std::ostream& os, const Environment& env) const override;
+  std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
 
  private:
   Config config_;
+  std::string size_setting_;  // the size key blamed for memory (size_key), with where it comes from
 };
 
 }  // namespace kmini::discount

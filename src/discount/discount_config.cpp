@@ -1,19 +1,14 @@
 // The discount deck section: sizes, inputs, outputs, all validated before
 // anything is allocated.
+#include "core/checked_size.hpp"
 #include "core/errors.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_kernels.hpp"
 #include "results/results.hpp"
 
 #include <mpi.h>
-#include <unistd.h>
 
-#include <limits>
 #include <ostream>
-
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime.h>
-#endif
 
 namespace kmini::discount {
 
@@ -62,8 +57,13 @@ void require_file_shape(const DeckNode& init, const std::string& key, const Inpu
                                    spec.path + " has shape " + npy::shape_string(spec.file.shape));
 }
 
-// The size key a size problem is blamed on: the largest of dates, ids and terms
-// that the deck (or a --set) gives, else dates.
+// D * M * O * 2 * bytes must be a valid byte count.
+void check_no_overflow(const DeckNode& s, const Config& c, std::initializer_list<std::uint64_t> factors) {
+  if (!checked_product(factors)) s.fail(size_key(s, c), "dates * ids * terms * 2 * element size below 2^63 bytes");
+}
+
+}  // namespace
+
 std::string size_key(const DeckNode& s, const Config& c) {
   std::string key = "dates";
   std::int64_t largest = 0;
@@ -75,27 +75,6 @@ std::string size_key(const DeckNode& s, const Config& c) {
   return key;
 }
 
-// D * M * O * bytes must be a valid (signed 64-bit) byte count.
-void check_no_overflow(const DeckNode& s, const Config& c, std::initializer_list<std::uint64_t> factors) {
-  std::uint64_t p = 1;
-  for (std::uint64_t f : factors)
-    if (__builtin_mul_overflow(p, f, &p) || p > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      s.fail(size_key(s, c), "dates * ids * terms * 2 * element size below 2^63 bytes");
-}
-
-// What this rank's device memory can hold at most.
-std::uint64_t memory_capacity_bytes() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (!compat::device_is_host_accessible) {
-    std::size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) return total_b;
-  }
-#endif
-  return static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
-}
-
-}  // namespace
-
 DateSlice date_slice(std::int64_t dates, int rank, int ranks) {
   // Balanced blocks: the first (dates % ranks) ranks get one date more.
   const std::int64_t base = dates / ranks, extra = dates % ranks;
@@ -105,18 +84,17 @@ DateSlice date_slice(std::int64_t dates, int rank, int ranks) {
   return s;
 }
 
-std::uint64_t bytes_per_rank(const Config& c, std::int64_t local_dates) {
-  const std::uint64_t row = static_cast<std::uint64_t>(c.row()), d = static_cast<std::uint64_t>(local_dates);
-  std::uint64_t elements = row + d * row;  // multBy + discount slice
-  if (c.computes_cv()) elements += d * row;
-  if (c.reduce == Reduce::PerDate) elements += d * ((row + kBlock - 1) / kBlock) + d;
-  if (c.reduce == Reduce::PerId) elements += static_cast<std::uint64_t>(c.ids);
-  return elements * c.element_size();
+ByteCount bytes_per_rank(const Config& c, std::int64_t local_dates) {
+  const auto row = static_cast<std::uint64_t>(c.row()), d = static_cast<std::uint64_t>(local_dates);
+  const std::uint64_t e = c.element_size();
+  ByteCount bytes = ByteCount::of(row, e) + ByteCount::of(d, row * e);  // multBy + discount slice
+  if (c.computes_cv()) bytes += ByteCount::of(d, row * e);
+  if (c.reduce == Reduce::PerDate) bytes += ByteCount::of(d, ((row + kBlock - 1) / kBlock + 1) * e);
+  if (c.reduce == Reduce::PerId) bytes += ByteCount::of(static_cast<std::uint64_t>(c.ids), e);
+  return bytes;
 }
 
-Config read_config(const DeckNode& s, MPI_Comm comm) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
+Config read_config(const DeckNode& s, MPI_Comm) {
   Config c;
   const DeckNode init = s.child("init");
   c.mult_by = read_input(init, "mult_by", 1, 2, "ids x terms");
@@ -148,20 +126,15 @@ Config read_config(const DeckNode& s, MPI_Comm comm) {
   }
   if (c.write_cv.empty()) write.text("cv", "");
 
-  // The global array must be addressable and every rank's slice must fit.
+  // The global array must be addressable (whether each rank's slice fits its
+  // device is checked by the driver: memory_needs).
   check_no_overflow(s, c, {static_cast<std::uint64_t>(c.dates), static_cast<std::uint64_t>(c.ids),
-                       static_cast<std::uint64_t>(c.terms), 2 * c.element_size()});
-  const std::int64_t most_dates = date_slice(c.dates, 0, ranks).count;
-  const std::uint64_t need = bytes_per_rank(c, most_dates);
-  const std::uint64_t have = memory_capacity_bytes();
-  int fits = need <= have ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm);
-  if (!fits)
-    s.fail(size_key(s, c), "sizes whose slice fits in memory: dates x ids x terms = " + std::to_string(c.dates) +
-                               " x " + std::to_string(c.ids) + " x " + std::to_string(c.terms) + " needs " +
-                               std::to_string(need) + " bytes per rank at " + std::to_string(ranks) +
-                               " rank(s), the memory holds " + std::to_string(have));
+                           static_cast<std::uint64_t>(c.terms), 2 * c.element_size()});
   return c;
+}
+
+std::vector<MemoryNeed> DiscountKernel::memory_needs(const Environment& env, bool) const {
+  return {{bytes_per_rank(config_, date_slice(config_.dates, 0, env.size()).count), size_setting_}};
 }
 
 void DiscountKernel::print_plan(std::ostream& os, const Environment& env) const {
@@ -171,7 +144,7 @@ void DiscountKernel::print_plan(std::ostream& os, const Environment& env) const 
      << (c.single ? "single" : "double") << "), reduce = " << reduce[static_cast<int>(c.reduce)]
      << (c.computes_cv() ? ", cv computed" : ", cv not computed") << ", dates per rank <= "
      << date_slice(c.dates, 0, env.size()).count << ", device memory per rank <= "
-     << format_number(static_cast<double>(bytes_per_rank(c, date_slice(c.dates, 0, env.size()).count)) / (1 << 20))
+     << format_number(bytes_per_rank(c, date_slice(c.dates, 0, env.size()).count).approx() / (1 << 20))
      << " MiB, repeat = " << c.repeat << "\n";
 }
 

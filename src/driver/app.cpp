@@ -1,6 +1,7 @@
 #include "driver/app.hpp"
 
 #include "core/collective.hpp"
+#include "core/device_memory.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
@@ -52,6 +53,25 @@ void remove_if_empty(const std::vector<std::filesystem::path>& created) {
 int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck, const std::vector<std::string>& order,
                 std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out);
 
+// Checks the plans of the kernels that run against this rank's share of its
+// device before anything is allocated: the same UsageError on every rank
+// (the memory is agreed). A dry run only reports plans that do not fit here,
+// so decks for larger machines can be planned anywhere; plans that overflow
+// 64-bit byte counts fit nowhere and are errors in both modes.
+std::vector<std::string> check_device_memory(const Environment& env, const std::vector<const Kernel*>& kernels,
+                                             bool verify, bool dry_run) {
+  const RankMemory memory = device_memory_per_rank(env.comm());
+  std::vector<std::string> notes;
+  for (const Kernel* k : kernels)
+    for (const MemoryNeed& need : k->memory_needs(env, verify)) {
+      const std::string shortfall = memory_shortfall(need.bytes, memory);
+      if (shortfall.empty()) continue;
+      if (!dry_run || !need.bytes.fits()) throw UsageError(need.setting + ": " + shortfall);
+      notes.push_back(need.setting + ": " + shortfall + " (a run here stops with exit 2)");
+    }
+  return notes;
+}
+
 int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out) {
   // A bad --kokkos-* flag: Kokkos is not initialised, so nothing below may run.
   if (!env.usage_problem().empty()) throw UsageError(env.usage_problem());
@@ -87,6 +107,9 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
       if (k->name() == name) return *k;
     throw UsageError("unknown kernel " + name);  // unreachable: names were validated
   };
+  std::vector<const Kernel*> running;
+  for (const auto& name : order) running.push_back(&find(name));
+  const auto memory_notes = check_device_memory(env, running, verify, cl.dry_run);
 
   if (env.is_root()) {
     out << "kmini " << kVersion << ": deck " << deck.origin() << ", " << env.size() << " MPI rank(s), Kokkos "
@@ -97,6 +120,7 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
       out << "  ";
       find(name).print_plan(out, env);
     }
+    for (const auto& note : memory_notes) out << "note: " << note << "\n";
   }
   if (cl.dry_run) return kExitSuccess;
 
@@ -128,7 +152,12 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
   std::vector<std::string> failed;
   for (const auto& name : order) {
     if (env.is_root()) out << "running " << name << " ..." << std::endl;
-    KernelReport report = find(name).run(ctx);
+    KernelReport report;
+    try {
+      report = find(name).run(ctx);
+    } catch (...) {
+      rethrow_one_line(name);  // e.g. an allocation that failed although the plan fitted
+    }
     if (report.verified && !*report.verified) failed.push_back(name);
     results.add(name, report);
   }

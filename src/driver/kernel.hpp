@@ -1,6 +1,7 @@
 #pragma once
 // What every kmini kernel provides to the driver, and what the driver gives
 // each kernel while it runs.
+#include "core/checked_size.hpp"
 #include "core/environment.hpp"
 #include "deck/deck.hpp"
 #include "io/json.hpp"
@@ -60,6 +61,13 @@ struct RunContext {
   }
 };
 
+// Device memory a kernel's plan needs per rank, and the deck setting that
+// sizes it ("deck.yaml:4: stream.n"), named when it does not fit.
+struct MemoryNeed {
+  ByteCount bytes;
+  std::string setting;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -69,6 +77,10 @@ class Kernel {
   virtual void configure(const DeckNode& section, const Environment& env) = 0;
   // What --dry-run prints: sizes, memory per rank, slices.
   virtual void print_plan(std::ostream& os, const Environment& env) const = 0;
+  // What its plan allocates per rank at the peak: device memory, and on host
+  // backends the host copies too (they share that memory). The driver checks
+  // these against the device before anything runs.
+  virtual std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const = 0;
   virtual KernelReport run(RunContext& ctx) = 0;
   // The files run() will write, as configured (paths relative to --out unless
   // absolute); checked on every rank before anything runs.

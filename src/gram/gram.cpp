@@ -1,15 +1,15 @@
 #include "gram/gram.hpp"
 
 #include "core/collective.hpp"
+#include "core/device_memory.hpp"
 #include "core/errors.hpp"
+#include "core/kokkos_compat.hpp"
 #include "core/timer.hpp"
 #include "gram/gram_kernels.hpp"
 #include "gram/gram_reference.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "results/results.hpp"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -31,17 +31,6 @@ constexpr double kGemmCheckLimit = 1ull << 26;
 // Bytes of unpacked input read per block when packing a file.
 constexpr std::int64_t kReadBlockBytes = 64ll << 20;
 
-// Device memory an `auto` budget may use: half of it.
-double default_memory_budget() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  std::size_t free_bytes = 0, total_bytes = 0;
-  cudaMemGetInfo(&free_bytes, &total_bytes);
-  return 0.5 * double(total_bytes);
-#else
-  return 0.5 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-#endif
-}
-
 std::string gib(double bytes) {
   std::ostringstream os;
   os << format_number(bytes / double(1ull << 30)) << " GiB";
@@ -52,13 +41,21 @@ std::string gib(double bytes) {
 
 // --- plan -------------------------------------------------------------------
 
+double slice_bytes_per_row(const Config& c, bool host) {
+  double bytes = c.jaccard ? 8.0 : 4.0;  // counts (+ float similarity)
+  // Host copies of the 4-byte values: the written block and its mirror (or
+  // packed upper rows) with write.C, else the rows checked.
+  if (host) bytes += c.write_c.empty() ? 4.0 : 8.0;
+  return double(c.a.rows) * bytes;
+}
+
 Plan make_plan(const Config& c, int ranks) {
   Plan p;
   p.rows = c.a.rows;
   p.cols = c.a.cols;
   p.words = words_allocated(c.a.cols);
   p.packed_bytes = double(p.rows) * double(p.words) * sizeof(Word);
-  const double per_row = double(p.rows) * (c.jaccard ? 8.0 : 4.0);  // counts (+ float similarity)
+  const double per_row = slice_bytes_per_row(c, compat::device_is_host_accessible);
   const std::int64_t tile = TileParams::tile;
   if (c.row_slice > 0) {
     p.height = std::min(c.row_slice, p.rows);
@@ -90,6 +87,32 @@ Plan make_plan(const Config& c, int ranks) {
   return p;
 }
 
+ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
+  const auto rows = static_cast<std::uint64_t>(p.rows), cols = static_cast<std::uint64_t>(p.cols);
+  const auto height = static_cast<std::uint64_t>(p.height);
+  ByteCount bytes = ByteCount::of(rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));  // packed A
+  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));   // one slice
+  bytes += ByteCount::of(rows, 4 + 8) + ByteCount(kHistogramBins * 8);                         // ones, row sums
+  if (c.a.kind != Source::Kind::Random) {  // the file's staging block
+    const std::int64_t row_bytes = c.a.kind == Source::Kind::Packed ? (c.a.cols + 7) / 8 : c.a.cols;
+    const std::int64_t block = std::max<std::int64_t>(1, std::min(p.rows, kReadBlockBytes / row_bytes));
+    bytes += ByteCount::of(static_cast<std::uint64_t>(block), static_cast<std::uint64_t>(row_bytes));
+  }
+  // Verification: the double gemm check on small matrices (all rows, <= 64
+  // checked rows, their products), and the host reference on host backends.
+  ByteCount extra;
+  if (verify && double(rows) * double(cols) <= kGemmCheckLimit)
+    extra = ByteCount::of(rows * cols + 64 * cols + 64 * rows, sizeof(double));
+  if (verify && host && double(rows) * double(cols) <= kHostReferenceLimit)
+    extra += ByteCount::of(rows, cols + static_cast<std::uint64_t>(p.words) * sizeof(Word));
+  // The baseline: the unpacked matrix in float and its panel of C.
+  if (c.baseline) {
+    const auto panel = static_cast<std::uint64_t>(std::min(c.baseline_rows, p.rows));
+    extra = max(extra, ByteCount::of(rows, cols * sizeof(float)) + ByteCount::of(panel, rows * sizeof(float)));
+  }
+  return bytes + extra;
+}
+
 // --- configuration ------------------------------------------------------------
 
 void GramKernel::configure(const DeckNode& s, const Environment& env) {
@@ -101,11 +124,13 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
     const DeckNode r = a.child("random");
     c.a.kind = Source::Kind::Random;
     c.a.rows = r.integer("rows", 1024, 1, kMaxDim);
+    size_setting_ = r.where("rows") + ": " + r.path() + ".rows";
     c.a.cols = r.integer("cols", 4096, 1, kMaxDim);
     c.a.density = r.real("density", 0.5, 0.0, 1.0);
     c.a.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
   } else {
     c.a.path = a.required_text("file");
+    size_setting_ = a.where("file") + ": " + a.path() + ".file";
     const bool packed = a.boolean("packed", false);
     if (packed) c.a.cols = a.required_integer("cols", 1, kMaxDim);
     try {  // problems with the file name the deck line and key that gave it
@@ -138,10 +163,13 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   }
   if (!s.has("memory_budget") || s.is_word("memory_budget", "auto")) {
     s.text("memory_budget", "auto");
-    c.memory_budget = default_memory_budget();
+    // Half of what this rank may use of its device (collective, same on every rank).
+    c.memory_budget = 0.5 * double(device_memory_per_rank(env.comm()).per_rank);
   } else {
     c.memory_budget = s.real("memory_budget", 0, 0, 1e18, true);
+    c.budget_given = true;
   }
+  budget_setting_ = s.where("memory_budget") + ": " + s.path() + ".memory_budget";
   c.jaccard = s.choice("similarity", "counts", {"counts", "jaccard"}) == "jaccard";
   c.upper = s.choice("triangle", "full", {"full", "upper"}) == "upper";
   const DeckNode w = s.child("write");
@@ -154,7 +182,23 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   outputs_.clear();
   add_output(w, "C", c.write_c);
   add_output(w, "summary", c.write_summary);
-  make_plan(config_, env.size());  // budget errors before anything runs
+  const Plan p = make_plan(config_, env.size());  // budget errors before anything runs
+  if (c.row_slice > 0) size_setting_ = s.where("row_slice") + ": " + s.path() + ".row_slice";
+  // An explicit slice height must respect an explicit budget too.
+  if (c.row_slice > 0 && c.budget_given && p.packed_bytes + p.slice_bytes > c.memory_budget)
+    s.fail("row_slice", "a slice height within gram.memory_budget (" + format_bytes(c.memory_budget) + "): packed A " +
+                            format_bytes(p.packed_bytes) + " + " + std::to_string(p.height) + " rows of C " +
+                            format_bytes(p.slice_bytes));
+}
+
+std::vector<MemoryNeed> GramKernel::memory_needs(const Environment& env, bool verify) const {
+  std::vector<MemoryNeed> needs;
+  // An explicit budget must exist on the device (auto is half of it).
+  if (config_.budget_given)
+    needs.push_back({ByteCount(static_cast<std::uint64_t>(config_.memory_budget)), budget_setting_});
+  const Plan p = make_plan(config_, env.size());
+  needs.push_back({device_bytes(config_, p, verify, compat::device_is_host_accessible), size_setting_});
+  return needs;
 }
 
 void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
@@ -275,6 +319,14 @@ std::vector<std::int64_t> check_rows(const Plan& p) {
   return rows;
 }
 
+// The slice loop's device buffers.
+struct SliceBuffers {
+  Kokkos::View<std::int32_t*, MemSpace> ones, counts;  // popcount per row; C slice
+  Kokkos::View<float*, MemSpace> sim;                  // jaccard slice
+  Kokkos::View<std::int64_t*, MemSpace> row_sums;
+  Kokkos::View<std::uint64_t*, MemSpace> histogram;
+};
+
 struct Summary {
   std::vector<std::int64_t> row_sums;
   std::vector<std::uint64_t> histogram;
@@ -294,10 +346,26 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const Plan plan = make_plan(c, env.size());
   const std::int64_t rows = plan.rows;
 
+  // Allocations (and the file reads of packing) are agreed by all ranks
+  // before any collective: a rank that fails stops every rank.
   FencedTimer<ExecSpace> pack_timer(ctx.exec);
-  const Packed packed = load_packed(ctx.exec, c.a);
+  const Packed packed = collectively(env.comm(), "gram", [&] { return load_packed(ctx.exec, c.a); });
   const double pack_seconds = allreduce_max(env.comm(), pack_timer.seconds());
-  Kokkos::View<std::int32_t*, MemSpace> ones("kmini::gram::ones", rows);
+  // Unused buffers are allocated empty: default-constructed Views crashed on
+  // destruction with the Kokkos 4.6.99 OpenMP build.
+  const bool want_summary = !c.write_summary.empty() || ctx.verify;
+  const SliceBuffers buffers = collectively(env.comm(), "gram", [&] {
+    return SliceBuffers{Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
+                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", plan.height * rows),
+                        Kokkos::View<float*, MemSpace>("kmini::gram::J_slice", c.jaccard ? plan.height * rows : 0),
+                        Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
+                        Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram",
+                                                                want_summary ? kHistogramBins : 0)};
+  });
+  const auto &ones = buffers.ones, &counts = buffers.counts;
+  const auto& sim = buffers.sim;
+  const auto& row_sums = buffers.row_sums;
+  const auto& histogram = buffers.histogram;
   row_ones(ctx.exec, packed, ones);
 
   std::vector<Slice> mine;
@@ -306,13 +374,6 @@ KernelReport GramKernel::run(RunContext& ctx) {
   std::int64_t rounds = static_cast<std::int64_t>(mine.size());
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, env.comm());
 
-  Kokkos::View<std::int32_t*, MemSpace> counts("kmini::gram::C_slice", plan.height * rows);
-  // Unused buffers are allocated empty: default-constructed Views crashed on
-  // destruction with the Kokkos 4.6.99 OpenMP build.
-  const bool want_summary = !c.write_summary.empty() || ctx.verify;
-  Kokkos::View<float*, MemSpace> sim("kmini::gram::J_slice", c.jaccard ? plan.height * rows : 0);
-  Kokkos::View<std::int64_t*, MemSpace> row_sums("kmini::gram::row_sums", want_summary ? rows : 0);
-  Kokkos::View<std::uint64_t*, MemSpace> histogram("kmini::gram::histogram", want_summary ? kHistogramBins : 0);
 
   // Timed repetitions: the slice loop alone (best of `repeat`).
   double compute_seconds = std::numeric_limits<double>::infinity();

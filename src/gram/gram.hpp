@@ -25,6 +25,7 @@ struct Config {
   Source a;
   std::int64_t row_slice = 0;        // 0: auto
   double memory_budget = 0;          // bytes of device memory for packed A + one slice
+  bool budget_given = false;         // memory_budget set in the deck (not auto)
   bool jaccard = false;              // similarity: jaccard (float32) instead of counts (int32)
   bool upper = false;                // triangle: upper (packed rows i, j >= i)
   std::string write_c, write_summary;
@@ -49,6 +50,17 @@ struct Plan {
 // Slice height for `auto`: the largest multiple of the tile that fits the budget.
 Plan make_plan(const Config& c, int ranks);
 
+// Bytes per row of a slice the budget pays for: C counts (int32), the jaccard
+// slice (float32), and, when host copies share that memory (host backends),
+// the host copies of the slice for output and checks.
+double slice_bytes_per_row(const Config& c, bool host_copies_share_memory);
+
+// Everything one rank allocates at its peak for `plan`: packed A, one slice
+// (with its host copies where they share the memory), row buffers, the file
+// staging block, and the larger of the verification's and the baseline's
+// extra matrices.
+ByteCount device_bytes(const Config& c, const Plan& plan, bool verify, bool host_copies_share_memory);
+
 class GramKernel final : public Kernel {
  public:
   std::string name() const override { return "gram"; }
@@ -57,12 +69,14 @@ class GramKernel final : public Kernel {
   }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
+  std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
 
   const Config& config() const { return config_; }
 
  private:
   Config config_;
+  std::string budget_setting_, size_setting_;  // where memory_budget and the plan's size come from
 };
 
 // Float/double gemm on the unpacked matrix (gram_gemm.cpp, the only file that

@@ -1,6 +1,7 @@
 #include "io/npy.hpp"
 
 #include "core/collective.hpp"
+#include "core/checked_size.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "io/atomic_file.hpp"
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -168,9 +170,10 @@ std::string shape_string(const Shape& s) {
 }
 
 std::uint64_t Info::element_count() const {
-  std::uint64_t n = 1;
-  for (auto d : shape) n *= static_cast<std::uint64_t>(d);
-  return n;
+  // Checked: an Info may come from anywhere (read_info also checks the byte count).
+  const auto n = checked_product(shape);
+  if (!n) throw_size_overflow(path + ": shape " + shape_string(shape));
+  return *n;
 }
 
 Info read_info(const std::string& path) {
@@ -223,7 +226,11 @@ Info read_info(const std::string& path) {
   if (!known)
     bad(path, "unsupported dtype " + quoted_value(descr_text) + " (expected one of bool, u1, i4, i8, f4, f8, c8, c16)");
   info.data_offset = prefix + header_len;
-  const std::uint64_t want = info.element_count() * item_size(info.dtype);
+  // Shape x item size must be a valid byte count before it is compared with the file.
+  const auto elements = checked_product(info.shape);
+  const auto want_bytes = elements ? checked_mul(*elements, item_size(info.dtype)) : std::nullopt;
+  if (!want_bytes) throw_size_overflow(path + ": shape " + shape_string(info.shape) + " of " + short_name(info.dtype));
+  const std::uint64_t want = *want_bytes;
   const std::uint64_t have = size - info.data_offset;
   if (have < want)
     bad(path, "truncated data: shape " + shape_string(info.shape) + " of " + short_name(info.dtype) + " needs " +
@@ -250,11 +257,14 @@ void require_shape(const Info& info, const Shape& expected) {
 
 void read_elements(const Info& info, std::uint64_t first, std::uint64_t count, void* dst) {
   const std::size_t isz = item_size(info.dtype);
-  if (first + count > info.element_count()) bad(info.path, "read past the end of the array");
+  const auto end = checked_add(first, count);
+  const auto start = checked_mul(first, isz), bytes = checked_mul(count, isz);
+  const auto offset = start ? checked_add(info.data_offset, *start) : std::nullopt;
+  if (!end || *end > info.element_count() || !bytes || !offset) bad(info.path, "read past the end of the array");
   std::ifstream in(info.path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(info.data_offset + first * isz));
-  in.read(static_cast<char*>(dst), static_cast<std::streamsize>(count * isz));
-  if (static_cast<std::uint64_t>(in.gcount()) != count * isz) bad(info.path, "read failed (file changed?)");
+  in.seekg(static_cast<std::streamoff>(*offset));
+  in.read(static_cast<char*>(dst), static_cast<std::streamsize>(*bytes));
+  if (static_cast<std::uint64_t>(in.gcount()) != *bytes) bad(info.path, "read failed (file changed?)");
 }
 
 std::string make_header(DType dtype, const Shape& shape) {

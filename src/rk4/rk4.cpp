@@ -2,6 +2,7 @@
 
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/kokkos_compat.hpp"
 #include "core/timer.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
@@ -236,9 +237,15 @@ Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64
   v.tolerance = reference_tolerance<T>(steps);
   Problem p = c.problem;
   p.steps = k0 + steps;
-  Integrator<T, ExecSpace> it(ctx.exec, ctx.env.comm(), p, b.count);
-  load_state<T>(ctx.exec, c, b, it);
-  reference::State<T> ref{to_host<T>(it.F()), to_host<T>(it.G())};
+  // Allocations and input reads, agreed by all ranks before the collectives of start().
+  auto state = collectively(ctx.env.comm(), "rk4", [&] {
+    Integrator<T, ExecSpace> it(ctx.exec, ctx.env.comm(), p, b.count);
+    load_state<T>(ctx.exec, c, b, it);
+    reference::State<T> ref{to_host<T>(it.F()), to_host<T>(it.G())};
+    return std::make_pair(std::move(it), std::move(ref));
+  });
+  Integrator<T, ExecSpace>& it = state.first;
+  reference::State<T>& ref = state.second;
   it.start(k0, c.resumed ? &c.resumed->sums : nullptr, false);
   for (std::int64_t k = 0; k < steps; ++k) it.step();
   v.device_history = history_to_host(it.history(), k0, k0 + steps);
@@ -274,6 +281,8 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   p.n = s.integer("n", 256, 1, 1 << 21);
   p.dt = s.real("dt", 1e-3, 0, kMaxReal, true);
   p.steps = s.integer("steps", 100, 0);
+  n_setting_ = s.where("n") + ": " + s.path() + ".n";
+  steps_setting_ = s.where("steps") + ": " + s.path() + ".steps";
   if (!s.has("g") || s.is_word("g", "auto")) {
     s.text("g", "auto");
     p.g = 1.0 / (static_cast<double>(p.n) * static_cast<double>(p.n));
@@ -330,11 +339,45 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (c.checkpoint_every > 0 && c.checkpoint_every <= p.steps) add_output(checkpoint, "path", c.checkpoint_path);
 }
 
+// Device buffers of an integrator besides fields and history: the step map,
+// the sums, the first bad step, and Kokkos' reduction scratch (a generous bound).
+constexpr std::uint64_t kIntegratorFixedBytes = 64 << 10;
+
+Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host) {
+  const Problem& p = c.problem;
+  const auto count = static_cast<std::uint64_t>(block_of(p.n, 0, ranks).count);  // the largest block
+  const std::uint64_t elem = c.single ? 8 : 16;                                 // complex<float | double>
+  const auto k0 = static_cast<std::uint64_t>(c.resumed ? c.resumed->step : 0);
+  const auto steps = static_cast<std::uint64_t>(p.steps);
+  const ByteCount fixed(kIntegratorFixedBytes);
+  Rk4Memory m;
+  m.fields = ByteCount::of(count, 4 * elem);  // F, G and their next-step buffers
+  m.history = ByteCount::of(steps + 1, 16);   // delta[0..steps], complex<double>
+  m.total = m.fields + ByteCount::of(count, 8) + m.history + fixed;  // + the invariant, 8 bytes per element
+  if (host) {
+    m.total += m.history;  // its host copy for the outputs
+    if (c.checkpoint_every > 0 || c.resumed)
+      m.total += ByteCount::of(count, 2 * elem + 32);  // host F, G and the checkpoint's (F, G) rows
+  }
+  if (verify && c.verify_steps > 0 && steps > k0) {
+    const std::uint64_t checked = std::min<std::uint64_t>(static_cast<std::uint64_t>(c.verify_steps), steps - k0);
+    ByteCount check = m.fields + ByteCount::of(k0 + checked + 1, 16) + fixed;
+    if (host) check += ByteCount::of(count, 12 * elem);  // host reference: the state and five stage states
+    m.total = max(m.total, check);
+  }
+  return m;
+}
+
+std::vector<MemoryNeed> Rk4Kernel::memory_needs(const Environment& env, bool verify) const {
+  const Rk4Memory m = memory_per_rank(config_, env.size(), verify, compat::device_is_host_accessible);
+  // Blame the setting behind the larger part.
+  return {{m.total, m.history.approx() > m.fields.approx() ? steps_setting_ : n_setting_}};
+}
+
 void Rk4Kernel::print_plan(std::ostream& os, const Environment& env) const {
   const Problem& p = config_.problem;
-  const Block b = block_of(p.n, 0, env.size());
-  const double bytes = config_.single ? 8 : 16;
-  const double mib = (4 * bytes + 8) * static_cast<double>(b.count) / (1 << 20);
+  const double mib =
+      memory_per_rank(config_, env.size(), true, compat::device_is_host_accessible).total.approx() / (1 << 20);
   os << "rk4: n = " << p.n << " (" << p.elements() << " elements, rows split over " << env.size()
      << " rank(s)), steps = " << p.steps << ", dt = " << fmt(p.dt) << ", g = " << fmt(p.g, 9)
      << (config_.g_auto ? " (1/n^2)" : "") << ", coupling " << (p.per_stage ? "per_stage" : "per_step") << ", "
@@ -363,8 +406,10 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
   if (ctx.verify && c.verify_steps > 0 && p.steps > k0)
     check = verify<T>(ctx, c, b, k0, std::min(c.verify_steps, p.steps - k0));
 
-  Integrator<T, ExecSpace> it(ctx.exec, env.comm(), p, b.count);
-  {
+  // Allocations and input reads, agreed by all ranks; then start(), whose
+  // invariant buffer is allocated after its collectives, agreed again.
+  Integrator<T, ExecSpace> it = collectively(env.comm(), "rk4", [&] {
+    Integrator<T, ExecSpace> it(ctx.exec, env.comm(), p, b.count);
     const auto prefix = load_state<T>(ctx.exec, c, b, it);
     if (k0 > 0) {
       auto h = Kokkos::create_mirror_view(it.history());
@@ -372,8 +417,9 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
       for (std::int64_t k = 0; k < k0; ++k) h(k) = Kokkos::complex<double>(prefix[k].real(), prefix[k].imag());
       Kokkos::deep_copy(ctx.exec, it.history(), h);
     }
-  }
-  it.start(k0, c.resumed ? &c.resumed->sums : nullptr, true);
+    return it;
+  });
+  collectively(env.comm(), "rk4", [&] { it.start(k0, c.resumed ? &c.resumed->sums : nullptr, true); });
 
   const auto fail_non_finite = [&](std::int64_t bad) {
     const auto history = history_to_host(it.history(), 0, bad);

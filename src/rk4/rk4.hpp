@@ -42,6 +42,7 @@ class Rk4Kernel final : public Kernel {
   }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
+  std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
   const Config& config() const { return config_; }
 
@@ -49,6 +50,16 @@ class Rk4Kernel final : public Kernel {
   template <class T>
   KernelReport run_typed(RunContext& ctx);
   Config config_;
+  std::string n_setting_, steps_setting_;  // where rk4.n and rk4.steps come from
 };
+
+// Bytes one rank's plan needs at its peak (see memory_needs): the fields and
+// their next-step buffers, the invariant, the delta history of steps + 1
+// complex<double>, the integrator's small buffers; the verification run; on
+// host backends the host copies (reference, checkpoint, history) as well.
+struct Rk4Memory {
+  ByteCount fields, history, total;
+};
+Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host_copies_share_memory);
 
 }  // namespace kmini::rk4

@@ -1,5 +1,6 @@
 #include "stream/stream.hpp"
 
+#include "core/collective.hpp"
 #include "core/timer.hpp"
 #include "results/results.hpp"
 #include "stream/stream_kernels.hpp"
@@ -34,11 +35,31 @@ double best_time(RunContext& ctx, std::int64_t repeat, Body&& body) {
   return best;
 }
 
+// The arrays of one op and their host mirrors, allocated on every rank before
+// any collective (collectively): a rank that cannot allocate stops them all.
+template <class T>
+struct Arrays {
+  using Device = Kokkos::View<T*, MemSpace>;
+  Device a, b, c;
+  typename Device::HostMirror ha, hb, hc;
+};
+
+template <class T>
+Arrays<T> allocate(const RunContext& ctx, std::int64_t n, bool with_b) {
+  return collectively(ctx.env.comm(), "stream", [&] {
+    typename Arrays<T>::Device a("kmini::stream::a", n), b("kmini::stream::b", with_b ? n : 0),
+        c("kmini::stream::c", n);
+    return Arrays<T>{a, b, c, Kokkos::create_mirror_view(a), Kokkos::create_mirror_view(b),
+                     Kokkos::create_mirror_view(c)};
+  });
+}
+
 template <class T>
 OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
   ScopedRegion region(std::string("kmini::stream::add_") + suffix<T>());
   const std::uint64_t first = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(ctx.env.rank());
-  Kokkos::View<T*, MemSpace> a("kmini::stream::a", n), b("kmini::stream::b", n), c("kmini::stream::c", n);
+  const Arrays<T> arrays = allocate<T>(ctx, n, true);
+  const auto &a = arrays.a, &b = arrays.b, &c = arrays.c;
   fill(ctx.exec, a, seed_for(ctx, 1), first);
   fill(ctx.exec, b, seed_for(ctx, 2), first);
 
@@ -49,9 +70,7 @@ OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
 
   // Transfer-inclusive: inputs host->device, kernel, output device->host.
   // On host backends the mirrors alias device memory and the copies are no-ops.
-  auto ha = Kokkos::create_mirror_view(a);
-  auto hb = Kokkos::create_mirror_view(b);
-  auto hc = Kokkos::create_mirror_view(c);
+  const auto &ha = arrays.ha, &hb = arrays.hb, &hc = arrays.hc;
   Kokkos::deep_copy(ctx.exec, ha, a);
   Kokkos::deep_copy(ctx.exec, hb, b);
   r.transfer_inclusive_seconds = best_time(ctx, repeat, [&] {
@@ -72,15 +91,15 @@ OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
 OpResult run_exp(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
   ScopedRegion region("kmini::stream::exp_f32");
   const std::uint64_t first = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(ctx.env.rank());
-  Kokkos::View<float*, MemSpace> a("kmini::stream::a", n), c("kmini::stream::c", n);
+  const Arrays<float> arrays = allocate<float>(ctx, n, false);
+  const auto &a = arrays.a, &c = arrays.c;
   fill(ctx.exec, a, seed_for(ctx, 3), first);
 
   OpResult r;
   r.name = "exp_f32";
   r.bytes = 2.0 * static_cast<double>(n) * sizeof(float);
   r.best_seconds = best_time(ctx, repeat, [&] { exp(ctx.exec, a, c); });
-  auto ha = Kokkos::create_mirror_view(a);
-  auto hc = Kokkos::create_mirror_view(c);
+  const auto &ha = arrays.ha, &hc = arrays.hc;
   Kokkos::deep_copy(ctx.exec, ha, a);
   r.transfer_inclusive_seconds = best_time(ctx, repeat, [&] {
     Kokkos::deep_copy(ctx.exec, a, ha);
@@ -98,18 +117,30 @@ OpResult run_exp(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
 
 }  // namespace
 
+std::uint64_t bytes_per_element(const Config& c) {
+  const bool add = std::find(c.ops.begin(), c.ops.end(), "add") != c.ops.end();
+  return add ? 3 * sizeof(double) : 2 * sizeof(float);
+}
+
 void StreamKernel::configure(const DeckNode& s, const Environment&) {
   config_.n = s.integer("n", config_.n, 1);
+  n_setting_ = s.where("n") + ": " + s.path() + ".n";
   config_.ops = s.choice_list("ops", config_.ops, {"add", "exp"});
   if (config_.ops.empty()) s.fail("ops", "at least one of add | exp");
   config_.repeat = s.integer("repeat", config_.repeat, 1, 100000);
 }
 
 void StreamKernel::print_plan(std::ostream& os, const Environment& env) const {
-  const double mib = 3.0 * static_cast<double>(config_.n) * 8 / (1 << 20);
-  os << "stream: n = " << config_.n << " per rank (" << config_.n * env.size() << " total), ops =";
+  const double mib = static_cast<double>(config_.n) * static_cast<double>(bytes_per_element(config_)) / (1 << 20);
+  const auto total = checked_mul(static_cast<std::uint64_t>(config_.n), static_cast<std::uint64_t>(env.size()));
+  os << "stream: n = " << config_.n << " per rank ("
+     << (total ? std::to_string(*total) : format_number(double(config_.n) * env.size())) << " total), ops =";
   for (const auto& o : config_.ops) os << " " << o;
   os << ", repeat = " << config_.repeat << ", device memory per rank <= " << format_number(mib) << " MiB\n";
+}
+
+std::vector<MemoryNeed> StreamKernel::memory_needs(const Environment&, bool) const {
+  return {{ByteCount::of(static_cast<std::uint64_t>(config_.n), bytes_per_element(config_)), n_setting_}};
 }
 
 KernelReport StreamKernel::run(RunContext& ctx) {

@@ -34,11 +34,17 @@ class StreamKernel final : public Kernel {
   }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
+  std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
 
  private:
   Config config_;
+  std::string n_setting_;  // where stream.n comes from, for memory errors
 };
+
+// Device bytes per element of the largest op: add holds a, b, c of float64
+// (24), exp a, c of float32 (8). Host mirrors alias them on host backends.
+std::uint64_t bytes_per_element(const Config& c);
 
 // Device-only bandwidth of add (float64) in bytes/s per rank, best of
 // `repeat`: the roof for kernels run without the stream kernel.

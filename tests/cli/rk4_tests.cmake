@@ -81,7 +81,7 @@ function(rk4_bad_checkpoint case edit reseal regex)
       set(name mpi.cli.rk4.bad.checkpoint.${case}.np2)
       set(np 2)
     endif()
-    kmini_cli_test(${name} NP ${np} EXIT 2 STDERR "kmini: error: [-a-zA-Z0-9_./]*\\.ckpt\\.npy: ${regex}"
+    kmini_cli_test(${name} NP ${np} EXIT 2 STDERR "kmini: error: --set rk4.restart=[-a-zA-Z0-9_./]*\\.ckpt\\.npy: rk4.restart: [-a-zA-Z0-9_./]*\\.ckpt\\.npy: ${regex}"
                    SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/rk4_bad_checkpoint.cmake
                    DEFS -DTAMPER=$<TARGET_FILE:kmini_checkpoint_tamper> -DCHECKPOINT=${CKPT} "-DEDIT=${edit}"
                         -DRESEAL=${reseal}

@@ -135,6 +135,50 @@ TEST(Npy, EchoedHeaderTextIsEscapedAndCut) {
   }
 }
 
+// A header whose shape x item size does not fit a 64-bit byte count is
+// rejected as such, never taken for a complete (empty or wrapped) array.
+namespace {
+std::string header_only_npy(const std::string& dict) {
+  std::string text = dict;
+  text.append(128 - 10 - dict.size() - 1, ' ');
+  text += '\n';
+  const std::string prefix = std::string("\x93NUMPY\x01\x00", 8) + char(text.size() & 0xff) + char(text.size() >> 8);
+  return prefix + text;
+}
+}  // namespace
+
+TEST(Npy, ShapesThatOverflowTheByteCountAreUsageErrors) {
+  const std::string p = test::work_path("overflow.npy");
+  const std::string file =
+      header_only_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4, 4611686018427387904), }");
+  ASSERT_EQ(file.size(), 128u);
+  test::write_bytes(p, file);
+  KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError,
+                         "overflow.npy: shape (4, 4611686018427387904) of f8 is too large (overflows 64-bit byte count)");
+  // 2^60 elements of 8 bytes: the element count fits, the bytes do not.
+  test::write_bytes(p, header_only_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1152921504606846976,), }"));
+  KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "of f8 is too large (overflows 64-bit byte count)");
+  // Just below the limit it is an ordinary (truncated) file.
+  test::write_bytes(p, header_only_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775000,), }"));
+  KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "truncated data: shape (9223372036854775000,) of u1 needs");
+  // A zero dimension makes any shape empty, and complete with no data.
+  test::write_bytes(p, header_only_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4611686018427387904), }"));
+  EXPECT_EQ(npy::read_info(p).element_count(), 0u);
+
+  npy::Info info;
+  info.path = "made.npy";
+  info.shape = {4, 4611686018427387904};
+  KMINI_EXPECT_THROW_MSG(info.element_count(), UsageError, "made.npy: shape (4, 4611686018427387904) is too large");
+}
+
+TEST(Npy, ReadsPastTheEndAreRefusedEvenWhenTheRangeWraps) {
+  const auto info = npy::read_info(data("f8_3x4.npy"));
+  double x = 0;
+  KMINI_EXPECT_THROW_MSG(npy::read_elements(info, 12, 1, &x), UsageError, "read past the end of the array");
+  KMINI_EXPECT_THROW_MSG(npy::read_elements(info, ~std::uint64_t(0), 2, &x), UsageError, "read past the end");
+  KMINI_EXPECT_THROW_MSG(npy::read_elements(info, std::uint64_t(1) << 61, 1, &x), UsageError, "read past the end");
+}
+
 TEST(Npy, RequireDtypeAndShapeNameTheFile) {
   const auto info = npy::read_info(data("f8_3x4.npy"));
   KMINI_EXPECT_THROW_MSG(npy::require_dtype(info, {DType::C8, DType::C16}), UsageError,
