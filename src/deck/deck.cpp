@@ -134,6 +134,65 @@ class UniqueKeys {
   long visited_ = 0;
 };
 
+// YAML allows no C0 control character but tab, LF and CR, and no DEL;
+// yaml-cpp takes them into values (a file name with U+0001 in it).
+void check_printable(const std::string& text, const std::string& origin) {
+  int line = 1;
+  for (char c : text) {
+    if (c == '\n') ++line;
+    if (is_control(c) && c != '\t' && c != '\n' && c != '\r')
+      throw UsageError(origin + ":" + std::to_string(line) + ": control character " + quoted_value(std::string(1, c)) +
+                       " in the deck, expected printable text (YAML allows only tab and line breaks)");
+  }
+}
+
+// yaml-cpp ends a quoted scalar that runs into the end of the text without an
+// error ("C.npy" with its closing quote missing on the last line is taken as
+// C.npy): every quoted scalar must have its closing quote in the text.
+class ClosedQuotes {
+ public:
+  ClosedQuotes(const std::string& text, const std::string& origin) : text_(text), origin_(origin) {}
+  void check(const YAML::Node& node) {
+    if (++visited_ > kMaxVisited) return;
+    if (node.IsMap()) {
+      for (const auto& kv : node) {
+        check(kv.first);
+        check(kv.second);
+      }
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) check(item);
+    } else if (node.IsScalar()) {
+      check_scalar(node);
+    }
+  }
+
+ private:
+  void check_scalar(const YAML::Node& node) const {
+    const auto mark = node.Mark();
+    if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text_.size()) return;
+    const char quote = text_[static_cast<std::size_t>(mark.pos)];
+    if (quote != '"' && quote != '\'') return;
+    for (std::size_t i = static_cast<std::size_t>(mark.pos) + 1; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') {
+        ++i;  // an escape: the next character is not a closing quote
+      } else if (text_[i] == quote) {
+        if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;  // '' inside single quotes is one quote
+        } else {
+          return;
+        }
+      }
+    }
+    throw UsageError(origin_ + ":" + std::to_string(mark.line + 1) + ": unterminated " +
+                     (quote == '"' ? "double" : "single") + "-quoted value, expected a closing " + quote);
+  }
+
+  static constexpr long kMaxVisited = 1000000;
+  const std::string& text_;
+  const std::string& origin_;
+  long visited_ = 0;
+};
+
 // A name in a --set key: letters, digits, '_' and '-'.
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
 
@@ -144,6 +203,7 @@ bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) |
 YAML::Node Deck::load_one_document(const std::string& text, const std::string& origin, const std::string& path,
                                    bool lines) {
   std::vector<YAML::Node> documents;
+  if (lines) check_printable(text, origin);
   try {
     documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
@@ -158,6 +218,7 @@ YAML::Node Deck::load_one_document(const std::string& text, const std::string& o
   }
   YAML::Node root = documents.empty() ? YAML::Node() : documents.front();  // an empty file: no keys
   UniqueKeys(origin, lines).check(root, path);
+  if (lines) ClosedQuotes(text, origin).check(root);
   return root;
 }
 

@@ -23,6 +23,9 @@ namespace kmini::gram {
 namespace {
 
 constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
+// The plan lists its slices (a few dozen bytes each): a million is ample for
+// any matrix a device holds and keeps planning instant.
+constexpr std::int64_t kMaxSlices = std::int64_t(1) << 20;
 constexpr std::int64_t kHistogramBins = 64;
 // Host reference on check rows up to this many matrix elements (bits).
 constexpr double kHostReferenceLimit = 1ull << 31;
@@ -72,6 +75,12 @@ Plan make_plan(const Config& c, int ranks) {
                        gib(p.packed_bytes) + ") and one row of C (" + gib(per_row) + ")");
   }
   p.slice_bytes = double(p.height) * per_row;
+  const std::int64_t count = p.rows / p.height + (p.rows % p.height ? 1 : 0);
+  if (count > kMaxSlices)  // the plan lists every slice: 2^31 rows in slices of 8 took minutes
+    throw UsageError(std::string(c.row_slice > 0 ? "gram.row_slice" : "gram.memory_budget") + ": slices of " +
+                     std::to_string(p.height) + " rows make " + std::to_string(count) + " slices of " +
+                     std::to_string(p.rows) + " rows, expected at most " + std::to_string(kMaxSlices) +
+                     (c.row_slice > 0 ? " (a taller row_slice)" : " (a larger memory_budget)"));
   // Slices in order; each goes to the least-loaded rank so far (the triangular
   // work shrinks along the rows, so this interleaves early and late slices).
   std::vector<double> load(static_cast<std::size_t>(ranks), 0.0);
@@ -182,6 +191,15 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   outputs_.clear();
   add_output(w, "C", c.write_c);
   add_output(w, "summary", c.write_summary);
+  if (c.row_slice > 0 && (c.a.rows + c.row_slice - 1) / c.row_slice > kMaxSlices) {
+    // Too many slices; when A itself fits no device, that is the problem to name.
+    const ByteCount packed = ByteCount::of(static_cast<std::uint64_t>(c.a.rows),
+                                           static_cast<std::uint64_t>(words_allocated(c.a.cols)) * sizeof(Word));
+    const std::string shortfall = memory_shortfall(packed, device_memory_per_rank(env.comm()));
+    if (!shortfall.empty()) throw UsageError(size_setting_ + ": " + shortfall);
+    s.fail("row_slice", "a slice height giving at most " + std::to_string(kMaxSlices) + " slices of the " +
+                            std::to_string(c.a.rows) + " rows");
+  }
   const Plan p = make_plan(config_, env.size());  // budget errors before anything runs
   if (c.row_slice > 0) size_setting_ = s.where("row_slice") + ": " + s.path() + ".row_slice";
   // An explicit slice height must respect an explicit budget too.

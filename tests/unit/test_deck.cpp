@@ -116,6 +116,22 @@ TEST(Deck, DuplicateSectionsAreErrors) {
             "t.yaml:3: stream: section given twice (lines 1 and 3)");
 }
 
+// yaml-cpp accepts both; YAML does not (generator cases malformed_yaml.023, .025).
+TEST(Deck, UnterminatedQuotesAndControlCharactersAreErrors) {
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("stream: {n: 5}\ngram:\n  write:\n    C: \"C.npy\n")),
+            "t.yaml:4: unterminated double-quoted value, expected a closing \"");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("stream:\n  n: 5\nrk4:\n  write:\n    F: 'F.npy\n")),
+            "t.yaml:5: unterminated single-quoted value, expected a closing '");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("stream: {n: 5}\nrk4:\n  write: {F: \"F\x01.npy\"}\n")),
+            "t.yaml:3: control character '\\x01' in the deck, expected printable text (YAML allows only tab and "
+            "line breaks)");
+  // Quotes, escaped quotes and doubled single quotes that do close stay valid.
+  Deck d = deck("stream: {n: 5}\nrk4:\n  write:\n    F: 'it''s \"F\".npy'\n    G: \"a\\\\\\\"b.npy\"\r\n    H: 'x\ty'\n");
+  EXPECT_EQ(d.root().child("rk4").child("write").text("F", ""), "it's \"F\".npy");
+  EXPECT_EQ(d.root().child("rk4").child("write").text("G", ""), "a\\\"b.npy");
+  EXPECT_EQ(d.root().child("rk4").child("write").text("H", ""), "x\ty");
+}
+
 TEST(Deck, OneDocumentOnly) {
   EXPECT_EQ(KMINI_USAGE_MESSAGE(deck("---\n---\nrun: {kernels: [bogus]}\n")),
             "t.yaml:2: a second YAML document starts here; a deck is one document");

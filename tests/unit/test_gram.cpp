@@ -204,6 +204,14 @@ TEST(Gram, PlanCoversRowsBalancesRanksAndRespectsBudget) {
   EXPECT_GT(q.height, 0);
   c.memory_budget = 1000;
   KMINI_EXPECT_THROW_MSG(make_plan(c, 1), UsageError, "gram.memory_budget");
+  // A plan of more than 2^20 slices is refused instead of listed (the
+  // generator's 2^31 rows in slices of 8 planned for minutes).
+  c.a = random_source(std::int64_t(1) << 21, 64, 0.5, 1);
+  c.row_slice = 2;
+  EXPECT_EQ(make_plan(c, 2).slices.size(), std::size_t(1) << 20);
+  c.row_slice = 1;
+  KMINI_EXPECT_THROW_MSG(make_plan(c, 2), UsageError,
+                         "gram.row_slice: slices of 1 rows make 2097152 slices of 2097152 rows, expected at most 1048576");
 }
 
 TEST(Gram, DistributedWriterWritesBlocksInAnyOrder) {

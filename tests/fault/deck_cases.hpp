@@ -1,0 +1,13 @@
+#pragma once
+// The generated families, by kind (internal to tests/fault).
+#include "bad_input_cases.hpp"
+
+#include <vector>
+
+namespace kmini::fault {
+
+std::vector<Family> deck_families();  // deck_cases.cpp
+std::vector<Family> npy_families();   // npy_cases.cpp
+std::vector<BadCase> npy_controls();  // the valid files the npy families mutate
+
+}  // namespace kmini::fault

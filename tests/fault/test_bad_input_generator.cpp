@@ -1,0 +1,148 @@
+// Issue 9's generator-driven bad-input test, in process: every generated bad
+// deck, --set, option and mutated .npy file must give exit 2, exactly one
+// `kmini: error:` line naming what it should, and write nothing. One test per
+// family, so failures come grouped; each failure prints how to reproduce it
+// with the real binary (KMINI_FAULT_SEED=N changes the generated cases).
+#include "bad_input_cases.hpp"
+#include "in_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <set>
+
+namespace kmini::fault {
+namespace {
+
+bool flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+// KMINI_FAULT_VERBOSE=1: print every case's error line; KMINI_FAULT_KEEP=1:
+// keep every case's directory (not only the failed ones').
+bool verbose() { return flag("KMINI_FAULT_VERBOSE"); }
+bool keep() { return flag("KMINI_FAULT_KEEP"); }
+
+std::vector<Failure> run_cases(const std::vector<BadCase>& cases, const std::string& root) {
+  std::vector<Failure> failures;
+  for (const auto& c : cases) {
+    const std::string dir = root + "/" + c.id;
+    materialise(c, dir);
+    const InProcessRun r = run_in_process(c, dir);
+    if (verbose()) std::cout << "  " << c.id << " [" << c.what.substr(0, 100) << "] -> " << r.status << ": " << r.err;
+    auto problems = check_run(c, dir, r.status, r.err);
+    if (!r.exception.empty()) problems.insert(problems.begin(), "an exception escaped run_app: " + r.exception);
+    if (!problems.empty()) failures.push_back(Failure{c, dir, problems, r.err});
+    else if (!keep()) remove_tree(dir);
+  }
+  return failures;
+}
+
+// One family: every case through run_app, failures reported together.
+class FamilyTest : public ::testing::Test {
+ public:
+  explicit FamilyTest(std::string name) : name_(std::move(name)) {}
+  void TestBody() override {
+    const Family& f = family(name_);
+    const std::uint64_t seed = seed_from_environment();
+    const auto cases = generate(f, seed);
+    ASSERT_FALSE(cases.empty());
+    const std::string root = work_dir() + "/" + f.name;
+    remove_tree(root);
+    const auto start = std::chrono::steady_clock::now();
+    const auto failures = run_cases(cases, root);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << report(f.name, cases.size(), failures, seed, seconds) << std::flush;
+    if (failures.empty() && !keep()) remove_tree(root);
+    EXPECT_TRUE(failures.empty()) << f.name << ": " << failures.size() << " of " << cases.size()
+                                  << " case(s) failed (listed above; their directories are kept under " << root
+                                  << ")";
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+// Tests named after their family: deck.wrong_type runs as deck.wrong_type
+// (ctest: fault.deck.wrong_type).
+void register_family_tests() {
+  for (const auto& f : families()) {
+    if (f.where != Where::InProcess) continue;
+    const auto dot = f.name.find('.');
+    ::testing::RegisterTest(f.name.substr(0, dot).c_str(), f.name.substr(dot + 1).c_str(), nullptr, nullptr,
+                            __FILE__, __LINE__, [name = f.name]() -> ::testing::Test* { return new FamilyTest(name); });
+  }
+}
+
+namespace {
+
+// The issue's counts: at least 200 generated bad decks and 200 mutated .npy
+// files; every case names something and ids are unique.
+TEST(FaultGenerator, CountsPerFamily) {
+  const std::uint64_t seed = seed_from_environment();
+  std::size_t decks = 0, npys = 0, subprocess = 0;
+  std::set<std::string> ids;
+  std::cout << "[ fault    ] generated cases per family (seed " << seed << "):\n";
+  for (const auto& f : families()) {
+    const auto cases = generate(f, seed);
+    std::cout << "[ fault    ]   " << f.name << ": " << cases.size()
+              << (f.where == Where::SubprocessOnly ? " (through the binary only)" : "") << "\n";
+    for (const auto& c : cases) {
+      EXPECT_TRUE(ids.insert(c.id).second) << "duplicate id " << c.id;
+      EXPECT_FALSE(c.must_name.empty()) << c.id << " names nothing to check";
+      EXPECT_EQ(c.expect_exit, 2) << c.id;
+    }
+    if (f.where == Where::SubprocessOnly) subprocess += cases.size();
+    else if (f.name.rfind("npy.", 0) == 0) npys += cases.size();
+    else decks += cases.size();
+  }
+  std::cout << "[ fault    ] in process: " << decks << " bad decks/arguments, " << npys << " mutated .npy files; "
+            << subprocess << " more through the binary only\n";
+  EXPECT_GE(decks, 200u);
+  EXPECT_GE(npys, 200u);
+}
+
+// Deterministic: the same seed gives the same cases, so a failure reproduces.
+TEST(FaultGenerator, SameSeedSameCases) {
+  for (const auto& f : families()) {
+    const auto a = generate(f, 7), b = generate(f, 7);
+    ASSERT_EQ(a.size(), b.size()) << f.name;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].args, b[i].args) << a[i].id;
+      ASSERT_EQ(a[i].files.size(), b[i].files.size()) << a[i].id;
+      for (std::size_t j = 0; j < a[i].files.size(); ++j) EXPECT_EQ(a[i].files[j].bytes, b[i].files[j].bytes) << a[i].id;
+    }
+  }
+}
+
+// The valid inputs the generators start from run (exit 0, results.json):
+// a case fails only for what was made bad in it, and the "nothing written"
+// check does see a run's outputs.
+TEST(FaultGenerator, ControlsRunAndTheChecksSeeTheirOutputs) {
+  const auto cases = controls();
+  const std::string root = work_dir() + "/controls";
+  remove_tree(root);
+  for (const auto& c : cases) {
+    const std::string dir = root + "/" + c.id;
+    materialise(c, dir);
+    const InProcessRun r = run_in_process(c, dir);
+    EXPECT_EQ(r.exception, "") << c.id;
+    const auto problems = check_run(c, dir, r.status, r.err);
+    EXPECT_TRUE(problems.empty()) << describe(c, dir) << "stderr: " << r.err << "\nstdout: " << r.out;
+    BadCase as_bad = c;  // the same run judged as a bad case must fail the checks
+    as_bad.expect_exit = 2;
+    as_bad.must_name = {"deck.yaml"};
+    const auto seen = check_run(as_bad, dir, r.status, r.err);
+    bool saw_output = false;
+    for (const auto& p : seen) saw_output = saw_output || (p.rfind("wrote into --out out/", 0) == 0 && p.find("results.json") != std::string::npos);
+    EXPECT_TRUE(saw_output) << c.id << ": the nothing-written check missed results.json";
+  }
+}
+
+}  // namespace
+}  // namespace kmini::fault

@@ -1,0 +1,22 @@
+// GoogleTest main for the in-process bad-input tests: MPI and Kokkos live for
+// the whole run, and run_app is called once per generated case.
+#include "../support/private_tmpdir.hpp"
+#include "core/environment.hpp"
+#include "in_process.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  kmini::test::use_private_tmpdir(KMINI_TEST_TMP);  // before MPI_Init: its session directory goes there
+  // A case kmini wrongly accepts must not take the shared machine's memory.
+  const rlim_t limit = rlim_t(8) << 30;
+  rlimit rl{limit, limit};
+  setrlimit(RLIMIT_AS, &rl);
+  kmini::Environment env(argc, argv);
+  kmini::fault::set_environment(&env);
+  kmini::fault::install_guards();
+  kmini::fault::register_family_tests();
+  return RUN_ALL_TESTS();
+}
