@@ -186,19 +186,19 @@ std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int 
       for (const auto& spec : kFlags)
         if (version >= spec.first_version && version < spec.last_version)
           known += (known.empty() ? "" : ", ") + prefix + spec.name;
-      throw UsageError("kmini: unknown Kokkos flag " + quoted_value(arg) + " (" + kokkos + " knows " + known + ")");
+      throw UsageError("unknown Kokkos flag " + quoted_value(arg) + " (" + kokkos + " knows " + known + ")");
     }
     const std::string shown = escape_cut(arg), flag = prefix + f->name;
     if (!valid_value(*f, has_value, value))
-      throw UsageError("kmini: " + shown + ": " + (has_value ? "got " + quoted_value(value) : "no value") +
+      throw UsageError("" + shown + ": " + (has_value ? "got " + quoted_value(value) : "no value") +
                        ", expected " + prefix + name + f->expected);
     for (const auto& [other, other_arg] : seen)
       if (other == f)
-        throw UsageError("kmini: " + flag + " given twice (" + quoted_value(other_arg) + " and " +
+        throw UsageError("" + flag + " given twice (" + quoted_value(other_arg) + " and " +
                          quoted_value(arg) + ")");
     seen.emplace_back(f, arg);
     if (version < f->first_version || version >= f->last_version)
-      throw UsageError("kmini: " + shown + ": not supported by " + kokkos + " (" + f->instead + ")");
+      throw UsageError("" + shown + ": not supported by " + kokkos + " (" + f->instead + ")");
 
     // Spelled as this version reads it.
     const std::string kind = f->name;

@@ -13,7 +13,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     auto value = [&](const std::string& opt) -> std::string {
       const std::string prefix = opt + "=";
       if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
-      if (i + 1 >= argc) throw UsageError("kmini: option " + opt + " needs a value (see --help)");
+      if (i + 1 >= argc) throw UsageError("option " + opt + " needs a value (see --help)");
       return argv[++i];
     };
     if (a == "--help" || a == "-h") cl.help = true;
@@ -24,16 +24,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       // One value: a second --out is ambiguous, not an override.
       const std::string dir = value("--out");
       if (out_given)
-        throw UsageError("kmini: --out given twice (" + quoted_value(cl.out_dir) + " and " + quoted_value(dir) + ")");
-      if (dir.empty()) throw UsageError("kmini: --out needs a non-empty directory name");
+        throw UsageError("--out given twice (" + quoted_value(cl.out_dir) + " and " + quoted_value(dir) + ")");
+      if (dir.empty()) throw UsageError("--out needs a non-empty directory name");
       cl.out_dir = dir;
       out_given = true;
     } else if (a.rfind("--kokkos-", 0) == 0) continue;  // checked by Environment (compat::kokkos_flags)
     else if (!a.empty() && a[0] == '-')
-      throw UsageError("kmini: unknown option " + quoted_value(a) + " (see --help)");
-    else if (a.empty()) throw UsageError("kmini: empty deck name");
+      throw UsageError("unknown option " + quoted_value(a) + " (see --help)");
+    else if (a.empty()) throw UsageError("empty deck name");
     else if (cl.deck.empty()) cl.deck = a;
-    else throw UsageError("kmini: more than one deck given (" + quoted_value(cl.deck) + " and " + quoted_value(a) + ")");
+    else throw UsageError("more than one deck given (" + quoted_value(cl.deck) + " and " + quoted_value(a) + ")");
   }
   return cl;
 }

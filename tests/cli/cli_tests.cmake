@@ -90,17 +90,17 @@ kmini_usage_test(cli.usage.set_second_document ARGS "--set=stream.n=1\n---\nrun:
 kmini_usage_test(cli.usage.set_unknown_section ARGS --set bogus.x=1
                  STDERR "kmini: error: --set bogus.x=1: unknown key 'bogus' \\(expected one of:")
 kmini_usage_test(cli.usage.out_twice ARGS --set stream.n=10 --out ${W}/cli.usage.out_twice/a --out ${W}/cli.usage.out_twice/b
-                 STDERR "kmini: --out given twice \\('[^']*/cli.usage.out_twice/a' and '[^']*/cli.usage.out_twice/b'\\)")
+                 STDERR "kmini: error: --out given twice \\('[^']*/cli.usage.out_twice/a' and '[^']*/cli.usage.out_twice/b'\\)")
 
 # Kokkos' flags are checked before Kokkos::initialize (which threw std::invalid_argument).
 kmini_usage_test(cli.usage.kokkos_threads ARGS --kokkos-threads=abc
-                 STDERR "kmini: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N with N a whole number >= 1")
+                 STDERR "kmini: error: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N with N a whole number >= 1")
 kmini_usage_test(cli.usage.kokkos_num_threads ARGS --kokkos-num-threads=abc
-                 STDERR "kmini: --kokkos-num-threads=abc: got 'abc', expected --kokkos-num-threads=N with N a whole")
+                 STDERR "kmini: error: --kokkos-num-threads=abc: got 'abc', expected --kokkos-num-threads=N with N a whole")
 kmini_usage_test(cli.usage.kokkos_unknown ARGS --kokkos-frobnicate=1
-                 STDERR "kmini: unknown Kokkos flag '--kokkos-frobnicate=1' \\(Kokkos [0-9.]+ knows --kokkos-num-threads, ")
+                 STDERR "kmini: error: unknown Kokkos flag '--kokkos-frobnicate=1' \\(Kokkos [0-9.]+ knows --kokkos-num-threads, ")
 kmini_usage_test(mpi.cli.usage.kokkos_threads.np2 NP 2 ARGS --kokkos-threads=abc
-                 STDERR "kmini: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N")
+                 STDERR "kmini: error: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N")
 kmini_cli_test(cli.kokkos_flags_both_spellings EXIT 0 STDOUT "plan \\(dry run"
                ARGS --kokkos-num-threads=1 --kokkos-disable-warnings=false --kokkos-device-id=0 --dry-run)
 

@@ -59,20 +59,20 @@ constexpr int kKokkos34 = 30401, kKokkos42 = 40200, kKokkos46 = 40600;
 
 TEST(CommandLine, OutGivenTwiceIsAnError) {
   const char* two[] = {"kmini", "--out", "a", "--out=b"};
-  EXPECT_EQ(usage_message(4, two), "kmini: --out given twice ('a' and 'b')");
+  EXPECT_EQ(usage_message(4, two), "--out given twice ('a' and 'b')");
   const char* same[] = {"kmini", "--out=a", "--out=a"};
-  EXPECT_EQ(usage_message(3, same), "kmini: --out given twice ('a' and 'a')");
+  EXPECT_EQ(usage_message(3, same), "--out given twice ('a' and 'a')");
 }
 
 TEST(CommandLine, EchoedArgumentsAreEscapedAndCut) {
   const std::string long_option = "--" + std::string(1000, 'x');
   const char* unknown[] = {"kmini", long_option.c_str()};
   EXPECT_EQ(usage_message(2, unknown),
-            "kmini: unknown option '--" + std::string(55, 'x') + "..." + std::string(20, 'x') + "' (1002 chars) (see --help)");
+            "unknown option '--" + std::string(55, 'x') + "..." + std::string(20, 'x') + "' (1002 chars) (see --help)");
   const char* newline[] = {"kmini", "a.yaml", "b\n.yaml"};
-  EXPECT_EQ(usage_message(3, newline), "kmini: more than one deck given ('a.yaml' and 'b\\n.yaml')");
+  EXPECT_EQ(usage_message(3, newline), "more than one deck given ('a.yaml' and 'b\\n.yaml')");
   const char* empty[] = {"kmini", ""};
-  EXPECT_EQ(usage_message(2, empty), "kmini: empty deck name");
+  EXPECT_EQ(usage_message(2, empty), "empty deck name");
 }
 
 TEST(KokkosFlags, SpelledForTheKokkosInUse) {
@@ -96,54 +96,54 @@ TEST(KokkosFlags, SpelledForTheKokkosInUse) {
 TEST(KokkosFlags, MalformedValuesAreUsageErrors) {
   for (int v : {kKokkos34, kKokkos46}) {
     EXPECT_EQ(flag_message({"--kokkos-threads=abc"}, v),
-              "kmini: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N with N a whole number >= 1");
+              "--kokkos-threads=abc: got 'abc', expected --kokkos-threads=N with N a whole number >= 1");
     EXPECT_EQ(flag_message({"--kokkos-num-threads=abc"}, v),
-              "kmini: --kokkos-num-threads=abc: got 'abc', expected --kokkos-num-threads=N with N a whole number >= 1");
+              "--kokkos-num-threads=abc: got 'abc', expected --kokkos-num-threads=N with N a whole number >= 1");
     EXPECT_EQ(flag_message({"--kokkos-num-threads"}, v),
-              "kmini: --kokkos-num-threads: no value, expected --kokkos-num-threads=N with N a whole number >= 1");
+              "--kokkos-num-threads: no value, expected --kokkos-num-threads=N with N a whole number >= 1");
     for (const char* bad : {"0", "-2", "+2", " 2", "2x", "4294967296", "99999999999", ""})
       EXPECT_NE(flag_message({std::string("--kokkos-num-threads=") + bad}, v).find("expected --kokkos-num-threads=N"),
                 std::string::npos)
           << bad;
     EXPECT_EQ(flag_message({"--kokkos-device-id=-1"}, v),
-              "kmini: --kokkos-device-id=-1: got '-1', expected --kokkos-device-id=N with N a whole number >= 0");
+              "--kokkos-device-id=-1: got '-1', expected --kokkos-device-id=N with N a whole number >= 0");
     EXPECT_EQ(flag_message({"--kokkos-disable-warnings=maybe"}, v),
-              "kmini: --kokkos-disable-warnings=maybe: got 'maybe', expected --kokkos-disable-warnings alone or "
+              "--kokkos-disable-warnings=maybe: got 'maybe', expected --kokkos-disable-warnings alone or "
               "=true|false (yes|no, 1|0)");
     EXPECT_EQ(flag_message({"--kokkos-help=1"}, v),
-              "kmini: --kokkos-help=1: got '1', expected --kokkos-help without a value");
+              "--kokkos-help=1: got '1', expected --kokkos-help without a value");
     EXPECT_EQ(flag_message({"--kokkos-tools-libs="}, v),
-              "kmini: --kokkos-tools-libs=: got '', expected --kokkos-tools-libs=LIBRARY, not empty");
-    EXPECT_EQ(flag_message({"--kokkos-ndevices=2,x"}, v).substr(0, 44), "kmini: --kokkos-ndevices=2,x: got '2,x', exp");
+              "--kokkos-tools-libs=: got '', expected --kokkos-tools-libs=LIBRARY, not empty");
+    EXPECT_EQ(flag_message({"--kokkos-ndevices=2,x"}, v).substr(0, 37), "--kokkos-ndevices=2,x: got '2,x', exp");
     EXPECT_EQ(flag_message({"--kokkos-map-device-id-by=nearest"}, v),
-              "kmini: --kokkos-map-device-id-by=nearest: got 'nearest', expected --kokkos-map-device-id-by=random or "
+              "--kokkos-map-device-id-by=nearest: got 'nearest', expected --kokkos-map-device-id-by=random or "
               "=mpi_rank");
     EXPECT_EQ(flag_message({"--kokkos-num-threads=2", "--kokkos-threads=3"}, v),
-              "kmini: --kokkos-num-threads given twice ('--kokkos-num-threads=2' and '--kokkos-threads=3')");
+              "--kokkos-num-threads given twice ('--kokkos-num-threads=2' and '--kokkos-threads=3')");
     // A value with a newline stays on one line.
     EXPECT_EQ(flag_message({"--kokkos-threads=1\n2"}, v),
-              "kmini: --kokkos-threads=1\\n2: got '1\\n2', expected --kokkos-threads=N with N a whole number >= 1");
+              "--kokkos-threads=1\\n2: got '1\\n2', expected --kokkos-threads=N with N a whole number >= 1");
   }
 }
 
 TEST(KokkosFlags, UnknownAndUnsupportedFlagsAreUsageErrors) {
   EXPECT_EQ(flag_message({"--kokkos-foo=1"}, kKokkos34),
-            "kmini: unknown Kokkos flag '--kokkos-foo=1' (Kokkos 3.4.1 knows --kokkos-num-threads, --kokkos-numa, "
+            "unknown Kokkos flag '--kokkos-foo=1' (Kokkos 3.4.1 knows --kokkos-num-threads, --kokkos-numa, "
             "--kokkos-device-id, --kokkos-num-devices, --kokkos-disable-warnings, --kokkos-tune-internals, "
             "--kokkos-help, --kokkos-tools-help, --kokkos-tools-libs, --kokkos-tools-args)");
   EXPECT_EQ(flag_message({"--kokkos-"}, kKokkos46),
-            "kmini: unknown Kokkos flag '--kokkos-' (Kokkos 4.6.0 knows --kokkos-num-threads, --kokkos-device-id, "
+            "unknown Kokkos flag '--kokkos-' (Kokkos 4.6.0 knows --kokkos-num-threads, --kokkos-device-id, "
             "--kokkos-map-device-id-by, --kokkos-disable-warnings, --kokkos-print-configuration, "
             "--kokkos-tune-internals, --kokkos-help, --kokkos-tools-help, --kokkos-tools-libs, --kokkos-tools-args)");
-  EXPECT_EQ(flag_message({"--kokkos-num-threadsx=2"}, kKokkos46).substr(0, 54),
-            "kmini: unknown Kokkos flag '--kokkos-num-threadsx=2' (");
+  EXPECT_EQ(flag_message({"--kokkos-num-threadsx=2"}, kKokkos46).substr(0, 47),
+            "unknown Kokkos flag '--kokkos-num-threadsx=2' (");
   EXPECT_EQ(flag_message({"--kokkos-map-device-id-by=random"}, kKokkos34),
-            "kmini: --kokkos-map-device-id-by=random: not supported by Kokkos 3.4.1 (use --kokkos-device-id=N or "
+            "--kokkos-map-device-id-by=random: not supported by Kokkos 3.4.1 (use --kokkos-device-id=N or "
             "--kokkos-num-devices=N)");
   EXPECT_EQ(flag_message({"--kokkos-numa=2"}, kKokkos46),
-            "kmini: --kokkos-numa=2: not supported by Kokkos 4.6.0 (Kokkos ignores it)");
+            "--kokkos-numa=2: not supported by Kokkos 4.6.0 (Kokkos ignores it)");
   EXPECT_EQ(flag_message({"--kokkos-ndevices=2"}, kKokkos46),
-            "kmini: --kokkos-ndevices=2: not supported by Kokkos 4.6.0 (use --kokkos-map-device-id-by=mpi_rank)");
+            "--kokkos-ndevices=2: not supported by Kokkos 4.6.0 (use --kokkos-map-device-id-by=mpi_rank)");
 }
 
 // A bad flag leaves Kokkos alone: Environment records it, run_app reports it
@@ -156,7 +156,7 @@ TEST(KokkosFlags, EnvironmentReportsABadFlagThroughRunApp) {
   {
     Environment env(argc, argv);
     EXPECT_EQ(env.usage_problem(),
-              "kmini: --kokkos-threads=abc: got 'abc', expected --kokkos-threads=N with N a whole number >= 1");
+              "--kokkos-threads=abc: got 'abc', expected --kokkos-threads=N with N a whole number >= 1");
     std::ostringstream out, err;
     EXPECT_EQ(run_app(env, argc, args, out, err), kExitUsage);
     EXPECT_EQ(out.str(), "");
