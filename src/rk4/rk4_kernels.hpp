@@ -232,6 +232,130 @@ struct AdvanceFunctor {
   }
 };
 
+// Method `stages`: classical RK4 evaluated stage by stage for any model (see
+// rk4_model.hpp), one element per work item, in the field precision T.
+//   stage 0 (per_step): the whole step in registers with d = history(k)
+//     frozen: u1 = u0 + dt/6 (k1 + 2 k2 + 2 k3 + k4) written to (fs, gs);
+//     reduces the sums of u1.
+//   stages 1..4 (per_stage): stage s takes its coupling from the previous
+//     stage's sums (stage 1: history(k) = g sum F(u0)), writes the next stage
+//     state to (fs, gs) and the running k1 + 2 k2 + 2 k3 to (fa, ga), and
+//     reduces the sums of what it wrote (stage 4: the new state u1).
+// The arithmetic of u1 is the same in both forms: ((k1 + 2 k2) + 2 k3) + k4.
+template <class T, class Mem, class Model>
+struct StageFunctor {
+  using Complex = Kokkos::complex<T>;
+  Kokkos::View<const Complex*, Mem> f0, g0;
+  Kokkos::View<Complex*, Mem> fs, gs, fa, ga;
+  Kokkos::View<const Kokkos::complex<double>*, Mem> history;
+  Kokkos::View<const Sums, Mem> in;  // stages 2..4: the previous stage's global sums
+  Model model;
+  std::int64_t k = 0;  // the step's first delta is history(k)
+  double g = 0;
+  T dt = 0;
+  int stage = 0;
+
+  StageFunctor(const Kokkos::View<Complex*, Mem>& f_old, const Kokkos::View<Complex*, Mem>& g_old,
+               const Kokkos::View<Complex*, Mem>& f_stage, const Kokkos::View<Complex*, Mem>& g_stage,
+               const Kokkos::View<Complex*, Mem>& f_acc, const Kokkos::View<Complex*, Mem>& g_acc,
+               const Kokkos::View<Kokkos::complex<double>*, Mem>& history_, const Kokkos::View<Sums, Mem>& in_)
+      : f0(f_old), g0(g_old), fs(f_stage), gs(g_stage), fa(f_acc), ga(g_acc), history(history_), in(in_) {}
+
+  KOKKOS_INLINE_FUNCTION static Element<T> load(const Kokkos::View<const Complex*, Mem>& f,
+                                                const Kokkos::View<const Complex*, Mem>& gv, const std::int64_t i) {
+    const Complex F = f(i), G = gv(i);
+    return {F.real(), F.imag(), G.real(), G.imag()};
+  }
+  KOKKOS_INLINE_FUNCTION static Element<T> load(const Kokkos::View<Complex*, Mem>& f,
+                                                const Kokkos::View<Complex*, Mem>& gv, const std::int64_t i) {
+    const Complex F = f(i), G = gv(i);
+    return {F.real(), F.imag(), G.real(), G.imag()};
+  }
+  KOKKOS_INLINE_FUNCTION static void store(const Kokkos::View<Complex*, Mem>& f, const Kokkos::View<Complex*, Mem>& gv,
+                                           const std::int64_t i, const Element<T>& u) {
+    f(i) = Complex(u.x, u.y);
+    gv(i) = Complex(u.a, u.c);
+  }
+  // acc + 2 k, componentwise
+  KOKKOS_INLINE_FUNCTION static Element<T> add2(const Element<T>& acc, const Element<T>& kk) {
+    return axpy(acc, T(2), kk);
+  }
+  KOKKOS_INLINE_FUNCTION static Element<T> finish(const Element<T>& u0, const Element<T>& acc, const Element<T>& k4,
+                                                 const T sixth) {
+    return {u0.x + sixth * (acc.x + k4.x), u0.y + sixth * (acc.y + k4.y), u0.a + sixth * (acc.a + k4.a),
+            u0.c + sixth * (acc.c + k4.c)};
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, Sums& s) const {
+    Kokkos::complex<double> d;
+    if (stage <= 1) {
+      d = history(k);
+    } else {
+      const Sums prev = in();
+      d = Kokkos::complex<double>(g * prev.fx, g * prev.fy);
+    }
+    const T p = static_cast<T>(d.real()), q = static_cast<T>(d.imag());
+    const T half = dt / T(2);
+    const Element<T> u0 = load(f0, g0, i);
+    Element<T> out;
+    if (stage == 0) {
+      const Element<T> k1 = model.rhs(u0, p, q);
+      const Element<T> k2 = model.rhs(axpy(u0, half, k1), p, q);
+      const Element<T> k3 = model.rhs(axpy(u0, half, k2), p, q);
+      const Element<T> k4 = model.rhs(axpy(u0, dt, k3), p, q);
+      out = finish(u0, add2(add2(k1, k2), k3), k4, dt / T(6));
+      store(fs, gs, i, out);
+    } else if (stage == 1) {
+      const Element<T> k1 = model.rhs(u0, p, q);
+      store(fa, ga, i, k1);
+      out = axpy(u0, half, k1);
+      store(fs, gs, i, out);
+    } else if (stage < 4) {
+      const Element<T> kk = model.rhs(load(fs, gs, i), p, q);
+      store(fa, ga, i, add2(load(fa, ga, i), kk));
+      out = axpy(u0, stage == 2 ? half : dt, kk);
+      store(fs, gs, i, out);
+    } else {
+      const Element<T> k4 = model.rhs(load(fs, gs, i), p, q);
+      out = finish(u0, load(fa, ga, i), k4, dt / T(6));
+      store(fs, gs, i, out);
+    }
+    double re = 0, im = 0;
+    model.coupled(out, re, im);
+    s.fx += re;
+    s.fy += im;
+    s.ga += static_cast<double>(out.a);
+  }
+};
+
+// Single-thread bookkeeping of method `stages` after step k (or at the start):
+// records delta[k] = g sum F (delta0 at k = 0 with per_step) and flags the
+// first non-finite step. The stage kernels read their couplings on the device.
+template <class Mem>
+struct RecordFunctor {
+  Kokkos::View<const Sums, Mem> sums;
+  Kokkos::View<Kokkos::complex<double>*, Mem> history;
+  Kokkos::View<std::int64_t, Mem> first_bad;
+  std::int64_t k = 0;
+  double g = 0;
+  Kokkos::complex<double> delta0;
+  bool per_stage = false;
+
+  RecordFunctor(const Kokkos::View<Sums, Mem>& sums_, const Kokkos::View<Kokkos::complex<double>*, Mem>& history_,
+                const Kokkos::View<std::int64_t, Mem>& first_bad_)
+      : sums(sums_), history(history_), first_bad(first_bad_) {}
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {
+    const Sums s = sums();
+    const Kokkos::complex<double> delta =
+        (k == 0 && !per_stage) ? delta0 : Kokkos::complex<double>(g * s.fx, g * s.fy);
+    history(k) = delta;
+    const bool finite = compat::isfinite(delta.real()) && compat::isfinite(delta.imag()) &&
+                        compat::isfinite(s.fx) && compat::isfinite(s.fy) && compat::isfinite(s.ga);
+    if (!finite && first_bad() < 0) first_bad() = k;
+  }
+};
+
 // max over elements of | |F|^2 + (Re G - 1/2)^2 - I0 |, in double.
 template <class View, class Exec>
 double local_invariant_drift(const Exec& exec, const View& F, const View& G,
