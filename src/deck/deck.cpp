@@ -498,6 +498,22 @@ std::vector<double> DeckNode::reals(const std::string& key, const std::vector<do
   return out;
 }
 
+std::vector<double> DeckNode::real_list(const std::string& key, double min, std::size_t max_count) const {
+  YAML::Node v = lookup(key);
+  std::vector<double> out;
+  if (v.IsDefined()) {
+    const std::string expected = "a list of at most " + std::to_string(max_count) + " finite numbers >= " + fmt(min);
+    if (!v.IsSequence() || v.size() > max_count) fail(key, expected);
+    for (const auto& item : v) {
+      double d = 0;
+      if (!item.IsScalar() || !parse_real(item.Scalar(), d) || d < min) fail(key, expected);
+      out.push_back(d);
+    }
+  }
+  record(key, Json::array_of(out));
+  return out;
+}
+
 std::vector<std::string> DeckNode::choice_list(const std::string& key, const std::vector<std::string>& fallback,
                                                const std::vector<std::string>& options) const {
   YAML::Node v = lookup(key);
