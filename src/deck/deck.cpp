@@ -353,6 +353,8 @@ bool DeckNode::has(const std::string& key) const {
   return cnode[key].IsDefined();
 }
 
+bool DeckNode::empty() const { return !node_.IsDefined() || node_.IsNull() || (node_.IsMap() && node_.size() == 0); }
+
 DeckNode DeckNode::child(const std::string& key) const {
   YAML::Node v = lookup(key);
   if (v.IsDefined() && !v.IsNull() && !v.IsMap())

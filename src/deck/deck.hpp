@@ -23,6 +23,8 @@ class DeckNode {
  public:
   const std::string& path() const { return path_; }
   bool has(const std::string& key) const;
+  // No keys at all (absent, null or {}).
+  bool empty() const;
   DeckNode child(const std::string& key) const;  // a missing map reads as empty
 
   static constexpr std::int64_t kNoMax = std::numeric_limits<std::int64_t>::max();

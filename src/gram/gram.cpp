@@ -232,8 +232,12 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   Config c;
   std::string a_cols, b_size, b_cols;
   read_source(s.child("A"), c.a, size_setting_, a_cols);
-  if (s.has("B")) {
-    read_source(s.child("B"), c.b, b_size, b_cols);
+  // gram.B needs file or random; a B with neither but other keys is left to
+  // the unknown-key check, which names them.
+  const DeckNode b = s.child("B");
+  if (s.has("B") && (b.has("file") || b.has("random") || b.empty())) {
+    b.one_of({"file", "random"});
+    read_source(b, c.b, b_size, b_cols);
     if (c.b.cols != c.a.cols)
       throw UsageError(b_cols + ": " + std::to_string(c.b.cols) + " columns in gram.B, expected the " +
                        std::to_string(c.a.cols) + " columns of gram.A (" + a_cols + ")");
