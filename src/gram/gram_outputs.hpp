@@ -12,26 +12,43 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace kmini::gram {
 
 // At most this many count_at_least thresholds (a per-row array on the device).
 constexpr int kMaxThresholds = 64;
+// Columns per block of the top-k scan (see top_k_slice).
+constexpr std::int64_t kTopKBlock = 16;
 
-// Value of element (li, j) of a slice (row r0 + li, column j of C).
-template <class Counts, class Ones>
+// Value of element (li, j) of a slice (row r0 + li, column j of C). The
+// similarity is a compile-time constant so the scans below vectorise
+// (with_similarity turns the run-time choice into one).
+template <class Counts, class Ones, Similarity Kind>
 struct SliceValues {
   Counts counts;
   Ones ones_a, ones_b;  // ones of A's rows, of the columns' rows (B's, or A's)
-  Similarity kind;
   std::int64_t r0, col0, width;
 
-  SliceValues(const Counts& c, const Ones& a, const Ones& b, Similarity k, const SliceGeometry& g)
-      : counts(c), ones_a(a), ones_b(b), kind(k), r0(g.r0), col0(g.col0()), width(g.width()) {}
+  SliceValues(const Counts& c, const Ones& a, const Ones& b, const SliceGeometry& g)
+      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()) {}
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t li, std::int64_t j) const {
-    return similarity_value(kind, counts(li * width + (j - col0)), ones_a(r0 + li), ones_b(j));
+    const std::int64_t c = counts(li * width + (j - col0));
+    if constexpr (Kind == Similarity::Counts) return double(c);
+    return similarity_value(Kind, c, ones_a(r0 + li), ones_b(j));
   }
 };
+
+// Calls f(std::integral_constant<Similarity, kind>{}).
+template <class F>
+void with_similarity(Similarity kind, F&& f) {
+  switch (kind) {
+    case Similarity::Jaccard: f(std::integral_constant<Similarity, Similarity::Jaccard>{}); break;
+    case Similarity::Dice: f(std::integral_constant<Similarity, Similarity::Dice>{}); break;
+    case Similarity::Cosine: f(std::integral_constant<Similarity, Similarity::Cosine>{}); break;
+    default: f(std::integral_constant<Similarity, Similarity::Counts>{}); break;
+  }
+}
 
 // bins(b) += number of pairs of the slice with exactly b thresholds <= value
 // (thresholds sorted ascending, at most kMaxThresholds), so the pairs at or
@@ -136,17 +153,26 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
                  const BestV& best_v) {
   const std::int64_t r0 = g.r0, r1 = g.r1, col0 = g.col0(), cols = g.cols(), height = g.height();
   const bool symmetric = g.symmetric();
+  // Blocks of columns with no value at or above the list's last entry are
+  // skipped after one vectorised pass that only compares: once a list is
+  // full, almost every block is.
   Kokkos::parallel_for(
       "kmini::gram::top_k_rows", Kokkos::RangePolicy<Exec>(exec, 0, height), KOKKOS_LAMBDA(const std::int64_t li) {
         const std::int64_t i = r0 + li, base = i * k;
         double worst_v = best_v(base + k - 1);
         std::int64_t worst_j = best_j(base + k - 1);
-        for (std::int64_t j = col0; j < cols; ++j) {
-          const double v = values(li, j);
-          if (!ranks_before(v, j, worst_v, worst_j) || (symmetric && j == i)) continue;
-          offer(best_j, best_v, base, k, j, v);
-          worst_v = best_v(base + k - 1);
-          worst_j = best_j(base + k - 1);
+        for (std::int64_t j0 = col0; j0 < cols; j0 += kTopKBlock) {
+          const std::int64_t j1 = j0 + kTopKBlock < cols ? j0 + kTopKBlock : cols;
+          int candidates = 0;  // an integer OR: vectorises without fast-math (a double max does not)
+          for (std::int64_t j = j0; j < j1; ++j) candidates |= values(li, j) >= worst_v ? 1 : 0;
+          if (!candidates) continue;
+          for (std::int64_t j = j0; j < j1; ++j) {
+            const double v = values(li, j);
+            if (!ranks_before(v, j, worst_v, worst_j) || (symmetric && j == i)) continue;
+            offer(best_j, best_v, base, k, j, v);
+            worst_v = best_v(base + k - 1);
+            worst_j = best_j(base + k - 1);
+          }
         }
       });
   if (!symmetric || r1 >= cols) return;
@@ -155,12 +181,18 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
         const std::int64_t base = j * k;
         double worst_v = best_v(base + k - 1);
         std::int64_t worst_j = best_j(base + k - 1);
-        for (std::int64_t li = 0; li < height; ++li) {
-          const double v = values(li, j);
-          if (!ranks_before(v, r0 + li, worst_v, worst_j)) continue;
-          offer(best_j, best_v, base, k, r0 + li, v);
-          worst_v = best_v(base + k - 1);
-          worst_j = best_j(base + k - 1);
+        for (std::int64_t l0 = 0; l0 < height; l0 += kTopKBlock) {
+          const std::int64_t l1 = l0 + kTopKBlock < height ? l0 + kTopKBlock : height;
+          int candidates = 0;
+          for (std::int64_t li = l0; li < l1; ++li) candidates |= values(li, j) >= worst_v ? 1 : 0;
+          if (!candidates) continue;
+          for (std::int64_t li = l0; li < l1; ++li) {
+            const double v = values(li, j);
+            if (!ranks_before(v, r0 + li, worst_v, worst_j)) continue;
+            offer(best_j, best_v, base, k, r0 + li, v);
+            worst_v = best_v(base + k - 1);
+            worst_j = best_j(base + k - 1);
+          }
         }
       });
 }

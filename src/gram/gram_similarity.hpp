@@ -22,20 +22,22 @@ inline const char* similarity_name(Similarity s) {
 }
 
 // counts: c; jaccard: c / (|a| + |b| - c); dice: 2c / (|a| + |b|);
-// cosine: c / sqrt(|a| |b|).
+// cosine: c / sqrt(|a| |b|). A zero denominator means two empty rows (one
+// for cosine), so c = 0: dividing by 1 instead gives the 0 without a branch
+// around the division (the scans over a slice vectorise).
 KOKKOS_INLINE_FUNCTION double similarity_value(Similarity s, std::int64_t c, std::int64_t na, std::int64_t nb) {
   switch (s) {
     case Similarity::Jaccard: {
       const std::int64_t u = na + nb - c;
-      return u == 0 ? 0.0 : double(c) / double(u);
+      return double(c) / double(u > 0 ? u : 1);
     }
     case Similarity::Dice: {
       const std::int64_t d = na + nb;
-      return d == 0 ? 0.0 : 2.0 * double(c) / double(d);
+      return 2.0 * double(c) / double(d > 0 ? d : 1);
     }
     case Similarity::Cosine: {
-      const double p = double(na) * double(nb);
-      return p == 0 ? 0.0 : double(c) / compat::sqrt(p);
+      const std::int64_t p = na * nb;
+      return double(c) / compat::sqrt(double(p > 0 ? p : 1));
     }
     default: return double(c);
   }

@@ -132,67 +132,72 @@ void SparseOutputs::add_round(const Slice* slice, const IntView& counts, const I
   if (!any()) return;
   FencedTimer<ExecSpace> timer(exec_);
   const SliceGeometry g = slice ? plan_.geometry(*slice, c_.two_inputs()) : SliceGeometry{};
-  const SliceValues<IntView, IntView> values(counts, ones_a, ones_b, c_.similarity, g);
-  if (slice && counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
-  if (slice && top_k_) top_k_slice(exec_, values, g, static_cast<int>(c_.top_k), dev_->best_j, dev_->best_v);
-  if (pairs_) {
-    // This slice's pairs, row by row.
-    std::int64_t total = 0;
-    if (slice) {
-      const std::int64_t h = g.height();
-      pairs_per_row(exec_, values, g, c_.pairs_min, dev_->per_row);
-      std::vector<std::int64_t> offsets(static_cast<std::size_t>(h + 1), 0);
-      Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host_offsets(offsets.data() + 1, h);
-      Kokkos::deep_copy(exec_, host_offsets, Kokkos::subview(dev_->per_row, std::make_pair(std::int64_t(0), h)));
-      exec_.fence();
-      for (std::int64_t li = 0; li < h; ++li) offsets[li + 1] += offsets[li];
-      total = offsets[h];
-      Kokkos::deep_copy(exec_, Kokkos::subview(dev_->offsets, std::make_pair(std::int64_t(0), h + 1)),
-                        Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                            offsets.data(), offsets.size()));
-    }
-    // The round's slices are consecutive in row order: this slice's pairs go
-    // after all earlier rounds' and the round's slices above it.
-    int ranks = 1;
-    MPI_Comm_size(comm_, &ranks);
-    const std::int64_t mine[2] = {slice ? slice->r0 : -1, total};
-    std::vector<std::int64_t> all(static_cast<std::size_t>(2 * ranks));
-    MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm_);
-    std::int64_t first = pairs_written_;
-    for (int q = 0; q < ranks; ++q) {
-      const std::int64_t r0 = all[2 * q], n = all[2 * q + 1];
-      if (slice && r0 >= 0 && r0 < slice->r0) first += n;
-      pairs_written_ += n;
-    }
-    // Written in pieces of the buffer's size; every rank takes part in as many writes as the busiest.
-    const auto cap = static_cast<std::int64_t>(dev_->pair_i.extent(0));
-    const std::int64_t pieces = total > 0 ? (total + cap - 1) / cap : 0;
-    std::int64_t rounds = pieces;
-    MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
-    std::vector<char> records;
-    for (std::int64_t p = 0; p < rounds; ++p) {
-      if (p >= pieces) {
-        pairs_writer_->write_elements_round(0, 0, nullptr);
-        continue;
-      }
-      const std::int64_t at = p * cap, n = std::min(cap, total - at);
-      collect_pairs(exec_, values, g, c_.pairs_min, dev_->offsets, at, n, dev_->pair_i, dev_->pair_j, dev_->pair_v);
-      Kokkos::deep_copy(exec_, dev_->host_i, dev_->pair_i);
-      Kokkos::deep_copy(exec_, dev_->host_j, dev_->pair_j);
-      Kokkos::deep_copy(exec_, dev_->host_v, dev_->pair_v);
-      exec_.fence();
-      records.clear();
-      records.reserve(static_cast<std::size_t>(n) * 20);
-      for (std::int64_t e = 0; e < n; ++e) {
-        append_i8(records, dev_->host_i(e));
-        append_i8(records, dev_->host_j(e));
-        append_value(records, c_.similarity, dev_->host_v(e));
-      }
-      pairs_writer_->write_elements_round(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n),
-                                          records.data());
-    }
-  }
+  with_similarity(c_.similarity, [&](auto kind) {
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g);
+    if (slice && counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
+    if (slice && top_k_) top_k_slice(exec_, values, g, static_cast<int>(c_.top_k), dev_->best_j, dev_->best_v);
+    if (pairs_) write_pairs(slice, g, values);
+  });
   seconds_ += timer.seconds();
+}
+
+template <class Values>
+void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, const Values& values) {
+  // This slice's pairs, row by row.
+  std::int64_t total = 0;
+  if (slice) {
+    const std::int64_t h = g.height();
+    pairs_per_row(exec_, values, g, c_.pairs_min, dev_->per_row);
+    std::vector<std::int64_t> offsets(static_cast<std::size_t>(h + 1), 0);
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host_offsets(offsets.data() + 1, h);
+    Kokkos::deep_copy(exec_, host_offsets, Kokkos::subview(dev_->per_row, std::make_pair(std::int64_t(0), h)));
+    exec_.fence();
+    for (std::int64_t li = 0; li < h; ++li) offsets[li + 1] += offsets[li];
+    total = offsets[h];
+    Kokkos::deep_copy(exec_, Kokkos::subview(dev_->offsets, std::make_pair(std::int64_t(0), h + 1)),
+                      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          offsets.data(), offsets.size()));
+  }
+  // The round's slices are consecutive in row order: this slice's pairs go
+  // after all earlier rounds' and the round's slices above it.
+  int ranks = 1;
+  MPI_Comm_size(comm_, &ranks);
+  const std::int64_t mine[2] = {slice ? slice->r0 : -1, total};
+  std::vector<std::int64_t> all(static_cast<std::size_t>(2 * ranks));
+  MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm_);
+  std::int64_t first = pairs_written_;
+  for (int q = 0; q < ranks; ++q) {
+    const std::int64_t r0 = all[2 * q], n = all[2 * q + 1];
+    if (slice && r0 >= 0 && r0 < slice->r0) first += n;
+    pairs_written_ += n;
+  }
+  // Written in pieces of the buffer's size; every rank takes part in as many writes as the busiest.
+  const auto cap = static_cast<std::int64_t>(dev_->pair_i.extent(0));
+  const std::int64_t pieces = total > 0 ? (total + cap - 1) / cap : 0;
+  std::int64_t rounds = pieces;
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
+  std::vector<char> records;
+  for (std::int64_t p = 0; p < rounds; ++p) {
+    if (p >= pieces) {
+      pairs_writer_->write_elements_round(0, 0, nullptr);
+      continue;
+    }
+    const std::int64_t at = p * cap, n = std::min(cap, total - at);
+    collect_pairs(exec_, values, g, c_.pairs_min, dev_->offsets, at, n, dev_->pair_i, dev_->pair_j, dev_->pair_v);
+    Kokkos::deep_copy(exec_, dev_->host_i, dev_->pair_i);
+    Kokkos::deep_copy(exec_, dev_->host_j, dev_->pair_j);
+    Kokkos::deep_copy(exec_, dev_->host_v, dev_->pair_v);
+    exec_.fence();
+    records.clear();
+    records.reserve(static_cast<std::size_t>(n) * 20);
+    for (std::int64_t e = 0; e < n; ++e) {
+      append_i8(records, dev_->host_i(e));
+      append_i8(records, dev_->host_j(e));
+      append_value(records, c_.similarity, dev_->host_v(e));
+    }
+    pairs_writer_->write_elements_round(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n),
+                                        records.data());
+  }
 }
 
 void SparseOutputs::finish(Json& m, Json* summary) {
@@ -267,8 +272,9 @@ void SparseOutputs::finish(Json& m, Json* summary) {
     t["rows"] = Json(static_cast<long long>(rows));
     m["top_k"] = t;
   }
-  seconds_ += timer.seconds();
-  m["sparse_outputs_seconds"] = allreduce_max(comm_, seconds_);
+  const double finish_seconds = timer.seconds();
+  m["sparse_outputs_seconds"] = allreduce_max(comm_, seconds_ + finish_seconds);
+  m["sparse_outputs_finish_seconds"] = allreduce_max(comm_, finish_seconds);
 }
 
 }  // namespace kmini::gram

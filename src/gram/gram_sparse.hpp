@@ -49,6 +49,8 @@ class SparseOutputs {
 
  private:
   struct Device;
+  template <class Values>
+  void write_pairs(const Slice* slice, const SliceGeometry& g, const Values& values);  // collective
   ExecSpace exec_;
   const Config& c_;
   const Plan& plan_;

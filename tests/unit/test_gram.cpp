@@ -293,6 +293,29 @@ Inputs make_inputs(const Source& a, const Source* b, const std::vector<std::int6
   return in;
 }
 
+// A slice's pairs, counted per row, then collected in pieces of 7 records (pieces split rows).
+template <class Values, class I64>
+void collect_all_pairs(const Values& values, const SliceGeometry& g, double min, const I64& per_row, const I64& offsets,
+                       std::vector<reference::Pair>& out) {
+  pairs_per_row(Exec(), values, g, min, per_row);
+  auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_row);
+  auto ho = Kokkos::create_mirror_view(offsets);
+  ho(0) = 0;
+  for (std::int64_t li = 0; li < g.height(); ++li) ho(li + 1) = ho(li) + hp(li);
+  Kokkos::deep_copy(offsets, ho);
+  const std::int64_t total = ho(g.height()), piece = 7;
+  Kokkos::View<std::int64_t*, MemSpace> pi("pi", piece), pj("pj", piece);
+  Kokkos::View<double*, MemSpace> pv("pv", piece);
+  for (std::int64_t at = 0; at < total; at += piece) {
+    const std::int64_t n = std::min(piece, total - at);
+    collect_pairs(Exec(), values, g, min, offsets, at, n, pi, pj, pv);
+    auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pi);
+    auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pj);
+    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pv);
+    for (std::int64_t e = 0; e < n; ++e) out.push_back({hi(e), hj(e), hv(e)});
+  }
+}
+
 // The sparse outputs through the device kernels, slice by slice (height h).
 struct SparseResult {
   std::vector<reference::Pair> pairs, top_k;  // top_k: rows x k
@@ -317,28 +340,14 @@ SparseResult run_sparse(const Inputs& in, Similarity kind, std::int64_t h, doubl
     const SliceGeometry g{rows, r0, std::min(rows, r0 + h), in.two ? targets : 0};
     Kokkos::deep_copy(counts, -7);
     gram_slice(Exec(), in.pa, in.pb, g, counts);
-    const SliceValues<IntView, IntView> values(counts, in.ones_a, in.ones_b, kind, g);
-    count_at_least(Exec(), values, g, thr, bins);
-    top_k_slice(Exec(), values, g, k, best_j, best_v);
-    pairs_per_row(Exec(), values, g, min, per_row);
-    auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_row);
-    auto ho = Kokkos::create_mirror_view(offsets);
-    ho(0) = 0;
-    for (std::int64_t li = 0; li < g.height(); ++li) ho(li + 1) = ho(li) + hp(li);
-    Kokkos::deep_copy(offsets, ho);
-    // Collected in pieces of 7 records (pieces split rows).
-    const std::int64_t total = ho(g.height()), piece = 7;
-    Kokkos::View<std::int64_t*, MemSpace> pi("pi", piece), pj("pj", piece);
-    Kokkos::View<double*, MemSpace> pv("pv", piece);
-    for (std::int64_t at = 0; at < total; at += piece) {
-      const std::int64_t n = std::min(piece, total - at);
-      collect_pairs(Exec(), values, g, min, offsets, at, n, pi, pj, pv);
-      auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pi);
-      auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pj);
-      auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pv);
-      for (std::int64_t e = 0; e < n; ++e) out.pairs.push_back({hi(e), hj(e), hv(e)});
-    }
+    with_similarity(kind, [&](auto kind_constant) {
+      const SliceValues<IntView, IntView, decltype(kind_constant)::value> values(counts, in.ones_a, in.ones_b, g);
+      count_at_least(Exec(), values, g, thr, bins);
+      top_k_slice(Exec(), values, g, k, best_j, best_v);
+      collect_all_pairs(values, g, min, per_row, offsets, out.pairs);
+    });
   }
+
   auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bins);
   for (double x : thresholds) {
     const auto below = std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin();
