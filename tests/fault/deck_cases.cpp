@@ -775,7 +775,10 @@ std::vector<BadCase> oversize(std::uint64_t) {
       deck.set("gram.A.random.cols", "2147483647");
       c = value_case(*find_key(key), value, false, "a size no memory holds", deck);
     }
-    c.time_limit_s = 10;  // a few hang today
+    // They hung before issue 9; each takes ~0.5 s now. The limit leaves room for a
+    // loaded machine (this group failed once in a full ctest -j2 beside three builds,
+    // output lost, and passed 6 of 6 alone: the 10 s limit is the likely cause).
+    c.time_limit_s = 30;
     out.push_back(c);
   }
   return out;
