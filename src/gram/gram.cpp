@@ -164,11 +164,11 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
       throw UsageError(a.located("file") + ": " + e.what());
     }
   }
-  if (s.is_word("row_slice", "auto")) {
-    s.text("row_slice", "auto");
+  if (!s.has("row_slice") || s.is_word("row_slice", "auto")) {
+    s.text("row_slice", "auto");  // the chosen height is in the metrics (slice_rows)
     c.row_slice = 0;
   } else {
-    c.row_slice = s.integer("row_slice", 0, 1);  // absent: auto
+    c.row_slice = s.integer("row_slice", 0, 1);
   }
   if (!s.has("memory_budget") || s.is_word("memory_budget", "auto")) {
     s.text("memory_budget", "auto");
@@ -609,6 +609,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   m["cols"] = Json(static_cast<long long>(c.a.cols));
   m["slices"] = Json(static_cast<long long>(plan.slices.size()));
   m["slice_rows"] = Json(static_cast<long long>(plan.height));
+  m["memory_budget_bytes"] = c.memory_budget;  // the value chosen for `auto`
   m["tile"] = TileParams::tile;
   m["chunk_words"] = TileParams::chunk;
   m["micro_tile"] = std::to_string(TileParams::mr) + "x" + std::to_string(TileParams::nr);

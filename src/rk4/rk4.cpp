@@ -290,9 +290,13 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
     c.g_auto = false;
     p.g = s.real("g", 0, -kMaxReal, kMaxReal);
   }
-  const auto d0 = s.reals("delta0", {0, 0}, 2);
-  p.delta0 = Kokkos::complex<double>(d0[0], d0[1]);
   p.per_stage = s.choice("coupling", "per_stage", {"per_step", "per_stage"}) == "per_stage";
+  // per_stage never uses delta0: not recorded unless given, so a re-run of the
+  // recorded deck does not warn about it.
+  if (!p.per_stage || s.has("delta0")) {
+    const auto d0 = s.reals("delta0", {0, 0}, 2);
+    p.delta0 = Kokkos::complex<double>(d0[0], d0[1]);
+  }
   if (p.per_stage && s.has("delta0") && env.is_root())
     std::cerr << "kmini: warning: " << s.where("delta0") << ": rk4.delta0 is ignored with coupling per_stage "
               << "(delta(0) = g * sum F(0))\n";
