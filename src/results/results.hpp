@@ -22,9 +22,20 @@ class Results {
  private:
   Json json_;
   std::vector<SummaryRow> rows_;
+  int ranks_ = 1;
 };
 
-// "1.23 GB/s"-style number formatting for the table.
+// "%.3g"-style number formatting for plans and the table's seconds.
 std::string format_number(double v, int precision = 3);
+
+// A value with 3 significant digits and an SI prefix that keeps the mantissa
+// in [1, 1000): format_si(1.33e12, "bitop/s") == "1.33 Tbitop/s",
+// format_si(999.9, "") == "1.00 k". "-" when not finite.
+std::string format_si(double v, const std::string& unit);
+
+// The summary table of `rows` from a run on `ranks` MPI ranks, with the
+// footnotes that say which roof and what e2e rows are (`zero_copy`: device
+// memory is host memory, so e2e copies are no-ops).
+void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, int ranks, bool zero_copy);
 
 }  // namespace kmini

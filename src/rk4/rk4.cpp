@@ -527,9 +527,11 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
   row.label = std::string("rk4.") + (p.per_stage ? "per_stage" : "per_step") + (c.single ? "_c8" : "_c16");
   row.size = "n=" + std::to_string(p.n) + " steps=" + std::to_string(steps_run);
   row.seconds = loop_seconds;
-  row.throughput = rank_bandwidth / 1e9;
-  row.unit = "GB/s";
+  row.throughput = rank_bandwidth;
+  row.aggregate = element_steps * bytes_per_element_step / loop_seconds;
+  row.unit = "B/s";
   row.roof_fraction = rank_bandwidth / roof;
+  row.roof = kRoofStream;
   if (check) {
     // The main run must reproduce the verification run bitwise (same code, same ranks).
     bool same = true;

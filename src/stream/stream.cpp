@@ -189,9 +189,11 @@ KernelReport StreamKernel::run(RunContext& ctx) {
     row.label = "stream." + r.name;
     row.size = "n=" + std::to_string(config_.n);
     row.seconds = r.best_seconds;
-    row.throughput = r.bytes / r.best_seconds / 1e9;
-    row.unit = "GB/s";
+    row.throughput = r.bytes / r.best_seconds;
+    row.aggregate = r.bytes * ctx.env.size() / r.best_seconds;
+    row.unit = "B/s";
     row.roof_fraction = r.bytes / r.best_seconds / roof;
+    row.roof = kRoofStream;
     if (ctx.verify) row.verified = r.verified_ok;
     report.rows.push_back(row);
   }
