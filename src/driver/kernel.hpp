@@ -28,6 +28,7 @@ struct SummaryRow {
   std::string label;  // "stream.add_f64"
   std::string size;   // "n=4194304"
   double seconds = 0;          // the slowest rank's
+  double rank_seconds = NAN;   // this rank's share of `seconds` (its time in the same repeat)
   double throughput = NAN;     // per rank
   double aggregate = NAN;      // all ranks together (NAN: not a sum over ranks, e.g. work every rank repeats)
   std::string unit;            // "B/s"
@@ -42,7 +43,7 @@ inline constexpr const char* kRoofPopcount = "popcount";
 
 struct KernelReport {
   std::optional<bool> verified;  // unset when verification was off
-  double seconds = 0;            // total wall time of the kernel's run
+  double seconds = 0;            // this rank's total wall time of the kernel's run
   Json metrics = Json::object();
   std::vector<SummaryRow> rows;
 };

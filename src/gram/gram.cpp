@@ -4,6 +4,7 @@
 #include "core/device_memory.hpp"
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
+#include "core/rank_timing.hpp"
 #include "core/timer.hpp"
 #include "gram/gram_kernels.hpp"
 #include "gram/gram_reference.hpp"
@@ -394,14 +395,14 @@ KernelReport GramKernel::run(RunContext& ctx) {
 
 
   // Timed repetitions: the slice loop alone (best of `repeat`).
-  double compute_seconds = std::numeric_limits<double>::infinity();
+  BestOverRepeats compute;
   double executed_words = 0;
   for (const auto& s : mine) executed_words += s.work;
   for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
     MPI_Barrier(env.comm());
     FencedTimer<ExecSpace> t(ctx.exec);
     for (const auto& s : mine) gram_slice(ctx.exec, packed, SliceGeometry{rows, s.r0, s.r1}, counts);
-    compute_seconds = std::min(compute_seconds, allreduce_max(env.comm(), t.seconds()));
+    compute.add(env.comm(), t.seconds());
   }
 
   // The final pass: compute, then summarise / check / write each slice.
@@ -498,8 +499,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
     }
   }
   if (writer) writer->commit();
-  final_compute = allreduce_max(env.comm(), final_compute);
-  compute_seconds = std::min(compute_seconds, final_compute);
+  compute.add(env.comm(), final_compute);
+  const double compute_seconds = compute.slowest();
 
   // Summary over all ranks.
   Summary summary;
@@ -638,6 +639,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   row.label = c.jaccard ? "gram.jaccard" : "gram.counts";
   row.size = std::to_string(rows) + "x" + std::to_string(c.a.cols);
   row.seconds = compute_seconds;
+  row.rank_seconds = compute.mine();
   row.throughput = useful / env.size() / compute_seconds;
   row.aggregate = useful / compute_seconds;
   row.unit = "bitop/s";
@@ -648,8 +650,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
 
   if (c.baseline) {
     const std::int64_t panel = std::min(c.baseline_rows, rows);
-    double seconds = gemm_panel_float(c.a, panel, nullptr);
-    seconds = allreduce_max(env.comm(), seconds);
+    const double my_seconds = gemm_panel_float(c.a, panel, nullptr);
+    const double seconds = allreduce_max(env.comm(), my_seconds);
     const double macs = double(panel) * double(rows) * double(c.a.cols);
     Json& b = m["baseline"];
     b["what"] = "KokkosBlas::gemm float, A[0:panel] * A^T on the unpacked matrix (one rank's device)";
@@ -661,6 +663,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
     br.label = "gram.baseline_sgemm";
     br.size = std::to_string(panel) + "x" + std::to_string(rows) + "x" + std::to_string(c.a.cols);
     br.seconds = seconds;
+    br.rank_seconds = my_seconds;
     br.throughput = macs / seconds;  // every rank runs the same panel: no aggregate
     br.unit = "op/s";
     report.rows.push_back(br);

@@ -1,9 +1,14 @@
 #include "results/results.hpp"
 
+#include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "io/atomic_file.hpp"
+#include "results/build_info.hpp"
 #include "version.hpp"
 
+#include <mpi.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,25 +17,72 @@
 
 namespace kmini {
 
-Results::Results(const Environment& env, const Json& resolved_deck) : ranks_(env.size()) {
+Results::Results(const Environment& env, const Json& resolved_deck) : comm_(env.comm()), ranks_(env.size()) {
+  const Json machine = machine_description(env);  // collective
   json_["kmini_version"] = Json(kVersion);
-  Json& k = json_["kokkos"];
-  k["version"] = compat::version_string();
-  k["execution_space"] = compat::execution_space_name();
-  k["memory_space"] = compat::memory_space_name();
-  k["concurrency"] = Json(static_cast<long long>(ExecSpace().concurrency()));
+  json_["build"] = build_description();
+  json_["kokkos"] = kokkos_description();
+  if (env.is_root()) {
+    json_["host"] = *machine.find("host");
+    json_["device"] = *machine.find("device");
+  }
   json_["mpi"]["ranks"] = Json(env.size());
+  if (env.is_root()) json_["mpi"]["hosts"] = *machine.find("hosts");
   json_["deck"] = resolved_deck;
   json_["kernels"] = Json::object();
 }
 
+Json stats_over_ranks(const std::vector<double>& per_rank) {
+  Json s = Json::object();
+  if (per_rank.empty()) return s;
+  std::vector<double> sorted = per_rank;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  s["min"] = sorted.front();
+  s["median"] = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  s["max"] = sorted.back();
+  const auto slowest = std::max_element(per_rank.begin(), per_rank.end());
+  s["slowest_rank"] = Json(static_cast<long long>(slowest - per_rank.begin()));
+  s["ranks"] = Json(static_cast<long long>(n));
+  return s;
+}
+
 void Results::add(const std::string& kernel, const KernelReport& report) {
+  // Every rank's own timings of this kernel, gathered to rank 0: its total,
+  // then each summary row's share (SummaryRow::rank_seconds). Every rank runs
+  // the same kernels and reports the same rows.
+  std::vector<double> mine{report.seconds};
+  for (const auto& r : report.rows) mine.push_back(r.rank_seconds);
+  const int count = static_cast<int>(mine.size());
+  int least = count, most = count;
+  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_INT, MPI_MIN, comm_);
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, comm_);
+  if (least != most)
+    throw RuntimeFailure(kernel + ": ranks reported " + std::to_string(least) + " to " + std::to_string(most) +
+                         " timings (every rank must report the same rows)");
+  std::vector<double> all(static_cast<std::size_t>(count) * ranks_);
+  MPI_Gather(mine.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, 0, comm_);
+  rows_.insert(rows_.end(), report.rows.begin(), report.rows.end());
+
+  auto over_ranks = [&](int index) {
+    std::vector<double> v(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r) v[static_cast<std::size_t>(r)] = all[static_cast<std::size_t>(r) * count + index];
+    return v;
+  };
+  const std::vector<double> total = over_ranks(0);
   Json entry = Json::object();
   entry["verified"] = report.verified ? Json(*report.verified) : Json();
-  entry["seconds"] = report.seconds;
+  entry["seconds"] = *std::max_element(total.begin(), total.end());  // the slowest rank's
   for (const auto& m : report.metrics.members()) entry[m.first] = m.second;
+  Json& spread = entry["timings_over_ranks"];
+  spread = Json::object();
+  spread["seconds"] = stats_over_ranks(total);
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const std::vector<double> v = over_ranks(static_cast<int>(i + 1));
+    if (std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); }))
+      spread[report.rows[i].label] = stats_over_ranks(v);
+  }
   json_["kernels"][kernel] = entry;
-  rows_.insert(rows_.end(), report.rows.begin(), report.rows.end());
 }
 
 void Results::write(const std::string& dir) const {

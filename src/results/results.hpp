@@ -10,9 +10,12 @@
 
 namespace kmini {
 
+// Built on every rank (collective); holds results.json on rank 0.
 class Results {
  public:
   Results(const Environment& env, const Json& resolved_deck);
+  // Collective: gathers every rank's timings of the kernel to rank 0 for
+  // `timings_over_ranks` (min/median/max) and `seconds` (the slowest rank's).
   void add(const std::string& kernel, const KernelReport& report);
   const Json& json() const { return json_; }
   // Atomic write of DIR/results.json (call on rank 0).
@@ -20,10 +23,15 @@ class Results {
   void print_summary(std::ostream& os) const;
 
  private:
+  MPI_Comm comm_;
   Json json_;
   std::vector<SummaryRow> rows_;
   int ranks_ = 1;
 };
+
+// {"min", "median" (the mean of the middle two for an even count), "max",
+// "slowest_rank", "ranks"} of one timing over the ranks, indexed by rank.
+Json stats_over_ranks(const std::vector<double>& per_rank);
 
 // "%.3g"-style number formatting for plans and the table's seconds.
 std::string format_number(double v, int precision = 3);

@@ -473,7 +473,8 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
       io_seconds += io.seconds();
     }
   }
-  const double loop_seconds = allreduce_max(env.comm(), loop.seconds() - io_seconds);
+  const double my_loop_seconds = loop.seconds() - io_seconds;
+  const double loop_seconds = allreduce_max(env.comm(), my_loop_seconds);
 
   // Outputs.
   const auto history = history_to_host(it.history(), 0, p.steps);
@@ -527,6 +528,7 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
   row.label = std::string("rk4.") + (p.per_stage ? "per_stage" : "per_step") + (c.single ? "_c8" : "_c16");
   row.size = "n=" + std::to_string(p.n) + " steps=" + std::to_string(steps_run);
   row.seconds = loop_seconds;
+  row.rank_seconds = my_loop_seconds;
   row.throughput = rank_bandwidth;
   row.aggregate = element_steps * bytes_per_element_step / loop_seconds;
   row.unit = "B/s";

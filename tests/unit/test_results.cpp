@@ -1,8 +1,11 @@
+#include "results/build_info.hpp"
 #include "results/results.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -106,6 +109,58 @@ TEST(SummaryTable, SeveralRanksShowPerRankAndAggregateRates) {
   EXPECT_EQ(lines[4], "seconds: the slowest rank's (best of repeat where a kernel repeats); rates per rank and of all 2 ranks "
                       "together");
   EXPECT_EQ(lines[5], "of roof: stream BW = the best stream bandwidth per rank measured in this run");
+}
+
+}  // namespace kmini
+
+namespace kmini {
+
+TEST(StatsOverRanks, MinMedianMaxAndTheSlowestRank) {
+  EXPECT_EQ(stats_over_ranks({3.0, 1.0, 2.0}).dump(0),
+            "{\"min\":1.0,\"median\":2.0,\"max\":3.0,\"slowest_rank\":0,\"ranks\":3}");
+  // An even count: the mean of the middle two.
+  EXPECT_EQ(stats_over_ranks({0.5, 4.0, 1.0, 2.0}).dump(0),
+            "{\"min\":0.5,\"median\":1.5,\"max\":4.0,\"slowest_rank\":1,\"ranks\":4}");
+  EXPECT_EQ(stats_over_ranks({0.25}).dump(0), "{\"min\":0.25,\"median\":0.25,\"max\":0.25,\"slowest_rank\":0,\"ranks\":1}");
+  // Ties: the lowest rank among the slowest.
+  EXPECT_EQ(stats_over_ranks({1.0, 2.0, 2.0}).dump(0),
+            "{\"min\":1.0,\"median\":2.0,\"max\":2.0,\"slowest_rank\":1,\"ranks\":3}");
+}
+
+namespace {
+std::string cpu_model_of(const std::string& text) {
+  const std::string path = std::string(KMINI_TEST_TMP) + "/cpuinfo_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::ofstream(path) << text;
+  return cpu_model(path);
+}
+}  // namespace
+
+TEST(BuildInfo, CpuModelFromProcCpuinfoOfX86AndArm) {
+  EXPECT_EQ(cpu_model_of("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n"
+                         "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n"),
+            "Intel(R) Xeon(R) Platinum 8480+");
+  // Raspberry Pi style: "Model" at the end; "Hardware" when there is no Model.
+  EXPECT_EQ(cpu_model_of("processor\t: 0\nBogoMIPS\t: 108.00\nHardware\t: BCM2835\nModel\t\t: Raspberry Pi 4\n"),
+            "Raspberry Pi 4");
+  EXPECT_EQ(cpu_model_of("processor\t: 0\nHardware\t: Qualcomm Technologies\n"), "Qualcomm Technologies");
+  EXPECT_EQ(cpu_model_of("processor\t: 0\nCPU implementer\t: 0x41\nmodel name\t:\n"), "unknown");
+  EXPECT_EQ(cpu_model("/no/such/cpuinfo"), "unknown");
+}
+
+TEST(BuildInfo, DescribesTheBuildAndEveryEnabledBackend) {
+  const Json b = build_description();
+  for (const char* key : {"git_revision", "build_type", "cxx_flags", "options"})
+    ASSERT_NE(b.find(key), nullptr) << key;
+  EXPECT_FALSE(b.find("git_revision")->as_string().empty());
+  EXPECT_FALSE(b.find("compiler")->find("id")->as_string().empty());
+  EXPECT_FALSE(b.find("compiler")->find("version")->as_string().empty());
+  // The default execution space is one of the listed backends.
+  const Json k = kokkos_description();
+  const std::string space = k.find("execution_space")->as_string();
+  const auto backends = kokkos_backends();
+  EXPECT_NE(std::find(backends.begin(), backends.end(), space), backends.end()) << space;
+  EXPECT_EQ(k.find("backends")->items().size(), backends.size());
 }
 
 }  // namespace kmini
