@@ -109,7 +109,8 @@ def main():
     for deck in decks:
         print(f"{os.path.relpath(deck, ROOT)}:", flush=True)
         runs = run_deck(a.kmini, deck, a.out, a.repeat)
-        report["machine"] = {k: runs[0][k] for k in ("kokkos", "mpi", "kmini_version")}
+        report["machine"] = {k: runs[0][k] for k in ("kmini_version", "build", "kokkos", "host", "device", "mpi")
+                             if k in runs[0]}
         entry = {}
         for kernel in runs[0]["kernels"]:
             ks = [r["kernels"][kernel] for r in runs]
@@ -134,7 +135,11 @@ def main():
     lines = ["# kmini benchmarks", "",
              f"kmini {report['machine']['kmini_version']}, Kokkos {report['machine']['kokkos']['version']} "
              f"{report['machine']['kokkos']['execution_space']}, {report['machine']['mpi']['ranks']} rank(s); "
-             f"medians of {a.repeat} runs.", "",
+             f"medians of {a.repeat} runs.",
+             f"Revision {report['machine'].get('build', {}).get('git_revision', 'unknown')}, "
+             f"{report['machine'].get('build', {}).get('build_type', '?')} build, on "
+             f"{report['machine'].get('device', {}).get('name', 'unknown')} "
+             f"({report['machine'].get('host', {}).get('name', 'unknown host')}).", "",
              "| deck | kernel | figure | median | of roof | baselines (kmini speedup) | verified |",
              "|---|---|---|---|---|---|---|"]
     for deck, entry in report["decks"].items():

@@ -470,7 +470,9 @@ std::string DeckNode::text(const std::string& key, const std::string& fallback) 
     if (!v.IsScalar() || v.Scalar().empty()) fail(key, "a non-empty string");
     out = v.Scalar();
   }
-  record(key, Json(out));
+  // An empty fallback means "not given" (a given string is never empty): it is
+  // not recorded, so the resolved deck stays a deck kmini accepts.
+  if (!out.empty()) record(key, Json(out));
   return out;
 }
 

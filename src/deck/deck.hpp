@@ -37,6 +37,7 @@ class DeckNode {
   bool boolean(const std::string& key, bool fallback) const;
   std::string choice(const std::string& key, const std::string& fallback,
                      const std::vector<std::string>& options) const;
+  // A non-empty string; an empty fallback means "not given" and is not recorded.
   std::string text(const std::string& key, const std::string& fallback) const;
   std::string required_text(const std::string& key) const;
   std::vector<double> reals(const std::string& key, const std::vector<double>& fallback, std::size_t count) const;

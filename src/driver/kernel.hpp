@@ -22,20 +22,28 @@ namespace kmini {
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 
-// One line of the summary table.
+// One line of the summary table. Rates are in base units ("B/s", "bitop/s");
+// the table adds the SI prefix.
 struct SummaryRow {
   std::string label;  // "stream.add_f64"
   std::string size;   // "n=4194304"
-  double seconds = 0;
-  double throughput = NAN;
-  std::string unit;            // "GB/s"
+  double seconds = 0;          // the slowest rank's
+  double rank_seconds = NAN;   // this rank's share of `seconds` (its time in the same repeat)
+  double throughput = NAN;     // per rank
+  double aggregate = NAN;      // all ranks together (NAN: not a sum over ranks, e.g. work every rank repeats)
+  std::string unit;            // "B/s"
   double roof_fraction = NAN;  // of the measured roof, where one applies
+  std::string roof;            // which roof: kRoofStream or kRoofPopcount
   std::optional<bool> verified;
 };
 
+// The roofs rows report their fraction of (named in the table and its footnote).
+inline constexpr const char* kRoofStream = "stream BW";
+inline constexpr const char* kRoofPopcount = "popcount";
+
 struct KernelReport {
   std::optional<bool> verified;  // unset when verification was off
-  double seconds = 0;            // total wall time of the kernel's run
+  double seconds = 0;            // this rank's total wall time of the kernel's run
   Json metrics = Json::object();
   std::vector<SummaryRow> rows;
 };

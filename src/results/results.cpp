@@ -1,34 +1,88 @@
 #include "results/results.hpp"
 
+#include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "io/atomic_file.hpp"
+#include "results/build_info.hpp"
 #include "version.hpp"
 
+#include <mpi.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ostream>
 
 namespace kmini {
 
-Results::Results(const Environment& env, const Json& resolved_deck) {
+Results::Results(const Environment& env, const Json& resolved_deck) : comm_(env.comm()), ranks_(env.size()) {
+  const Json machine = machine_description(env);  // collective
   json_["kmini_version"] = Json(kVersion);
-  Json& k = json_["kokkos"];
-  k["version"] = compat::version_string();
-  k["execution_space"] = compat::execution_space_name();
-  k["memory_space"] = compat::memory_space_name();
-  k["concurrency"] = Json(static_cast<long long>(ExecSpace().concurrency()));
+  json_["build"] = build_description();
+  json_["kokkos"] = kokkos_description();
+  if (env.is_root()) {
+    json_["host"] = *machine.find("host");
+    json_["device"] = *machine.find("device");
+  }
   json_["mpi"]["ranks"] = Json(env.size());
+  if (env.is_root()) json_["mpi"]["hosts"] = *machine.find("hosts");
   json_["deck"] = resolved_deck;
   json_["kernels"] = Json::object();
 }
 
+Json stats_over_ranks(const std::vector<double>& per_rank) {
+  Json s = Json::object();
+  if (per_rank.empty()) return s;
+  std::vector<double> sorted = per_rank;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  s["min"] = sorted.front();
+  s["median"] = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  s["max"] = sorted.back();
+  const auto slowest = std::max_element(per_rank.begin(), per_rank.end());
+  s["slowest_rank"] = Json(static_cast<long long>(slowest - per_rank.begin()));
+  s["ranks"] = Json(static_cast<long long>(n));
+  return s;
+}
+
 void Results::add(const std::string& kernel, const KernelReport& report) {
+  // Every rank's own timings of this kernel, gathered to rank 0: its total,
+  // then each summary row's share (SummaryRow::rank_seconds). Every rank runs
+  // the same kernels and reports the same rows.
+  std::vector<double> mine{report.seconds};
+  for (const auto& r : report.rows) mine.push_back(r.rank_seconds);
+  const int count = static_cast<int>(mine.size());
+  int least = count, most = count;
+  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_INT, MPI_MIN, comm_);
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, comm_);
+  if (least != most)
+    throw RuntimeFailure(kernel + ": ranks reported " + std::to_string(least) + " to " + std::to_string(most) +
+                         " timings (every rank must report the same rows)");
+  std::vector<double> all(static_cast<std::size_t>(count) * ranks_);
+  MPI_Gather(mine.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, 0, comm_);
+  rows_.insert(rows_.end(), report.rows.begin(), report.rows.end());
+
+  auto over_ranks = [&](int index) {
+    std::vector<double> v(static_cast<std::size_t>(ranks_));
+    for (int r = 0; r < ranks_; ++r) v[static_cast<std::size_t>(r)] = all[static_cast<std::size_t>(r) * count + index];
+    return v;
+  };
+  const std::vector<double> total = over_ranks(0);
   Json entry = Json::object();
   entry["verified"] = report.verified ? Json(*report.verified) : Json();
-  entry["seconds"] = report.seconds;
+  entry["seconds"] = *std::max_element(total.begin(), total.end());  // the slowest rank's
   for (const auto& m : report.metrics.members()) entry[m.first] = m.second;
+  Json& spread = entry["timings_over_ranks"];
+  spread = Json::object();
+  spread["seconds"] = stats_over_ranks(total);
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const std::vector<double> v = over_ranks(static_cast<int>(i + 1));
+    if (std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); }))
+      spread[report.rows[i].label] = stats_over_ranks(v);
+  }
   json_["kernels"][kernel] = entry;
-  rows_.insert(rows_.end(), report.rows.begin(), report.rows.end());
 }
 
 void Results::write(const std::string& dir) const {
@@ -42,20 +96,78 @@ std::string format_number(double v, int precision) {
   return buf;
 }
 
-void Results::print_summary(std::ostream& os) const {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-28s %-22s %10s %16s %8s %9s\n", "kernel", "size", "seconds", "throughput",
-                "of roof", "verified");
-  os << line << std::string(96, '-') << "\n";
-  for (const auto& r : rows_) {
-    const std::string tp = std::isfinite(r.throughput) ? format_number(r.throughput) + " " + r.unit : "-";
-    const std::string roof =
-        std::isfinite(r.roof_fraction) ? format_number(100.0 * r.roof_fraction, 3) + "%" : "-";
-    const char* ver = !r.verified ? "skipped" : (*r.verified ? "yes" : "NO");
-    std::snprintf(line, sizeof line, "%-28s %-22s %10s %16s %8s %9s\n", r.label.c_str(), r.size.c_str(),
-                  format_number(r.seconds, 4).c_str(), tp.c_str(), roof.c_str(), ver);
-    os << line;
+std::string format_si(double v, const std::string& unit) {
+  if (!std::isfinite(v)) return "-";
+  const std::string sep = unit.empty() ? "" : " ";
+  if (v == 0) return "0" + sep + unit;
+  // Round to 3 significant digits first, so 999.9 becomes 1.00e+03 and takes the next prefix.
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.2e", std::fabs(v));
+  const int exponent = std::atoi(std::strchr(buf, 'e') + 1);
+  const int group = exponent >= 0 ? exponent / 3 : -((2 - exponent) / 3);  // floor(exponent / 3)
+  static const char* const prefixes[] = {"p", "n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
+  const int index = group + 4;
+  if (index < 0 || index > 10) {
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf + sep + unit;
   }
+  const double mantissa = std::strtod(buf, nullptr) / std::pow(10.0, 3 * group);
+  std::snprintf(buf, sizeof buf, "%s%.*f", v < 0 ? "-" : "", 2 - (exponent - 3 * group), mantissa);
+  const std::string suffix = prefixes[index] + unit;
+  return buf + (suffix.empty() ? "" : " " + suffix);
+}
+
+void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, int ranks, bool zero_copy) {
+  // Under MPI every rate is shown per rank and for all ranks together.
+  const bool mpi = ranks > 1;
+  const std::string all = "all " + std::to_string(ranks) + " ranks";
+  char line[320];
+  auto print = [&](const char* label, const char* size, const char* seconds, const char* rate, const char* total,
+                   const char* roof, const char* verified) {
+    if (mpi)
+      std::snprintf(line, sizeof line, "%-28s %-20s %10s %15s %15s  %-16s %8s\n", label, size, seconds, rate, total,
+                    roof, verified);
+    else
+      std::snprintf(line, sizeof line, "%-28s %-20s %10s %15s  %-16s %8s\n", label, size, seconds, rate, roof,
+                    verified);
+    os << line;
+  };
+  print("kernel", "size", "seconds", mpi ? "per rank" : "throughput", all.c_str(), "of roof", "verified");
+  os << std::string(mpi ? 126 : 110, '-') << "\n";
+  bool stream_roof = false, popcount_roof = false, e2e = false;
+  for (const auto& r : rows) {
+    std::string roof = "    -";  // under the percentages
+    if (std::isfinite(r.roof_fraction)) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%5s%% ", format_number(100.0 * r.roof_fraction, 3).c_str());
+      roof = pct + r.roof;
+      stream_roof = stream_roof || r.roof == kRoofStream;
+      popcount_roof = popcount_roof || r.roof == kRoofPopcount;
+    }
+    e2e = e2e || (r.label.size() >= 4 && r.label.compare(r.label.size() - 4, 4, ".e2e") == 0);
+    const char* verified = !r.verified ? "skipped" : (*r.verified ? "yes" : "NO");
+    print(r.label.c_str(), r.size.c_str(), format_number(r.seconds, 4).c_str(), format_si(r.throughput, r.unit).c_str(),
+          format_si(r.aggregate, r.unit).c_str(), roof.c_str(), verified);
+  }
+  // Footnotes: what the columns mean, only for what the table shows.
+  os << "seconds: the slowest rank's (best of repeat where a kernel repeats)"
+     << (mpi ? "; rates per rank and of all " + std::to_string(ranks) + " ranks together" : std::string()) << "\n";
+  if (stream_roof || popcount_roof) {
+    os << "of roof:";
+    if (stream_roof) os << " stream BW = the best stream bandwidth per rank measured in this run";
+    if (stream_roof && popcount_roof) os << ";";
+    if (popcount_roof) os << " popcount = gram's AND+popcount probe";
+    os << "\n";
+  }
+  if (e2e) {
+    os << "e2e: host->device inputs + kernel + device->host results, timed like the kernel row above it\n";
+    if (zero_copy)
+      os << "     (device memory is host memory here: the copies are no-ops, e2e = the kernel within noise)\n";
+  }
+}
+
+void Results::print_summary(std::ostream& os) const {
+  print_summary_table(os, rows_, ranks_, compat::device_is_host_accessible);
 }
 
 }  // namespace kmini

@@ -10,9 +10,12 @@
 
 namespace kmini {
 
+// Built on every rank (collective); holds results.json on rank 0.
 class Results {
  public:
   Results(const Environment& env, const Json& resolved_deck);
+  // Collective: gathers every rank's timings of the kernel to rank 0 for
+  // `timings_over_ranks` (min/median/max) and `seconds` (the slowest rank's).
   void add(const std::string& kernel, const KernelReport& report);
   const Json& json() const { return json_; }
   // Atomic write of DIR/results.json (call on rank 0).
@@ -20,11 +23,27 @@ class Results {
   void print_summary(std::ostream& os) const;
 
  private:
+  MPI_Comm comm_;
   Json json_;
   std::vector<SummaryRow> rows_;
+  int ranks_ = 1;
 };
 
-// "1.23 GB/s"-style number formatting for the table.
+// {"min", "median" (the mean of the middle two for an even count), "max",
+// "slowest_rank", "ranks"} of one timing over the ranks, indexed by rank.
+Json stats_over_ranks(const std::vector<double>& per_rank);
+
+// "%.3g"-style number formatting for plans and the table's seconds.
 std::string format_number(double v, int precision = 3);
+
+// A value with 3 significant digits and an SI prefix that keeps the mantissa
+// in [1, 1000): format_si(1.33e12, "bitop/s") == "1.33 Tbitop/s",
+// format_si(999.9, "") == "1.00 k". "-" when not finite.
+std::string format_si(double v, const std::string& unit);
+
+// The summary table of `rows` from a run on `ranks` MPI ranks, with the
+// footnotes that say which roof and what e2e rows are (`zero_copy`: device
+// memory is host memory, so e2e copies are no-ops).
+void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, int ranks, bool zero_copy);
 
 }  // namespace kmini

@@ -296,9 +296,13 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
     c.g_auto = false;
     p.g = s.real("g", 0, -kMaxReal, kMaxReal);
   }
-  const auto d0 = s.reals("delta0", {0, 0}, 2);
-  p.delta0 = Kokkos::complex<double>(d0[0], d0[1]);
   p.per_stage = s.choice("coupling", "per_stage", {"per_step", "per_stage"}) == "per_stage";
+  // per_stage never uses delta0: not recorded unless given, so a re-run of the
+  // recorded deck does not warn about it.
+  if (!p.per_stage || s.has("delta0")) {
+    const auto d0 = s.reals("delta0", {0, 0}, 2);
+    p.delta0 = Kokkos::complex<double>(d0[0], d0[1]);
+  }
   p.kerr = s.real("kerr", 0, -kMaxReal, kMaxReal);
   const std::string method = s.choice("method", "auto", {"auto", "affine", "stages"});
   p.method = method == "affine" ? Method::Affine : method == "stages" ? Method::Stages : Method::Auto;
@@ -489,7 +493,8 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
       io_seconds += io.seconds();
     }
   }
-  const double loop_seconds = allreduce_max(env.comm(), loop.seconds() - io_seconds);
+  const double my_loop_seconds = loop.seconds() - io_seconds;
+  const double loop_seconds = allreduce_max(env.comm(), my_loop_seconds);
 
   // Outputs.
   const auto history = history_to_host(it.history(), 0, p.steps);
@@ -549,9 +554,12 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
               (p.kerr != 0 ? "_kerr" : "") + (c.single ? "_c8" : "_c16");
   row.size = "n=" + std::to_string(p.n) + " steps=" + std::to_string(steps_run);
   row.seconds = loop_seconds;
-  row.throughput = rank_bandwidth / 1e9;
-  row.unit = "GB/s";
+  row.rank_seconds = my_loop_seconds;
+  row.throughput = rank_bandwidth;
+  row.aggregate = element_steps * bytes_per_element_step / loop_seconds;
+  row.unit = "B/s";
   row.roof_fraction = rank_bandwidth / roof;
+  row.roof = kRoofStream;
   if (check) {
     // The main run must reproduce the verification run bitwise (same code, same ranks).
     bool same = true;

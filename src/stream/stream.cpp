@@ -1,6 +1,7 @@
 #include "stream/stream.hpp"
 
 #include "core/collective.hpp"
+#include "core/rank_timing.hpp"
 #include "core/timer.hpp"
 #include "results/results.hpp"
 #include "stream/stream_kernels.hpp"
@@ -21,16 +22,16 @@ template <> const char* suffix<std::int32_t>() { return "i32"; }
 // Distinct seeds per array so a and b differ.
 std::uint64_t seed_for(const RunContext& ctx, std::uint64_t array) { return ctx.seed * 16 + array; }
 
-// Times `body` `repeat` times, synchronised across ranks; returns the best of
-// the per-repeat maxima over ranks.
+// Times `body` `repeat` times, synchronised across ranks: the best of the
+// per-repeat maxima over ranks, and this rank's time in that repeat.
 template <class Body>
-double best_time(RunContext& ctx, std::int64_t repeat, Body&& body) {
-  double best = std::numeric_limits<double>::infinity();
+BestOverRepeats best_time(RunContext& ctx, std::int64_t repeat, Body&& body) {
+  BestOverRepeats best;
   for (std::int64_t r = 0; r < repeat; ++r) {
     MPI_Barrier(ctx.env.comm());
     FencedTimer<ExecSpace> timer(ctx.exec);
     body();
-    best = std::min(best, allreduce_max(ctx.env.comm(), timer.seconds()));
+    best.add(ctx.env.comm(), timer.seconds());
   }
   return best;
 }
@@ -66,7 +67,9 @@ OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
   OpResult r;
   r.name = std::string("add_") + suffix<T>();
   r.bytes = 3.0 * static_cast<double>(n) * sizeof(T);
-  r.best_seconds = best_time(ctx, repeat, [&] { add(ctx.exec, a, b, c); });
+  const BestOverRepeats best = best_time(ctx, repeat, [&] { add(ctx.exec, a, b, c); });
+  r.best_seconds = best.slowest();
+  r.rank_seconds = best.mine();
 
   // Transfer-inclusive: inputs host->device, kernel, output device->host.
   // On host backends the mirrors alias device memory and the copies are no-ops.
@@ -78,7 +81,7 @@ OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
     Kokkos::deep_copy(ctx.exec, b, hb);
     add(ctx.exec, a, b, c);
     Kokkos::deep_copy(ctx.exec, hc, c);
-  });
+  }).slowest();
   if (ctx.verify) {
     ctx.exec.fence();
     const auto check = reference::add<T>(hc, seed_for(ctx, 1), seed_for(ctx, 2), first);
@@ -98,14 +101,16 @@ OpResult run_exp(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
   OpResult r;
   r.name = "exp_f32";
   r.bytes = 2.0 * static_cast<double>(n) * sizeof(float);
-  r.best_seconds = best_time(ctx, repeat, [&] { exp(ctx.exec, a, c); });
+  const BestOverRepeats best = best_time(ctx, repeat, [&] { exp(ctx.exec, a, c); });
+  r.best_seconds = best.slowest();
+  r.rank_seconds = best.mine();
   const auto &ha = arrays.ha, &hc = arrays.hc;
   Kokkos::deep_copy(ctx.exec, ha, a);
   r.transfer_inclusive_seconds = best_time(ctx, repeat, [&] {
     Kokkos::deep_copy(ctx.exec, a, ha);
     exp(ctx.exec, a, c);
     Kokkos::deep_copy(ctx.exec, hc, c);
-  });
+  }).slowest();
   if (ctx.verify) {
     ctx.exec.fence();
     const auto check = reference::exp(hc, seed_for(ctx, 3), first);
@@ -189,9 +194,12 @@ KernelReport StreamKernel::run(RunContext& ctx) {
     row.label = "stream." + r.name;
     row.size = "n=" + std::to_string(config_.n);
     row.seconds = r.best_seconds;
-    row.throughput = r.bytes / r.best_seconds / 1e9;
-    row.unit = "GB/s";
+    row.rank_seconds = r.rank_seconds;
+    row.throughput = r.bytes / r.best_seconds;
+    row.aggregate = r.bytes * ctx.env.size() / r.best_seconds;
+    row.unit = "B/s";
     row.roof_fraction = r.bytes / r.best_seconds / roof;
+    row.roof = kRoofStream;
     if (ctx.verify) row.verified = r.verified_ok;
     report.rows.push_back(row);
   }

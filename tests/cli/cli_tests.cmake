@@ -10,6 +10,29 @@ kmini_cli_test(cli.set_override EXIT 0 VERIFIED stream
                ARGS inputs/default.yaml --set stream.n=1001 --set stream.ops=[exp] --set stream.repeat=2)
 kmini_cli_test(cli.verify_off EXIT 0 STDOUT "skipped" ARGS --set run.verify=false --set stream.n=100)
 
+# The deck recorded in results.json runs again to the same results: every kernel,
+# file inputs, outputs, `auto` values and --set overrides; one rank and two.
+set(_rerun_files delta.csv F_set.npy reduced.npy summary.json)
+kmini_cli_test(cli.rerun_recorded_deck SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/rerun_deck.cmake FILES ${_rerun_files}
+               DEFS "-DEXPECT_DECK=gram.row_slice=auto gram.memory_budget=auto rk4.g=auto stream.n=3000"
+               ARGS ${D}/rerun.yaml --set stream.n=3000 --set rk4.write.F=F_set.npy)
+kmini_cli_test(mpi.rerun_recorded_deck.np2 NP 2 SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/rerun_deck.cmake
+               FILES ${_rerun_files} DEFS "-DEXPECT_DECK=gram.row_slice=auto"
+               ARGS ${D}/rerun.yaml --set rk4.write.F=F_set.npy)
+kmini_cli_test(cli.rerun_default_deck SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/rerun_deck.cmake
+               DEFS "-DEXPECT_DECK=gram.row_slice=256" ARGS --set stream.n=10000 --set gram.A.random.rows=100)
+
+# What results.json records about the build, the machine and each timing's spread over ranks.
+find_package(Git QUIET)
+set(_record_defs -DEXPECT_BUILD_TYPE=${CMAKE_BUILD_TYPE} -DEXPECT_COMPILER_ID=${CMAKE_CXX_COMPILER_ID}
+    -DEXPECT_COMPILER_VERSION=${CMAKE_CXX_COMPILER_VERSION} -DEXPECT_BACKEND=${KMINI_TEST_BACKEND}
+    -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DGIT=${GIT_EXECUTABLE})
+set(_small --set stream.n=20000 --set gram.A.random.rows=200 --set discount.dates=20 --set rk4.n=64)
+kmini_cli_test(cli.records EXIT 0 VERIFIED stream rk4 discount gram SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_records.cmake
+               DEFS ${_record_defs} ARGS ${_small})
+kmini_cli_test(mpi.records.np2 NP 2 EXIT 0 VERIFIED stream rk4 discount gram RANKS 2
+               SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_records.cmake DEFS ${_record_defs} ARGS ${_small})
+
 # Bad usage: exit 2 with one line naming the file, key or value.
 kmini_cli_test(cli.bad.option EXIT 2 STDERR "unknown option '--frobnicate'" ARGS --frobnicate)
 kmini_cli_test(cli.bad.missing_deck EXIT 2 STDERR "no/such/deck.yaml: cannot open deck file" ARGS no/such/deck.yaml)

@@ -22,6 +22,18 @@ TEST(Deck, ReadsTypedValuesAndRecordsDefaults) {
             "{\"sec\":{\"n\":12,\"x\":2.5,\"on\":false,\"mode\":\"b\",\"v\":[1.0, 2.0],\"absent\":7}}");
 }
 
+TEST(Deck, OptionalStringsNotGivenAreNotRecorded) {
+  // An unset output path is not recorded as "" (which a re-run refuses); a
+  // default that is a real string is.
+  Deck d = deck("sec:\n  write: {C: c.npy}\n");
+  DeckNode w = d.root().child("sec").child("write");
+  EXPECT_EQ(w.text("C", ""), "c.npy");
+  EXPECT_EQ(w.text("summary", ""), "");
+  EXPECT_EQ(d.root().child("sec").text("mode", "auto"), "auto");
+  EXPECT_NO_THROW(d.check_all_keys_known());
+  EXPECT_EQ(d.resolved().dump(0), "{\"sec\":{\"write\":{\"C\":\"c.npy\"},\"mode\":\"auto\"}}");
+}
+
 TEST(Deck, IntegersAcceptExponentNotationButNotFractions) {
   Deck d = deck("s:\n  a: 1e6\n  b: 2.5\n");
   EXPECT_EQ(d.root().child("s").integer("a", 1, 1), 1000000);
