@@ -35,7 +35,11 @@ TEST(ProjectFiles, SpackEnvironmentFollowsTheSchemaAndProvidesTheCudaPreset) {
   const YAML::Node specs = spack["specs"];
   ASSERT_TRUE(specs.IsSequence());
   EXPECT_TRUE(has_spec(specs, "kokkos", {"@4", "+cuda", "+wrapper", "cuda_arch=90"}));
-  EXPECT_TRUE(has_spec(specs, "kokkos-kernels", {"+cuda"}));
+  EXPECT_TRUE(has_spec(specs, "kokkos-kernels", {"@4", "+cuda", "cuda_arch=90"}));
+  EXPECT_TRUE(has_spec(specs, "kmini", {"+cuda", "cuda_arch=90"}));  // from spack/spack_repo/kmini
+  EXPECT_TRUE(spack["repos"].IsSequence());
+  EXPECT_EQ(spack["develop"]["kmini"]["path"].as<std::string>(), ".");
+  for (const char* py : {"py-numpy", "py-matplotlib", "py-pyyaml"}) EXPECT_TRUE(has_spec(specs, py, {})) << py;
   EXPECT_TRUE(has_spec(specs, "mpi", {}));
   EXPECT_TRUE(has_spec(specs, "googletest", {}));
   EXPECT_TRUE(has_spec(specs, "yaml-cpp", {}));
