@@ -15,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -384,7 +385,10 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const auto& sim = buffers.sim;
   const auto& row_sums = buffers.row_sums;
   const auto& histogram = buffers.histogram;
-  row_ones(ctx.exec, packed, ones);
+  {
+    ScopedRegion compute_region("kmini::gram::compute");
+    row_ones(ctx.exec, packed, ones);
+  }
 
   std::vector<Slice> mine;
   for (const auto& s : plan.slices)
@@ -399,6 +403,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   for (const auto& s : mine) executed_words += s.work;
   for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
     MPI_Barrier(env.comm());
+    ScopedRegion compute_region("kmini::gram::compute");
     FencedTimer<ExecSpace> t(ctx.exec);
     for (const auto& s : mine) gram_slice(ctx.exec, packed, SliceGeometry{rows, s.r0, s.r1}, counts);
     compute_seconds = std::min(compute_seconds, allreduce_max(env.comm(), t.seconds()));
@@ -425,11 +430,20 @@ KernelReport GramKernel::run(RunContext& ctx) {
     if (s) {
       const SliceGeometry g{rows, s->r0, s->r1};
       FencedTimer<ExecSpace> t(ctx.exec);
-      gram_slice(ctx.exec, packed, g, counts);
+      {
+        ScopedRegion compute_region("kmini::gram::compute");
+        gram_slice(ctx.exec, packed, g, counts);
+      }
       final_compute += t.seconds();
       FencedTimer<ExecSpace> post(ctx.exec);
-      if (want_summary) checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, row_sums, histogram);
-      if (c.jaccard) jaccard(ctx.exec, counts, ones, g, sim);
+      if (want_summary) {
+        ScopedRegion summary_region("kmini::gram::summary");
+        checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, row_sums, histogram);
+      }
+      if (c.jaccard) {
+        ScopedRegion jaccard_region("kmini::gram::jaccard");
+        jaccard(ctx.exec, counts, ones, g, sim);
+      }
       const std::int64_t h = g.height(), w = g.width();
       const bool need_host = writer || std::any_of(checks.begin(), checks.end(), [&](std::int64_t i) {
                                return i >= s->r0 && i < s->r1;
@@ -493,15 +507,20 @@ KernelReport GramKernel::run(RunContext& ctx) {
       post_seconds += post.seconds();
     }
     if (writer) {
+      ScopedRegion write_region("kmini::gram::write");
       writer->write_round(s ? &upper_block : nullptr);
       if (!c.upper) writer->write_round(has_lower ? &lower_block : nullptr);
     }
   }
-  if (writer) writer->commit();
+  if (writer) {
+    ScopedRegion write_region("kmini::gram::write");
+    writer->commit();
+  }
   final_compute = allreduce_max(env.comm(), final_compute);
   compute_seconds = std::min(compute_seconds, final_compute);
 
   // Summary over all ranks.
+  std::optional<ScopedRegion> summary_region(std::in_place, "kmini::gram::summary");
   Summary summary;
   std::vector<std::int32_t> host_ones(static_cast<std::size_t>(rows));
   {
@@ -523,11 +542,13 @@ KernelReport GramKernel::run(RunContext& ctx) {
     MPI_Allreduce(&checksum, &summary.checksum, 1, MPI_UINT64_T, MPI_SUM, env.comm());
   }
 
+  summary_region.reset();
   KernelReport report;
   Json& m = report.metrics;
 
   // Verification.
   if (ctx.verify) {
+    ScopedRegion verify_region("kmini::gram::verify");
     FencedTimer<ExecSpace> vt(ctx.exec);
     bool ok = true;
     std::int64_t compared = 0, mismatches = 0;
@@ -621,8 +642,10 @@ KernelReport GramKernel::run(RunContext& ctx) {
   m["useful_bit_ops_per_s"] = useful / compute_seconds;
   m["executed_bit_ops_per_s"] = executed / compute_seconds;
   // Peak: the AND+popcount probe, one worker per thread of this rank.
+  std::optional<ScopedRegion> probe_region(std::in_place, "kmini::gram::probe");
   const double peak = probe_and_popcount_peak(
       ctx.exec, compat::device_is_host_accessible ? ctx.exec.concurrency() : 132 * 2048, compat::device_is_host_accessible ? 20000 : 200);
+  probe_region.reset();
   const double peak_all = allreduce_sum(env.comm(), peak);
   m["probe_and_popcount_peak_bit_ops_per_s"] = peak_all;
   m["fraction_of_peak"] = executed / compute_seconds / peak_all;
@@ -664,6 +687,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   }
 
   if (!c.write_summary.empty()) on_root_collectively(env.comm(), [&] {
+    ScopedRegion write_region("kmini::gram::write");
     Json s = Json::object();
     s["rows"] = Json(static_cast<long long>(rows));
     s["cols"] = Json(static_cast<long long>(c.a.cols));

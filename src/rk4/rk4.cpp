@@ -16,6 +16,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -409,6 +410,7 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
   // Allocations and input reads, agreed by all ranks; then start(), whose
   // invariant buffer is allocated after its collectives, agreed again.
   Integrator<T, ExecSpace> it = collectively(env.comm(), "rk4", [&] {
+    ScopedRegion setup_region("kmini::rk4::setup");
     Integrator<T, ExecSpace> it(ctx.exec, env.comm(), p, b.count);
     const auto prefix = load_state<T>(ctx.exec, c, b, it);
     if (k0 > 0) {
@@ -419,7 +421,10 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
     }
     return it;
   });
-  collectively(env.comm(), "rk4", [&] { it.start(k0, c.resumed ? &c.resumed->sums : nullptr, true); });
+  collectively(env.comm(), "rk4", [&] {
+    ScopedRegion setup_region("kmini::rk4::setup");
+    it.start(k0, c.resumed ? &c.resumed->sums : nullptr, true);
+  });
 
   const auto fail_non_finite = [&](std::int64_t bad) {
     const auto history = history_to_host(it.history(), 0, bad);
@@ -465,13 +470,17 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
         progress_timer.reset();
         progress_from = k;
       }
-      if (checkpoint) write_state_checkpoint<T>(env, c, ctx.output_path(c.checkpoint_path), it, b);
+      if (checkpoint) {
+        ScopedRegion checkpoint_region("kmini::rk4::checkpoint");
+        write_state_checkpoint<T>(env, c, ctx.output_path(c.checkpoint_path), it, b);
+      }
       io_seconds += io.seconds();
     }
   }
   const double loop_seconds = allreduce_max(env.comm(), loop.seconds() - io_seconds);
 
   // Outputs.
+  std::optional<ScopedRegion> write_region(std::in_place, "kmini::rk4::write");
   const auto history = history_to_host(it.history(), 0, p.steps);
   if (!c.write_delta.empty()) write_delta<T>(env, ctx.output_path(c.write_delta), history, p.dt);
   const npy::DType dtype = c.single ? npy::DType::C8 : npy::DType::C16;
@@ -481,6 +490,7 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
     npy::write_distributed(env.comm(), ctx.output_path(path), dtype, {p.n, p.n}, static_cast<std::uint64_t>(b.first),
                            static_cast<std::uint64_t>(b.count), h.data());
   }
+  write_region.reset();
 
   // Metrics.
   const std::int64_t steps_run = p.steps - k0;
