@@ -161,6 +161,9 @@ def launch_env(max_ranks):
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     if max_ranks > (os.cpu_count() or 1):
         env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    # Kokkos' OpenMP backend warns on every run without them (see scripts/setup.sh).
+    env.setdefault("OMP_PROC_BIND", "spread")
+    env.setdefault("OMP_PLACES", "threads")
     return env
 
 
