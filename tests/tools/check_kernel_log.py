@@ -9,7 +9,7 @@ named and every phase is a region":
    region kmini::<kernel> and inside one of that kernel's phase regions
    kmini::<kernel>::<phase>;
  - the only other kernels are Kokkos' own (EXEMPT below: View initialisation and
-   destruction, deep_copy's fill and copy kernels) and Kokkos Kernels' (inside a
+   destruction, deep_copy's fill and copy kernels, Kokkos 4's parallel host-space copy) and Kokkos Kernels' (inside a
    KokkosBlas/KokkosKernels region, e.g. gram's gemm check and baseline), and
    they too run inside a kmini::<kernel> region;
  - every region named with --expect appears.
@@ -25,6 +25,7 @@ import sys
 EXEMPT = [
     re.compile(r"^Kokkos::View::(initialization|destruction) \[.*\]( via memset)?$"),
     re.compile(r"^Kokkos::View(Fill|Copy)-"),        # deep_copy(view, value) / (view, view)
+    re.compile(r"^Kokkos::Impl::host_space_deepcopy_"),  # Kokkos 4: large host-space deep_copy
     re.compile(r"^Kokkos::Impl::(ViewFill|ViewCopy|ViewValueFunctor)"),
     re.compile(r"^Kokkos(Blas|Kernels|Sparse)::"),  # Kokkos Kernels' own kernels
 ]
