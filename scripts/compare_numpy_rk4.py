@@ -10,7 +10,8 @@ usage: scripts/compare_numpy.py rk4 [--kmini build/bin/kmini]
 Both sides start from the same initial fields: this script writes F0.npy
 (random complex, non-zero mean) and G0.npy (random real) and passes them to kmini as
 rk4.init.F/G files. dt, g, delta0 and the coupling mode come from the deck
-(kmini's results.json). Timings: kmini's time loop (results.json
+(kmini's results.json), and so does the model: a deck with rk4.kerr != 0 is
+compared with a numpy RK4 of the Kerr model. Timings: kmini's time loop (results.json
 kernels.rk4.loop_seconds) against numpy's time loop, both excluding setup.
 Exit status: 0 agreement, 1 disagreement or kmini failure, 2 bad usage.
 """
@@ -25,31 +26,35 @@ import time
 import numpy as np
 
 
-def rhs(F, G, d):
+def rhs(F, G, d, kerr):
     dF = -2j * F - 1j * d * (2 * G - 1)
+    if kerr:
+        dF = dF - 1j * kerr * (F.real ** 2 + F.imag ** 2) * F
     dG = -1j * (np.conj(d) * F - d * np.conj(F))
     return dF, dG
 
 
-def numpy_rk4(F, G, steps, dt, g, delta0, per_stage, ctype):
-    """Classical RK4 on numpy arrays; delta = g * sum(F), per step or per stage."""
+def numpy_rk4(F, G, steps, dt, g, delta0, per_stage, ctype, kerr=0.0):
+    """Classical RK4 on numpy arrays; delta = g * sum(F), per step or per stage;
+    the Kerr term -i kappa |F|^2 F when kerr != 0."""
     rtype = np.float32 if ctype == np.complex64 else np.float64
     dt = rtype(dt)
     g = rtype(g)
+    kerr = rtype(kerr)
     delta = ctype(g * F.sum()) if per_stage else ctype(delta0)
     history = [delta]
     for _ in range(steps):
         d1 = delta
-        k1F, k1G = rhs(F, G, d1)
+        k1F, k1G = rhs(F, G, d1, kerr)
         F2, G2 = F + dt / 2 * k1F, G + dt / 2 * k1G
         d2 = ctype(g * F2.sum()) if per_stage else delta
-        k2F, k2G = rhs(F2, G2, d2)
+        k2F, k2G = rhs(F2, G2, d2, kerr)
         F3, G3 = F + dt / 2 * k2F, G + dt / 2 * k2G
         d3 = ctype(g * F3.sum()) if per_stage else delta
-        k3F, k3G = rhs(F3, G3, d3)
+        k3F, k3G = rhs(F3, G3, d3, kerr)
         F4, G4 = F + dt * k3F, G + dt * k3G
         d4 = ctype(g * F4.sum()) if per_stage else delta
-        k4F, k4G = rhs(F4, G4, d4)
+        k4F, k4G = rhs(F4, G4, d4, kerr)
         F = F + dt / 6 * (k1F + 2 * k2F + 2 * k3F + k4F)
         G = G + dt / 6 * (k1G + 2 * k2G + 2 * k3G + k4G)
         delta = ctype(g * F.sum())
@@ -103,10 +108,12 @@ def main():
     delta0 = complex(*deck["delta0"])
     kmini_delta = np.load(os.path.join(out, "delta.npy"))
 
-    print("numpy: %d steps of RK4 on %dx%d %s fields (%s) ..." % (args.steps, args.n, args.n,
-          np.dtype(ctype).name, rk4["coupling"]), flush=True)
+    print("numpy: %d steps of RK4 on %dx%d %s fields (%s, kerr = %g; kmini method %s) ..." % (
+          args.steps, args.n, args.n, np.dtype(ctype).name, rk4["coupling"], rk4.get("kerr", 0.0),
+          rk4.get("method", "affine")), flush=True)
     t = time.perf_counter()
-    np_delta, _, _ = numpy_rk4(F0.copy(), G0.copy(), args.steps, rk4["dt"], rk4["g"], delta0, per_stage, ctype)
+    kerr = float(rk4.get("kerr", 0.0))
+    np_delta, _, _ = numpy_rk4(F0.copy(), G0.copy(), args.steps, rk4["dt"], rk4["g"], delta0, per_stage, ctype, kerr)
     np_seconds = time.perf_counter() - t
 
     scale = max(np.max(np.abs(np_delta)), np.finfo(np.float64).tiny)

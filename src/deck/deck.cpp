@@ -353,6 +353,8 @@ bool DeckNode::has(const std::string& key) const {
   return cnode[key].IsDefined();
 }
 
+bool DeckNode::empty() const { return !node_.IsDefined() || node_.IsNull() || (node_.IsMap() && node_.size() == 0); }
+
 DeckNode DeckNode::child(const std::string& key) const {
   YAML::Node v = lookup(key);
   if (v.IsDefined() && !v.IsNull() && !v.IsMap())
@@ -491,6 +493,22 @@ std::vector<double> DeckNode::reals(const std::string& key, const std::vector<do
     for (const auto& item : v) {
       double d = 0;
       if (!item.IsScalar() || !parse_real(item.Scalar(), d)) fail(key, expected);
+      out.push_back(d);
+    }
+  }
+  record(key, Json::array_of(out));
+  return out;
+}
+
+std::vector<double> DeckNode::real_list(const std::string& key, double min, std::size_t max_count) const {
+  YAML::Node v = lookup(key);
+  std::vector<double> out;
+  if (v.IsDefined()) {
+    const std::string expected = "a list of at most " + std::to_string(max_count) + " finite numbers >= " + fmt(min);
+    if (!v.IsSequence() || v.size() > max_count) fail(key, expected);
+    for (const auto& item : v) {
+      double d = 0;
+      if (!item.IsScalar() || !parse_real(item.Scalar(), d) || d < min) fail(key, expected);
       out.push_back(d);
     }
   }

@@ -23,6 +23,8 @@ class DeckNode {
  public:
   const std::string& path() const { return path_; }
   bool has(const std::string& key) const;
+  // No keys at all (absent, null or {}).
+  bool empty() const;
   DeckNode child(const std::string& key) const;  // a missing map reads as empty
 
   static constexpr std::int64_t kNoMax = std::numeric_limits<std::int64_t>::max();
@@ -38,6 +40,8 @@ class DeckNode {
   std::string text(const std::string& key, const std::string& fallback) const;
   std::string required_text(const std::string& key) const;
   std::vector<double> reals(const std::string& key, const std::vector<double>& fallback, std::size_t count) const;
+  // A list of 0 .. max_count finite numbers >= min (absent: empty).
+  std::vector<double> real_list(const std::string& key, double min, std::size_t max_count) const;
   std::vector<std::string> choice_list(const std::string& key, const std::vector<std::string>& fallback,
                                        const std::vector<std::string>& options) const;
   // For a map that must hold exactly one of `alternatives` (e.g. init.F: {fill|file|random}).

@@ -6,6 +6,8 @@
 #include "core/kokkos_compat.hpp"
 #include "core/timer.hpp"
 #include "gram/gram_kernels.hpp"
+#include "gram/gram_outputs.hpp"
+#include "gram/gram_sparse.hpp"
 #include "gram/gram_reference.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
@@ -46,25 +48,48 @@ std::string gib(double bytes) {
 // --- plan -------------------------------------------------------------------
 
 double slice_bytes_per_row(const Config& c, bool host) {
-  double bytes = c.jaccard ? 8.0 : 4.0;  // counts (+ float similarity)
+  // Counts (int32), and the float32 values of a dense similarity output.
+  double bytes = c.float_values() && !c.write_c.empty() ? 8.0 : 4.0;
+  // The pairs buffer: a sixteenth of the slice in records of 24 bytes on the
+  // device (i, j, value in double), packed into 20-byte records on the host.
+  if (!c.write_pairs.empty()) bytes += (24.0 + (host ? 20.0 : 0.0)) / 16;
   // Host copies of the 4-byte values: the written block and its mirror (or
   // packed upper rows) with write.C, else the rows checked.
   if (host) bytes += c.write_c.empty() ? 4.0 : 8.0;
-  return double(c.a.rows) * bytes;
+  return double(c.targets()) * bytes;
 }
+
+std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width) {
+  return std::max<std::int64_t>(1, (height * width + 15) / 16);
+}
+
+namespace {
+
+// Packed A and B, and the top-k lists (with their host copies for the merge
+// on host backends): what every rank holds besides one slice.
+double fixed_bytes(const Config& c, bool host) {
+  double bytes = double(c.a.rows + c.b.rows) * double(words_allocated(c.a.cols)) * sizeof(Word);
+  if (!c.write_top_k.empty()) bytes += double(c.a.rows) * double(c.top_k) * (host ? 16.0 + 16.0 + 12.0 : 16.0);
+  return bytes;
+}
+
+}  // namespace
 
 Plan make_plan(const Config& c, int ranks) {
   Plan p;
   p.rows = c.a.rows;
   p.cols = c.a.cols;
+  p.targets = c.targets();
   p.words = words_allocated(c.a.cols);
-  p.packed_bytes = double(p.rows) * double(p.words) * sizeof(Word);
-  const double per_row = slice_bytes_per_row(c, compat::device_is_host_accessible);
+  p.packed_bytes = double(p.rows + c.b.rows) * double(p.words) * sizeof(Word);
+  const bool host = compat::device_is_host_accessible;
+  p.top_k_bytes = fixed_bytes(c, host) - p.packed_bytes;
+  const double per_row = slice_bytes_per_row(c, host);
   const std::int64_t tile = TileParams::tile;
   if (c.row_slice > 0) {
     p.height = std::min(c.row_slice, p.rows);
   } else {
-    const double room = c.memory_budget - p.packed_bytes;
+    const double room = c.memory_budget - p.packed_bytes - p.top_k_bytes;
     std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per_row) : 0;
     if (h >= tile) h = h / tile * tile;
     // Enough slices to keep every rank busy, when the budget allows more.
@@ -72,8 +97,10 @@ Plan make_plan(const Config& c, int ranks) {
     if (ranks > 1) h = std::min(h, balanced);
     p.height = std::min(h, p.rows);
     if (p.height < 1)
-      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold packed A (" +
-                       gib(p.packed_bytes) + ") and one row of C (" + gib(per_row) + ")");
+      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold packed A" +
+                       (c.two_inputs() ? " and B (" : " (") + gib(p.packed_bytes) + ")" +
+                       (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
+                       " and one row of C (" + gib(per_row) + ")");
   }
   p.slice_bytes = double(p.height) * per_row;
   const std::int64_t count = p.rows / p.height + (p.rows % p.height ? 1 : 0);
@@ -82,39 +109,65 @@ Plan make_plan(const Config& c, int ranks) {
                      std::to_string(p.height) + " rows make " + std::to_string(count) + " slices of " +
                      std::to_string(p.rows) + " rows, expected at most " + std::to_string(kMaxSlices) +
                      (c.row_slice > 0 ? " (a taller row_slice)" : " (a larger memory_budget)"));
-  // Slices in order; each goes to the least-loaded rank so far (the triangular
-  // work shrinks along the rows, so this interleaves early and late slices).
+  // Rounds of `ranks` consecutive slices, one per rank (the sparse outputs
+  // stream each round's pairs in row order). Inside a round the heaviest
+  // slice goes to the least-loaded rank so far: the triangular work shrinks
+  // along the rows, so this alternates early and late slices per rank.
   std::vector<double> load(static_cast<std::size_t>(ranks), 0.0);
   for (std::int64_t r0 = 0; r0 < p.rows; r0 += p.height) {
     Slice s;
     s.r0 = r0;
     s.r1 = std::min(p.rows, r0 + p.height);
-    s.work = SliceGeometry{p.rows, s.r0, s.r1}.executed_words(p.words);
-    s.rank = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[static_cast<std::size_t>(s.rank)] += s.work;
+    s.round = static_cast<std::int64_t>(p.slices.size()) / ranks;
+    s.work = SliceGeometry{p.rows, s.r0, s.r1, c.two_inputs() ? p.targets : 0}.executed_words(p.words);
     p.slices.push_back(s);
+  }
+  for (std::size_t first = 0; first < p.slices.size(); first += static_cast<std::size_t>(ranks)) {
+    const std::size_t end = std::min(p.slices.size(), first + static_cast<std::size_t>(ranks));
+    std::vector<std::size_t> order;
+    for (std::size_t i = first; i < end; ++i) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return p.slices[x].work > p.slices[y].work; });
+    std::vector<bool> taken(static_cast<std::size_t>(ranks), false);
+    for (std::size_t i : order) {
+      int best = -1;
+      for (int q = 0; q < ranks; ++q)
+        if (!taken[static_cast<std::size_t>(q)] &&
+            (best < 0 || load[static_cast<std::size_t>(q)] < load[static_cast<std::size_t>(best)]))
+          best = q;
+      taken[static_cast<std::size_t>(best)] = true;
+      p.slices[i].rank = best;
+      load[static_cast<std::size_t>(best)] += p.slices[i].work;
+    }
   }
   return p;
 }
 
 ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
   const auto rows = static_cast<std::uint64_t>(p.rows), cols = static_cast<std::uint64_t>(p.cols);
+  const auto targets = static_cast<std::uint64_t>(p.targets), b_rows = static_cast<std::uint64_t>(c.b.rows);
   const auto height = static_cast<std::uint64_t>(p.height);
-  ByteCount bytes = ByteCount::of(rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));  // packed A
-  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));   // one slice
-  bytes += ByteCount::of(rows, 4 + 8) + ByteCount(kHistogramBins * 8);                         // ones, row sums
-  if (c.a.kind != Source::Kind::Random) {  // the file's staging block
-    const std::int64_t row_bytes = c.a.kind == Source::Kind::Packed ? (c.a.cols + 7) / 8 : c.a.cols;
-    const std::int64_t block = std::max<std::int64_t>(1, std::min(p.rows, kReadBlockBytes / row_bytes));
-    bytes += ByteCount::of(static_cast<std::uint64_t>(block), static_cast<std::uint64_t>(row_bytes));
+  ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));  // packed A, B
+  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));           // one slice
+  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);  // ones, row sums
+  if (!c.write_top_k.empty())  // the lists (+ their host copy and records for the merge on host backends)
+    bytes += ByteCount::of(rows, static_cast<std::uint64_t>(c.top_k) * (host ? 16 + 16 + 12 : 16));
+  if (!c.write_pairs.empty()) bytes += ByteCount::of(height + 1, 16);  // pairs per row, offsets
+  ByteCount staging;  // the file's staging block (A's is freed before B is read)
+  for (const Source* s : {&c.a, &c.b}) {
+    if (s->kind == Source::Kind::Random || s->rows == 0) continue;
+    const std::int64_t row_bytes = s->kind == Source::Kind::Packed ? (s->cols + 7) / 8 : s->cols;
+    const std::int64_t block = std::max<std::int64_t>(1, std::min(s->rows, kReadBlockBytes / row_bytes));
+    staging = max(staging, ByteCount::of(static_cast<std::uint64_t>(block), static_cast<std::uint64_t>(row_bytes)));
   }
-  // Verification: the double gemm check on small matrices (all rows, <= 64
+  bytes += staging;
+  // Verification: the double gemm check on small matrices (all targets, <= 64
   // checked rows, their products), and the host reference on host backends.
   ByteCount extra;
-  if (verify && double(rows) * double(cols) <= kGemmCheckLimit)
-    extra = ByteCount::of(rows * cols + 64 * cols + 64 * rows, sizeof(double));
-  if (verify && host && double(rows) * double(cols) <= kHostReferenceLimit)
-    extra += ByteCount::of(rows, cols + static_cast<std::uint64_t>(p.words) * sizeof(Word));
+  if (verify && double(targets) * double(cols) <= kGemmCheckLimit)
+    extra = ByteCount::of(targets * cols + 64 * cols + 64 * targets, sizeof(double));
+  if (verify && host && double(rows + b_rows) * double(cols) <= kHostReferenceLimit)
+    extra += ByteCount::of(rows + b_rows, cols + static_cast<std::uint64_t>(p.words) * sizeof(Word));
   // The baseline: the unpacked matrix in float and its panel of C.
   if (c.baseline) {
     const auto panel = static_cast<std::uint64_t>(std::min(c.baseline_rows, p.rows));
@@ -125,45 +178,70 @@ ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
 
 // --- configuration ------------------------------------------------------------
 
-void GramKernel::configure(const DeckNode& s, const Environment& env) {
-  Config c;
-  const DeckNode a = s.child("A");
+namespace {
+
+// Reads one input (gram.A or gram.B): a random matrix or a file. `size` gets
+// where its rows come from, `cols_setting` where its column count does.
+void read_source(const DeckNode& a, Source& src, std::string& size, std::string& cols_setting) {
   // No A at all: the default random matrix (every kernel is configured, run or not).
   const std::string kind = a.has("file") || a.has("random") ? a.one_of({"file", "random"}) : "random";
   if (kind == "random") {
     const DeckNode r = a.child("random");
-    c.a.kind = Source::Kind::Random;
-    c.a.rows = r.integer("rows", 1024, 1, kMaxDim);
-    size_setting_ = r.where("rows") + ": " + r.path() + ".rows";
-    c.a.cols = r.integer("cols", 4096, 1, kMaxDim);
-    c.a.density = r.real("density", 0.5, 0.0, 1.0);
-    c.a.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
-  } else {
-    c.a.path = a.required_text("file");
-    size_setting_ = a.where("file") + ": " + a.path() + ".file";
-    const bool packed = a.boolean("packed", false);
-    if (packed) c.a.cols = a.required_integer("cols", 1, kMaxDim);
-    try {  // problems with the file name the deck line and key that gave it
-      const npy::Info info = npy::read_info(c.a.path);
-      if (info.shape.size() != 2)
-        throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected a 2-D matrix rows x cols)");
-      c.a.rows = info.shape[0];
-      c.a.data_offset = info.data_offset;
-      if (packed) {
-        c.a.kind = Source::Kind::Packed;
-        npy::require_dtype(info, {npy::DType::U1});
-        npy::require_shape(info, {c.a.rows, (c.a.cols + 7) / 8});
-      } else {
-        c.a.kind = Source::Kind::Unpacked;
-        npy::require_dtype(info, {npy::DType::Bool, npy::DType::U1});
-        c.a.bool_dtype = info.dtype == npy::DType::Bool;
-        c.a.cols = info.shape[1];
-      }
-      if (c.a.rows < 1 || c.a.cols < 1 || c.a.rows > kMaxDim)
-        throw UsageError(c.a.path + ": shape " + npy::shape_string(info.shape) + " (expected rows, cols >= 1)");
-    } catch (const UsageError& e) {
-      throw UsageError(a.located("file") + ": " + e.what());
+    src.kind = Source::Kind::Random;
+    src.rows = r.integer("rows", 1024, 1, kMaxDim);
+    size = r.where("rows") + ": " + r.path() + ".rows";
+    src.cols = r.integer("cols", 4096, 1, kMaxDim);
+    cols_setting = r.where("cols") + ": " + r.path() + ".cols";
+    src.density = r.real("density", 0.5, 0.0, 1.0);
+    src.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
+    return;
+  }
+  src.path = a.required_text("file");
+  size = a.where("file") + ": " + a.path() + ".file";
+  cols_setting = size;
+  const bool packed = a.boolean("packed", false);
+  if (packed) {
+    src.cols = a.required_integer("cols", 1, kMaxDim);
+    cols_setting = a.where("cols") + ": " + a.path() + ".cols";
+  }
+  try {  // problems with the file name the deck line and key that gave it
+    const npy::Info info = npy::read_info(src.path);
+    if (info.shape.size() != 2)
+      throw UsageError(src.path + ": shape " + npy::shape_string(info.shape) + " (expected a 2-D matrix rows x cols)");
+    src.rows = info.shape[0];
+    src.data_offset = info.data_offset;
+    if (packed) {
+      src.kind = Source::Kind::Packed;
+      npy::require_dtype(info, {npy::DType::U1});
+      npy::require_shape(info, {src.rows, (src.cols + 7) / 8});
+    } else {
+      src.kind = Source::Kind::Unpacked;
+      npy::require_dtype(info, {npy::DType::Bool, npy::DType::U1});
+      src.bool_dtype = info.dtype == npy::DType::Bool;
+      src.cols = info.shape[1];
     }
+    if (src.rows < 1 || src.cols < 1 || src.rows > kMaxDim)
+      throw UsageError(src.path + ": shape " + npy::shape_string(info.shape) + " (expected rows, cols >= 1)");
+  } catch (const UsageError& e) {
+    throw UsageError(a.located("file") + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void GramKernel::configure(const DeckNode& s, const Environment& env) {
+  Config c;
+  std::string a_cols, b_size, b_cols;
+  read_source(s.child("A"), c.a, size_setting_, a_cols);
+  // gram.B needs file or random; a B with neither but other keys is left to
+  // the unknown-key check, which names them.
+  const DeckNode b = s.child("B");
+  if (s.has("B") && (b.has("file") || b.has("random") || b.empty())) {
+    b.one_of({"file", "random"});
+    read_source(b, c.b, b_size, b_cols);
+    if (c.b.cols != c.a.cols)
+      throw UsageError(b_cols + ": " + std::to_string(c.b.cols) + " columns in gram.B, expected the " +
+                       std::to_string(c.a.cols) + " columns of gram.A (" + a_cols + ")");
   }
   if (s.is_word("row_slice", "auto")) {
     s.text("row_slice", "auto");
@@ -180,11 +258,27 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
     c.budget_given = true;
   }
   budget_setting_ = s.where("memory_budget") + ": " + s.path() + ".memory_budget";
-  c.jaccard = s.choice("similarity", "counts", {"counts", "jaccard"}) == "jaccard";
+  const std::string sim = s.choice("similarity", "counts", {"counts", "jaccard", "dice", "cosine"});
+  for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
+    if (sim == similarity_name(k)) c.similarity = k;
   c.upper = s.choice("triangle", "full", {"full", "upper"}) == "upper";
+  if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
   const DeckNode w = s.child("write");
   c.write_c = w.text("C", "");
   c.write_summary = w.text("summary", "");
+  if (w.has("pairs")) {
+    const DeckNode p = w.child("pairs");
+    c.write_pairs = p.required_text("path");
+    c.pairs_min = p.required_real("min", 0, std::numeric_limits<double>::max());
+  }
+  if (w.has("top_k")) {
+    const DeckNode t = w.child("top_k");
+    c.write_top_k = t.required_text("path");
+    // Every row has targets partners (targets - 1 without itself).
+    c.top_k = t.required_integer("k", 1, std::max<std::int64_t>(1, c.targets() - (c.two_inputs() ? 0 : 1)));
+    if (!c.two_inputs() && c.a.rows < 2) t.fail("k", "no k: a matrix of one row has no partners");
+  }
+  c.count_at_least = w.real_list("count_at_least", 0.0, kMaxThresholds);
   c.baseline = s.boolean("baseline", false);
   c.baseline_rows = s.integer("baseline_rows", 512, 1, kMaxDim);
   c.repeat = s.integer("repeat", 1, 1, 1000);
@@ -192,6 +286,8 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   outputs_.clear();
   add_output(w, "C", c.write_c);
   add_output(w, "summary", c.write_summary);
+  if (!c.write_pairs.empty()) add_output(w.child("pairs"), "path", c.write_pairs);
+  if (!c.write_top_k.empty()) add_output(w.child("top_k"), "path", c.write_top_k);
   if (c.row_slice > 0 && (c.a.rows + c.row_slice - 1) / c.row_slice > kMaxSlices) {
     // Too many slices; when A itself fits no device, that is the problem to name.
     const ByteCount packed = ByteCount::of(static_cast<std::uint64_t>(c.a.rows),
@@ -204,10 +300,11 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   const Plan p = make_plan(config_, env.size());  // budget errors before anything runs
   if (c.row_slice > 0) size_setting_ = s.where("row_slice") + ": " + s.path() + ".row_slice";
   // An explicit slice height must respect an explicit budget too.
-  if (c.row_slice > 0 && c.budget_given && p.packed_bytes + p.slice_bytes > c.memory_budget)
-    s.fail("row_slice", "a slice height within gram.memory_budget (" + format_bytes(c.memory_budget) + "): packed A " +
-                            format_bytes(p.packed_bytes) + " + " + std::to_string(p.height) + " rows of C " +
-                            format_bytes(p.slice_bytes));
+  if (c.row_slice > 0 && c.budget_given && p.packed_bytes + p.top_k_bytes + p.slice_bytes > c.memory_budget)
+    s.fail("row_slice", "a slice height within gram.memory_budget (" + format_bytes(c.memory_budget) + "): packed A" +
+                            (c.two_inputs() ? " and B " : " ") + format_bytes(p.packed_bytes) +
+                            (p.top_k_bytes > 0 ? " + top-k lists " + format_bytes(p.top_k_bytes) : std::string()) +
+                            " + " + std::to_string(p.height) + " rows of C " + format_bytes(p.slice_bytes));
 }
 
 std::vector<MemoryNeed> GramKernel::memory_needs(const Environment& env, bool verify) const {
@@ -229,20 +326,37 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
     total += s.work;
     per_rank[static_cast<std::size_t>(s.rank)] += s.work;
   }
-  const double useful = double(p.rows) * double(p.rows) * double(p.cols);
-  os << "gram: A " << p.rows << " x " << p.cols << " ("
-     << (c.a.kind == Source::Kind::Random ? "random, density " + format_number(c.a.density)
-                                           : c.a.path + (c.a.kind == Source::Kind::Packed ? ", packed" : ""))
-     << "), " << (c.jaccard ? "jaccard" : "counts") << ", " << (c.upper ? "upper" : "full") << " triangle\n"
-     << "    packed A " << gib(p.packed_bytes) << " per rank; " << p.slices.size() << " row slice(s) of " << p.height
-     << " rows, " << gib(p.slice_bytes) << " each; device memory per rank " << gib(p.packed_bytes + p.slice_bytes)
-     << " of budget " << gib(c.memory_budget) << "\n"
-     << "    work: " << format_number(useful) << " useful bit-ops (rows^2 cols), "
-     << format_number(total * 64) << " executed (upper tiles); busiest rank "
+  auto describe = [](const Source& a) {
+    return a.kind == Source::Kind::Random ? "random, density " + format_number(a.density)
+                                          : a.path + (a.kind == Source::Kind::Packed ? ", packed" : "");
+  };
+  const double useful = double(p.rows) * double(p.targets) * double(p.cols);
+  const double pairs = c.two_inputs() ? double(p.rows) * double(p.targets) : double(p.rows) * double(p.rows - 1) / 2;
+  os << "gram: A " << p.rows << " x " << p.cols << " (" << describe(c.a) << ")";
+  if (c.two_inputs()) os << " x B " << c.b.rows << " x " << c.b.cols << " (" << describe(c.b) << "): C = A B^T";
+  os << ", " << similarity_name(c.similarity) << ", "
+     << (c.two_inputs() ? "all tiles" : c.upper ? "upper triangle" : "full triangle") << "\n"
+     << "    packed " << (c.two_inputs() ? "A and B " : "A ") << gib(p.packed_bytes) << " per rank"
+     << (p.top_k_bytes > 0 ? ", top-k lists " + gib(p.top_k_bytes) : std::string()) << "; " << p.slices.size()
+     << " row slice(s) of " << p.height << " rows in " << p.rounds() << " round(s), " << gib(p.slice_bytes)
+     << " each; device memory per rank " << gib(p.packed_bytes + p.top_k_bytes + p.slice_bytes) << " of budget "
+     << gib(c.memory_budget) << "\n"
+     << "    work: " << format_number(useful) << " useful bit-ops (rows x targets x cols), "
+     << format_number(total * 64) << " executed (" << (c.two_inputs() ? "all" : "upper") << " tiles); busiest rank "
      << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
   if (!c.write_c.empty())
     os << "    write.C " << c.write_c << ": "
-       << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.rows)) * 4) << "\n";
+       << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.targets)) * 4) << "\n";
+  if (!c.write_top_k.empty())
+    os << "    write.top_k " << c.write_top_k << ": " << p.rows << " x " << c.top_k << " partners, "
+       << gib(double(p.rows) * double(c.top_k) * 12) << "\n";
+  if (!c.write_pairs.empty())
+    os << "    write.pairs " << c.write_pairs << ": pairs with value >= " << format_number(c.pairs_min) << ", at most "
+       << format_number(pairs) << " (" << gib(pairs * 20) << "), streamed through a buffer of "
+       << pair_buffer_records(p.height, p.targets) << " per slice\n";
+  if (!c.count_at_least.empty())
+    os << "    count_at_least: " << c.count_at_least.size() << " threshold(s) over " << format_number(pairs)
+       << " pairs\n";
 }
 
 // --- input ----------------------------------------------------------------------
@@ -289,9 +403,9 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
   }
 }
 
-Packed load_packed(const ExecSpace& exec, const Source& a) {
+Packed load_packed(const ExecSpace& exec, const Source& a, const char* label) {
   ScopedRegion region("kmini::gram::pack");
-  Packed packed("kmini::gram::A", a.rows, words_allocated(a.cols));
+  Packed packed(std::string(label), a.rows, words_allocated(a.cols));
   if (a.kind == Source::Kind::Random) {
     pack_random(exec, packed, a.rows, a.cols, a.density, a.seed);
     return packed;
@@ -340,8 +454,8 @@ std::vector<std::int64_t> check_rows(const Plan& p) {
 
 // The slice loop's device buffers.
 struct SliceBuffers {
-  Kokkos::View<std::int32_t*, MemSpace> ones, counts;  // popcount per row; C slice
-  Kokkos::View<float*, MemSpace> sim;                  // jaccard slice
+  Kokkos::View<std::int32_t*, MemSpace> ones, ones_b, counts;  // popcount per row of A, of B; C slice
+  Kokkos::View<float*, MemSpace> sim;                          // similarity slice for write.C
   Kokkos::View<std::int64_t*, MemSpace> row_sums;
   Kokkos::View<std::uint64_t*, MemSpace> histogram;
 };
@@ -353,6 +467,14 @@ struct Summary {
   std::int64_t trace = 0;
 };
 
+// Copies n values from a device view into `out` (raw bytes of T).
+template <class T, class View>
+void copy_to_host(const ExecSpace& exec, const View& v, std::int64_t n, void* out) {
+  Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(static_cast<T*>(out), n);
+  Kokkos::deep_copy(exec, hv, Kokkos::subview(v, std::make_pair(std::int64_t(0), n)));
+  exec.fence();
+}
+
 }  // namespace
 
 // --- run ---------------------------------------------------------------------------
@@ -363,76 +485,88 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const Config& c = config_;
   const Environment& env = ctx.env;
   const Plan plan = make_plan(c, env.size());
-  const std::int64_t rows = plan.rows;
+  const std::int64_t rows = plan.rows, targets = plan.targets;
+  const bool two = c.two_inputs();
 
   // Allocations (and the file reads of packing) are agreed by all ranks
   // before any collective: a rank that fails stops every rank.
   FencedTimer<ExecSpace> pack_timer(ctx.exec);
-  const Packed packed = collectively(env.comm(), "gram", [&] { return load_packed(ctx.exec, c.a); });
-  const double pack_seconds = allreduce_max(env.comm(), pack_timer.seconds());
+  const Packed packed = collectively(env.comm(), "gram", [&] { return load_packed(ctx.exec, c.a, "kmini::gram::A"); });
   // Unused buffers are allocated empty: default-constructed Views crashed on
   // destruction with the Kokkos 4.6.99 OpenMP build.
+  const Packed packed_b = collectively(env.comm(), "gram", [&] {
+    return two ? load_packed(ctx.exec, c.b, "kmini::gram::B") : Packed("kmini::gram::B", 0, 0);
+  });
+  const Packed& packed_t = two ? packed_b : packed;  // the rows of C's columns
+  const double pack_seconds = allreduce_max(env.comm(), pack_timer.seconds());
   const bool want_summary = !c.write_summary.empty() || ctx.verify;
+  const bool dense_float = c.float_values() && !c.write_c.empty();
   const SliceBuffers buffers = collectively(env.comm(), "gram", [&] {
     return SliceBuffers{Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
-                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", plan.height * rows),
-                        Kokkos::View<float*, MemSpace>("kmini::gram::J_slice", c.jaccard ? plan.height * rows : 0),
+                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones_B", c.b.rows),
+                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", plan.height * targets),
+                        Kokkos::View<float*, MemSpace>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
                         Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
                         Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram",
                                                                 want_summary ? kHistogramBins : 0)};
   });
   const auto &ones = buffers.ones, &counts = buffers.counts;
+  const auto& ones_t = two ? buffers.ones_b : buffers.ones;
   const auto& sim = buffers.sim;
   const auto& row_sums = buffers.row_sums;
   const auto& histogram = buffers.histogram;
   {
     ScopedRegion compute_region("kmini::gram::compute");
     row_ones(ctx.exec, packed, ones);
+    if (two) row_ones(ctx.exec, packed_b, buffers.ones_b);
   }
 
-  std::vector<Slice> mine;
+  // One slice per rank and round (none for some ranks in the last round).
+  const std::int64_t rounds = plan.rounds();
+  std::vector<const Slice*> mine(static_cast<std::size_t>(rounds), nullptr);
+  double executed_words = 0;
   for (const auto& s : plan.slices)
-    if (s.rank == env.rank()) mine.push_back(s);
-  std::int64_t rounds = static_cast<std::int64_t>(mine.size());
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, env.comm());
-
+    if (s.rank == env.rank()) {
+      mine[static_cast<std::size_t>(s.round)] = &s;
+      executed_words += s.work;
+    }
 
   // Timed repetitions: the slice loop alone (best of `repeat`).
   double compute_seconds = std::numeric_limits<double>::infinity();
-  double executed_words = 0;
-  for (const auto& s : mine) executed_words += s.work;
   for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
     MPI_Barrier(env.comm());
     ScopedRegion compute_region("kmini::gram::compute");
     FencedTimer<ExecSpace> t(ctx.exec);
-    for (const auto& s : mine) gram_slice(ctx.exec, packed, SliceGeometry{rows, s.r0, s.r1}, counts);
+    for (const Slice* s : mine)
+      if (s) gram_slice(ctx.exec, packed, packed_t, plan.geometry(*s, two), counts);
     compute_seconds = std::min(compute_seconds, allreduce_max(env.comm(), t.seconds()));
   }
 
   // The final pass: compute, then summarise / check / write each slice.
   const auto checks = check_rows(plan);
-  std::map<std::int64_t, std::vector<std::int32_t>> checked;  // row -> C(row, r0 ..), r0 of its slice
-  std::map<std::int64_t, std::int64_t> checked_from;
+  std::map<std::int64_t, std::vector<std::int32_t>> checked;  // row -> C(row, from ..)
+  std::map<std::int64_t, std::int64_t> checked_from;            // the first column of the row's slice
   std::unique_ptr<npy::DistributedWriter> writer;
   if (!c.write_c.empty()) {
-    const npy::Shape shape = c.upper ? npy::Shape{rows * (rows + 1) / 2} : npy::Shape{rows, rows};
+    const npy::Shape shape = c.upper ? npy::Shape{rows * (rows + 1) / 2} : npy::Shape{rows, targets};
     writer = std::make_unique<npy::DistributedWriter>(env.comm(), ctx.output_path(c.write_c),
-                                                      c.jaccard ? npy::DType::F4 : npy::DType::I4, shape);
+                                                      dense_float ? npy::DType::F4 : npy::DType::I4, shape);
   }
+  SparseOutputs sparse(ctx.exec, c, plan, env.comm(), ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
   double final_compute = 0, post_seconds = 0;
   std::uint64_t checksum = 0;
   MPI_Barrier(env.comm());
   for (std::int64_t round = 0; round < rounds; ++round) {
-    const Slice* s = round < static_cast<std::int64_t>(mine.size()) ? &mine[static_cast<std::size_t>(round)] : nullptr;
+    const Slice* s = mine[static_cast<std::size_t>(round)];
     std::vector<char> host_block, host_lower;
     npy::DistributedWriter::Block upper_block, lower_block;
     bool has_lower = false;
     if (s) {
-      const SliceGeometry g{rows, s->r0, s->r1};
+      const SliceGeometry g = plan.geometry(*s, two);
       FencedTimer<ExecSpace> t(ctx.exec);
       {
         ScopedRegion compute_region("kmini::gram::compute");
-        gram_slice(ctx.exec, packed, g, counts);
+        gram_slice(ctx.exec, packed, packed_t, g, counts);
       }
       final_compute += t.seconds();
       FencedTimer<ExecSpace> post(ctx.exec);
@@ -440,47 +574,31 @@ KernelReport GramKernel::run(RunContext& ctx) {
         ScopedRegion summary_region("kmini::gram::summary");
         checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, row_sums, histogram);
       }
-      if (c.jaccard) {
-        ScopedRegion jaccard_region("kmini::gram::jaccard");
-        jaccard(ctx.exec, counts, ones, g, sim);
+      if (dense_float) {
+        ScopedRegion similarity_region("kmini::gram::similarity");
+        similarity_slice(ctx.exec, c.similarity, counts, ones, ones_t, g, sim);
       }
       const std::int64_t h = g.height(), w = g.width();
-      const bool need_host = writer || std::any_of(checks.begin(), checks.end(), [&](std::int64_t i) {
-                               return i >= s->r0 && i < s->r1;
-                             });
-      if (need_host) {
+      const bool checks_here = ctx.verify && std::any_of(checks.begin(), checks.end(), [&](std::int64_t i) {
+                                 return i >= s->r0 && i < s->r1;
+                               });
+      if (checks_here) {
+        // Checked rows: their counts (similarities are checked through them).
+        std::vector<std::int32_t> values(static_cast<std::size_t>(h * w));
+        copy_to_host<std::int32_t>(ctx.exec, counts, h * w, values.data());
+        for (std::int64_t i : checks)
+          if (i >= s->r0 && i < s->r1) {
+            checked[i].assign(values.begin() + (i - s->r0) * w, values.begin() + (i - s->r0 + 1) * w);
+            checked_from[i] = g.col0();
+          }
+      }
+      if (writer) {
         // The slice values as written: counts (int32) or similarity (float32), 4 bytes each.
         host_block.resize(static_cast<std::size_t>(h * w) * 4);
-        if (c.jaccard) {
-          Kokkos::View<float*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(reinterpret_cast<float*>(host_block.data()),
-                                                                              h * w);
-          Kokkos::deep_copy(ctx.exec, hv, Kokkos::subview(sim, std::make_pair(std::int64_t(0), h * w)));
-        } else {
-          Kokkos::View<std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(
-              reinterpret_cast<std::int32_t*>(host_block.data()), h * w);
-          Kokkos::deep_copy(ctx.exec, hv, Kokkos::subview(counts, std::make_pair(std::int64_t(0), h * w)));
-        }
-        ctx.exec.fence();
-        if (ctx.verify && !c.jaccard) {
-          for (std::int64_t i : checks)
-            if (i >= s->r0 && i < s->r1) {
-              const auto* row = reinterpret_cast<const std::int32_t*>(host_block.data()) + (i - s->r0) * w;
-              checked[i].assign(row, row + w);
-              checked_from[i] = s->r0;
-            }
-        }
-        if (ctx.verify && c.jaccard) {
-          // Jaccard rows are checked through the counts they come from.
-          std::vector<std::int32_t> tmp(static_cast<std::size_t>(h * w));
-          Kokkos::View<std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(tmp.data(), h * w);
-          Kokkos::deep_copy(ctx.exec, hv, Kokkos::subview(counts, std::make_pair(std::int64_t(0), h * w)));
-          ctx.exec.fence();
-          for (std::int64_t i : checks)
-            if (i >= s->r0 && i < s->r1) {
-              checked[i].assign(tmp.begin() + (i - s->r0) * w, tmp.begin() + (i - s->r0 + 1) * w);
-              checked_from[i] = s->r0;
-            }
-        }
+        if (dense_float)
+          copy_to_host<float>(ctx.exec, sim, h * w, host_block.data());
+        else
+          copy_to_host<std::int32_t>(ctx.exec, counts, h * w, host_block.data());
       }
       if (writer && c.upper) {
         // Rows r0..r1 of the packed upper triangle are one contiguous run.
@@ -492,9 +610,9 @@ KernelReport GramKernel::run(RunContext& ctx) {
         const std::int64_t first = s->r0 * rows - s->r0 * (s->r0 - 1) / 2;
         upper_block = {0, first, 1, static_cast<std::int64_t>(host_block.size() / 4), host_block.data()};
       } else if (writer) {
-        upper_block = {s->r0, s->r0, h, w, host_block.data()};
+        upper_block = {s->r0, g.col0(), h, w, host_block.data()};
         // The mirror: C(r1.., r0..r1) = C(r0..r1, r1..)^T.
-        if (s->r1 < rows) {
+        if (!two && s->r1 < rows) {
           const std::int64_t below = rows - s->r1;
           host_lower.resize(static_cast<std::size_t>(below * h) * 4);
           for (std::int64_t j = 0; j < below; ++j)
@@ -509,8 +627,9 @@ KernelReport GramKernel::run(RunContext& ctx) {
     if (writer) {
       ScopedRegion write_region("kmini::gram::write");
       writer->write_round(s ? &upper_block : nullptr);
-      if (!c.upper) writer->write_round(has_lower ? &lower_block : nullptr);
+      if (!c.upper && !two) writer->write_round(has_lower ? &lower_block : nullptr);
     }
+    sparse.add_round(s, counts, ones, ones_t);
   }
   if (writer) {
     ScopedRegion write_region("kmini::gram::write");
@@ -519,32 +638,28 @@ KernelReport GramKernel::run(RunContext& ctx) {
   final_compute = allreduce_max(env.comm(), final_compute);
   compute_seconds = std::min(compute_seconds, final_compute);
 
+  KernelReport report;
+  Json& m = report.metrics;
+  Json sparse_summary = Json::object();
+  sparse.finish(m, &sparse_summary);
+
   // Summary over all ranks.
   std::optional<ScopedRegion> summary_region(std::in_place, "kmini::gram::summary");
   Summary summary;
   std::vector<std::int32_t> host_ones(static_cast<std::size_t>(rows));
-  {
-    Kokkos::View<std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(host_ones.data(), rows);
-    Kokkos::deep_copy(ctx.exec, hv, ones);
-    ctx.exec.fence();
-  }
+  copy_to_host<std::int32_t>(ctx.exec, ones, rows, host_ones.data());
   for (auto v : host_ones) summary.trace += v;
   if (want_summary) {
     summary.row_sums.resize(static_cast<std::size_t>(rows));
     summary.histogram.resize(kHistogramBins);
-    Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hs(summary.row_sums.data(), rows);
-    Kokkos::View<std::uint64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hh(summary.histogram.data(), kHistogramBins);
-    Kokkos::deep_copy(ctx.exec, hs, row_sums);
-    Kokkos::deep_copy(ctx.exec, hh, histogram);
-    ctx.exec.fence();
+    copy_to_host<std::int64_t>(ctx.exec, row_sums, rows, summary.row_sums.data());
+    copy_to_host<std::uint64_t>(ctx.exec, histogram, kHistogramBins, summary.histogram.data());
     MPI_Allreduce(MPI_IN_PLACE, summary.row_sums.data(), static_cast<int>(rows), MPI_INT64_T, MPI_SUM, env.comm());
     MPI_Allreduce(MPI_IN_PLACE, summary.histogram.data(), kHistogramBins, MPI_UINT64_T, MPI_SUM, env.comm());
     MPI_Allreduce(&checksum, &summary.checksum, 1, MPI_UINT64_T, MPI_SUM, env.comm());
   }
 
   summary_region.reset();
-  KernelReport report;
-  Json& m = report.metrics;
 
   // Verification.
   if (ctx.verify) {
@@ -553,35 +668,41 @@ KernelReport GramKernel::run(RunContext& ctx) {
     bool ok = true;
     std::int64_t compared = 0, mismatches = 0;
     Json& v = m["verification"];
-    // Trace: C(i, i) = popcount of row i; the diagonal of the summary too.
-    const bool small = double(rows) * double(c.a.cols) <= kHostReferenceLimit;
-    reference::HostPacked ref;
+    const Source& t_src = two ? c.b : c.a;
+    // The host reference on small matrices, else single elements from the source rows.
+    const bool small = double(rows + c.b.rows) * double(c.a.cols) <= kHostReferenceLimit;
+    reference::HostPacked ref, ref_b;
     if (small) ref = reference::pack(host_rows(c.a, 0, rows), rows, c.a.cols);
+    if (small && two) ref_b = reference::pack(host_rows(c.b, 0, c.b.rows), c.b.rows, c.b.cols);
+    const reference::HostPacked& ref_t = two ? ref_b : ref;
     for (const auto& [i, values] : checked) {
-      const std::int64_t r0 = checked_from[i];
+      const std::int64_t from = checked_from[i];
       if (small) {
-        for (std::int64_t j = r0; j < rows; ++j) {
+        for (std::int64_t j = from; j < targets; ++j) {
           ++compared;
-          if (values[static_cast<std::size_t>(j - r0)] != reference::count(ref, i, j)) ++mismatches;
+          if (values[static_cast<std::size_t>(j - from)] != reference::count(ref, i, ref_t, j)) ++mismatches;
         }
       } else {
-        // Too large for the host reference: the diagonal against the source row.
-        const auto row = host_rows(c.a, i, 1);
-        std::int64_t ones_i = 0;
-        for (auto b : row) ones_i += b;
+        // Too large for the host reference: C(i, i) against the source row
+        // (two inputs: C(i, i mod targets) from both source rows).
+        const std::int64_t j = two ? i % targets : i;
+        const auto row_i = host_rows(c.a, i, 1), row_j = host_rows(t_src, j, 1);
+        std::int64_t both = 0;
+        for (std::int64_t k = 0; k < c.a.cols; ++k) both += row_i[k] & row_j[k];
         ++compared;
-        if (values[static_cast<std::size_t>(i - r0)] != ones_i) ++mismatches;
+        if (values[static_cast<std::size_t>(j - from)] != both) ++mismatches;
       }
     }
-    v["host_reference"] = small ? "all columns j >= first row of the slice, of the checked rows"
-                                : "diagonal only (matrix above the host reference limit)";
-    // Row sums: sum_j C(i, j) = sum_k A(i, k) * colcount(k), for the checked rows.
+    v["host_reference"] = small ? "all columns of the checked rows' slices"
+                                : two ? "one element per checked row (matrices above the host reference limit)"
+                                      : "diagonal only (matrix above the host reference limit)";
+    // Row sums: sum_j C(i, j) = sum_k A(i, k) * colcount(k) (of B with two inputs), for the checked rows.
     std::int64_t row_sum_mismatches = 0;
     if (small) {
       std::vector<std::int64_t> colcount(static_cast<std::size_t>(c.a.cols), 0);
-      for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t i = 0; i < targets; ++i)
         for (std::int64_t k = 0; k < c.a.cols; ++k)
-          colcount[static_cast<std::size_t>(k)] += (ref.bits[i * ref.words + k / 64] >> (k % 64)) & 1;
+          colcount[static_cast<std::size_t>(k)] += (ref_t.bits[i * ref_t.words + k / 64] >> (k % 64)) & 1;
       for (std::int64_t i : checks) {
         std::int64_t expect = 0;
         for (std::int64_t k = 0; k < c.a.cols; ++k)
@@ -589,24 +710,25 @@ KernelReport GramKernel::run(RunContext& ctx) {
         if (summary.row_sums[static_cast<std::size_t>(i)] != expect) ++row_sum_mismatches;
       }
     }
-    // Independent check with KokkosBlas::gemm (double) on the unpacked matrix.
+    // Independent check with KokkosBlas::gemm (double) on the unpacked matrices.
     std::int64_t gemm_compared = 0, gemm_mismatches = 0;
-    if (double(rows) * double(c.a.cols) <= kGemmCheckLimit) {
+    if (double(targets) * double(c.a.cols) <= kGemmCheckLimit) {
       std::vector<std::int64_t> mine_checked;
       for (const auto& kv : checked) mine_checked.push_back(kv.first);
       if (!mine_checked.empty()) {
         std::vector<double> g;
-        gemm_panel_double(c.a, mine_checked, g);
+        gemm_panel_double(c.a, t_src, mine_checked, g);
         for (std::size_t t = 0; t < mine_checked.size(); ++t) {
-          const std::int64_t i = mine_checked[t], r0 = checked_from[i];
+          const std::int64_t i = mine_checked[t], from = checked_from[i];
           const auto& values = checked[i];
-          for (std::int64_t j = r0; j < rows; ++j) {
+          for (std::int64_t j = from; j < targets; ++j) {
             ++gemm_compared;
-            if (double(values[static_cast<std::size_t>(j - r0)]) != g[t * rows + j]) ++gemm_mismatches;
+            if (double(values[static_cast<std::size_t>(j - from)]) != g[t * targets + j]) ++gemm_mismatches;
           }
         }
       }
-      v["gemm_check"] = "KokkosBlas::gemm (double) of the checked rows against A^T";
+      v["gemm_check"] = two ? "KokkosBlas::gemm (double) of the checked rows against B^T"
+                            : "KokkosBlas::gemm (double) of the checked rows against A^T";
     } else {
       v["gemm_check"] = "skipped (matrix above the gemm check limit)";
     }
@@ -624,10 +746,12 @@ KernelReport GramKernel::run(RunContext& ctx) {
   }
 
   // Throughputs.
-  const double useful = double(rows) * double(rows) * double(c.a.cols);
+  const double useful = double(rows) * double(targets) * double(c.a.cols);
   const double executed = allreduce_sum(env.comm(), executed_words) * 64;
   m["rows"] = Json(static_cast<long long>(rows));
   m["cols"] = Json(static_cast<long long>(c.a.cols));
+  if (two) m["b_rows"] = Json(static_cast<long long>(c.b.rows));
+  m["similarity"] = similarity_name(c.similarity);
   m["slices"] = Json(static_cast<long long>(plan.slices.size()));
   m["slice_rows"] = Json(static_cast<long long>(plan.height));
   m["tile"] = TileParams::tile;
@@ -649,7 +773,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const double peak_all = allreduce_sum(env.comm(), peak);
   m["probe_and_popcount_peak_bit_ops_per_s"] = peak_all;
   m["fraction_of_peak"] = executed / compute_seconds / peak_all;
-  m["trace"] = Json(static_cast<long long>(summary.trace));
+  if (!two) m["trace"] = Json(static_cast<long long>(summary.trace));
   if (want_summary) {
     std::ostringstream hex;
     hex << std::hex << summary.checksum;
@@ -657,8 +781,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
   }
 
   SummaryRow row;
-  row.label = c.jaccard ? "gram.jaccard" : "gram.counts";
-  row.size = std::to_string(rows) + "x" + std::to_string(c.a.cols);
+  row.label = std::string("gram.") + similarity_name(c.similarity);
+  row.size = std::to_string(rows) + "x" + std::to_string(c.a.cols) + (two ? "xB" + std::to_string(c.b.rows) : "");
   row.seconds = compute_seconds;
   row.throughput = useful / compute_seconds / 1e9;
   row.unit = "Gbitop/s";
@@ -691,14 +815,17 @@ KernelReport GramKernel::run(RunContext& ctx) {
     Json s = Json::object();
     s["rows"] = Json(static_cast<long long>(rows));
     s["cols"] = Json(static_cast<long long>(c.a.cols));
-    s["trace"] = Json(static_cast<long long>(summary.trace));
+    if (two) s["b_rows"] = Json(static_cast<long long>(c.b.rows));
+    if (!two) s["trace"] = Json(static_cast<long long>(summary.trace));
     std::ostringstream hex;
     hex << std::hex << summary.checksum;
     s["checksum"] = hex.str();
-    s["checksum_definition"] = "sum over i <= j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64";
+    s["checksum_definition"] = two ? "sum over all i, j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64"
+                                   : "sum over i <= j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64";
     s["histogram_bin_width"] = double(c.a.cols + 1) / kHistogramBins;
     s["histogram"] = Json::array_of(summary.histogram);
     s["row_sums"] = Json::array_of(summary.row_sums);
+    if (const Json* counts_at = sparse_summary.find("count_at_least")) s["count_at_least"] = *counts_at;
     write_text_file_atomically(ctx.output_path(c.write_summary), s.dump() + "\n");
   });
   report.seconds = total_timer.seconds();

@@ -1,8 +1,13 @@
 #pragma once
-// Bit-packed Gram product C = A * A^T of a 0/1 matrix A (rows x cols):
-// C(i, j) = number of columns where rows i and j are both 1. Computed in row
-// slices of C shared across ranks, with AND+popcount on 64-bit words.
+// Bit-packed Gram product C = A * A^T of a 0/1 matrix A (rows x cols), or
+// C = A * B^T of queries A against targets B: C(i, j) = number of columns
+// where row i of A and row j of B (of A) are both 1. Computed in row slices
+// of C shared across ranks, with AND+popcount on 64-bit words; the outputs
+// (dense C, summary, pairs above a minimum, top-k partners, counts above
+// thresholds) are produced slice by slice.
 #include "driver/kernel.hpp"
+#include "gram/gram_kernels.hpp"
+#include "gram/gram_similarity.hpp"
 
 #include <cstdint>
 #include <string>
@@ -23,12 +28,21 @@ struct Source {
 
 struct Config {
   Source a;
+  Source b;                          // targets; b.rows == 0: none (C = A A^T)
   std::int64_t row_slice = 0;        // 0: auto
   double memory_budget = 0;          // bytes of device memory for packed A + one slice
   bool budget_given = false;         // memory_budget set in the deck (not auto)
-  bool jaccard = false;              // similarity: jaccard (float32) instead of counts (int32)
+  Similarity similarity = Similarity::Counts;  // counts: int32 values, else float32
   bool upper = false;                // triangle: upper (packed rows i, j >= i)
   std::string write_c, write_summary;
+  std::string write_pairs;           // pairs with value >= pairs_min
+  double pairs_min = 0;
+  std::string write_top_k;           // the top_k best partners of every row of A
+  std::int64_t top_k = 0;
+  std::vector<double> count_at_least;  // thresholds (in the deck's order)
+  bool two_inputs() const { return b.rows > 0; }
+  bool float_values() const { return similarity != Similarity::Counts; }
+  std::int64_t targets() const { return two_inputs() ? b.rows : a.rows; }  // columns of C
   bool baseline = false;
   std::int64_t baseline_rows = 512;  // rows of the gemm baseline panel
   std::int64_t repeat = 1;           // timed repetitions of the slice loop (best)
@@ -38,22 +52,39 @@ struct Config {
 struct Slice {
   std::int64_t r0 = 0, r1 = 0;
   int rank = 0;
+  std::int64_t round = 0;  // slices of round k are the k-th `ranks` slices, one per rank
   double work = 0;  // word-pair popcounts executed
 };
 
 struct Plan {
   std::int64_t rows = 0, cols = 0, words = 0, height = 0;
-  double packed_bytes = 0, slice_bytes = 0;
+  std::int64_t targets = 0;  // columns of C: rows of B (of A with one input)
+  double packed_bytes = 0;   // packed A (and B)
+  double top_k_bytes = 0;    // the top-k lists (and their host copies on host backends)
+  double slice_bytes = 0;
   std::vector<Slice> slices;
+  std::int64_t rounds() const { return slices.empty() ? 0 : slices.back().round + 1; }
+  SliceGeometry geometry(const Slice& s, bool two_inputs) const {
+    return SliceGeometry{rows, s.r0, s.r1, two_inputs ? targets : 0};
+  }
 };
 
-// Slice height for `auto`: the largest multiple of the tile that fits the budget.
+// Slice height for `auto`: the largest multiple of the tile that fits the
+// budget. Slices are handed out in rounds of one per rank, in row order
+// (the sparse outputs are streamed in that order); inside a round the
+// heaviest slice goes to the least-loaded rank.
 Plan make_plan(const Config& c, int ranks);
 
-// Bytes per row of a slice the budget pays for: C counts (int32), the jaccard
-// slice (float32), and, when host copies share that memory (host backends),
-// the host copies of the slice for output and checks.
+// Bytes per row of a slice the budget pays for: C counts (int32), the float
+// slice of a dense similarity output, the pairs buffer, and, when host copies
+// share that memory (host backends), the host copies of the slice for output
+// and checks.
 double slice_bytes_per_row(const Config& c, bool host_copies_share_memory);
+
+// Records of the pairs buffer for a slice of `height` rows of C's `width`
+// columns: a sixteenth of the slice (a slice with more pairs writes them in
+// several rounds).
+std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width);
 
 // Everything one rank allocates at its peak for `plan`: packed A, one slice
 // (with its host copies where they share the memory), row buffers, the file
@@ -83,7 +114,9 @@ class GramKernel final : public Kernel {
 // includes Kokkos Kernels): C_panel = A[panel rows] * A^T. Returns seconds of
 // the gemm call alone; `panel_out` (panel x rows, row major) when non-null.
 double gemm_panel_float(const Source& a, std::int64_t panel, std::vector<double>* panel_out);
-double gemm_panel_double(const Source& a, const std::vector<std::int64_t>& panel_rows, std::vector<double>& out);
+// The double check: out = A[panel_rows] * T^T (T = B, or A with one input), panel_rows.size() x T.rows.
+double gemm_panel_double(const Source& a, const Source& t, const std::vector<std::int64_t>& panel_rows,
+                         std::vector<double>& out);
 
 // Host unpacked values of rows [r0, r0 + n) as 0/1 bytes, straight from the source.
 std::vector<std::uint8_t> host_rows(const Source& a, std::int64_t r0, std::int64_t n);

@@ -51,20 +51,21 @@ double gemm_panel_float(const Source& a, std::int64_t panel, std::vector<double>
   return seconds;
 }
 
-double gemm_panel_double(const Source& a, const std::vector<std::int64_t>& panel_rows, std::vector<double>& out) {
+double gemm_panel_double(const Source& a, const Source& targets, const std::vector<std::int64_t>& panel_rows,
+                         std::vector<double>& out) {
   ScopedRegion region("kmini::gram::check_dgemm");
-  auto all = unpacked<double>(a, iota(a.rows), "kmini::gram::A_f64");
+  auto all = unpacked<double>(targets, iota(targets.rows), "kmini::gram::T_f64");
   auto some = unpacked<double>(a, panel_rows, "kmini::gram::A_rows_f64");
   const std::int64_t n = static_cast<std::int64_t>(panel_rows.size());
-  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> c("kmini::gram::C_f64", n, a.rows);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> c("kmini::gram::C_f64", n, targets.rows);
   ExecSpace exec;
   FencedTimer<ExecSpace> t(exec);
   KokkosBlas::gemm("N", "T", 1.0, some, all, 0.0, c);
   const double seconds = t.seconds();
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
-  out.assign(static_cast<std::size_t>(n * a.rows), 0.0);
+  out.assign(static_cast<std::size_t>(n * targets.rows), 0.0);
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < a.rows; ++j) out[i * a.rows + j] = h(i, j);
+    for (std::int64_t j = 0; j < targets.rows; ++j) out[i * targets.rows + j] = h(i, j);
   return seconds;
 }
 

@@ -10,6 +10,7 @@
 #include "core/kokkos_compat.hpp"
 #include "core/random.hpp"
 #include "gram/gram_params.hpp"
+#include "gram/gram_similarity.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -182,45 +183,60 @@ KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, cons
   }
 }
 
-// Where one slice of C goes: rows [r0, r1) and columns [r0, rows) of C, row
-// major with row length width = rows - r0.
+// Where one slice of C goes: rows [r0, r1) of C and its columns [col0, cols),
+// row major with row length width = cols - col0. One input (C = A A^T,
+// targets = 0): columns from r0 on (the rest is the mirror of earlier
+// slices). Two inputs (C = A B^T, targets = rows of B): all columns.
 struct SliceGeometry {
   std::int64_t rows = 0, r0 = 0, r1 = 0;
-  std::int64_t width() const { return rows - r0; }
+  std::int64_t targets = 0;  // rows of B; 0: one input, C symmetric
+  bool symmetric() const { return targets == 0; }
+  std::int64_t col0() const { return symmetric() ? r0 : 0; }
+  std::int64_t cols() const { return symmetric() ? rows : targets; }  // columns of C
+  std::int64_t width() const { return cols() - col0(); }
   std::int64_t height() const { return r1 - r0; }
-  // Tiles on or above the diagonal: tile row l in [0, tile_rows), tile column
-  // m in [l, tile_cols), both counted from r0.
+  // Tiles computed: tile row l in [0, tile_rows), tile column m in
+  // [l, tile_cols) (on or above the diagonal) when symmetric, else all.
   std::int64_t tile_rows() const { return (height() + TileParams::tile - 1) / TileParams::tile; }
   std::int64_t tile_cols() const { return (width() + TileParams::tile - 1) / TileParams::tile; }
-  std::int64_t tile_count() const { return tile_rows() * tile_cols() - tile_rows() * (tile_rows() - 1) / 2; }
+  std::int64_t tile_count() const {
+    return tile_rows() * tile_cols() - (symmetric() ? tile_rows() * (tile_rows() - 1) / 2 : 0);
+  }
   // Word-pair AND+popcounts the kernel executes for this slice.
   double executed_words(std::int64_t words) const {
     return double(tile_count()) * TileParams::tile * TileParams::tile * double(words);
   }
 };
 
-// Computes slice `g` of C into out (g.height() x g.width(), row major):
-// every tile on or above the diagonal once, mirrored inside the slice.
+// Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
+// major). Symmetric (b is a): every tile on or above the diagonal once,
+// mirrored inside the slice; else every tile.
 template <class Exec, class Packed, class Out>
-void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out) {
+void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out) {
   using P = TileParams;
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Member = typename Policy::member_type;
-  const std::int64_t rows = g.rows, r0 = g.r0, r1 = g.r1, width = g.width();
+  const std::int64_t r0 = g.r0, r1 = g.r1, width = g.width(), col0 = g.col0(), cols = g.cols();
   const std::int64_t tile_cols = g.tile_cols();
+  const bool symmetric = g.symmetric();
   const std::int64_t words = a.extent(1);
   Policy policy(exec, static_cast<int>(g.tile_count()), P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
   Kokkos::parallel_for(
       "kmini::gram::tiles", policy, KOKKOS_LAMBDA(const Member& team) {
-        // Tile row l holds tile_cols - l tiles.
-        std::int64_t l = 0, t = team.league_rank();
-        while (t >= tile_cols - l) {
-          t -= tile_cols - l;
-          ++l;
+        // Symmetric: tile row l holds tile_cols - l tiles, from column l on.
+        std::int64_t l = 0, t = team.league_rank(), m = 0;
+        if (symmetric) {
+          while (t >= tile_cols - l) {
+            t -= tile_cols - l;
+            ++l;
+          }
+          m = l + t;
+        } else {
+          l = t / tile_cols;
+          m = t % tile_cols;
         }
-        const std::int64_t m = l + t;
-        const std::int64_t i0 = r0 + l * P::tile, j0 = r0 + m * P::tile;
+        const std::int64_t i0 = r0 + l * P::tile, j0 = col0 + m * P::tile;
         Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
         Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
         auto* ct = static_cast<std::uint32_t*>(
@@ -236,8 +252,8 @@ void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * runs), [&](const int e) {
             const int row = e / runs, k = (e % runs) * P::stage_words;
             const int n = nk - k < P::stage_words ? nk - k : P::stage_words;
-            stage_run<P>(pa, row, k, n, i0 + row < rows ? &a(i0 + row, k0 + k) : nullptr);
-            stage_run<P>(pb, row, k, n, j0 + row < rows ? &a(j0 + row, k0 + k) : nullptr);
+            stage_run<P>(pa, row, k, n, i0 + row < r1 ? &a(i0 + row, k0 + k) : nullptr);
+            stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
           });
           team.team_barrier();
           if (nk == P::chunk) {
@@ -249,27 +265,33 @@ void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const
           }
         }
         team.team_barrier();
-        const bool mirror = m > l;
+        const bool mirror = symmetric && m > l;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
           const std::int64_t i = i0 + e / P::tile, j = j0 + e % P::tile;
           const auto c = static_cast<std::int32_t>(ct[e]);
-          if (i < r1 && j < rows) out((i - r0) * width + (j - r0)) = c;
-          if (mirror && j < r1 && i < rows) out((j - r0) * width + (i - r0)) = c;
+          if (i < r1 && j < cols) out((i - r0) * width + (j - col0)) = c;
+          if (mirror && j < r1 && i < cols) out((j - r0) * width + (i - col0)) = c;
         });
       });
 }
 
-// Jaccard similarity c_ij / (c_ii + c_jj - c_ij) of a slice; 0 for two empty rows.
+// One input: C = A A^T.
+template <class Exec, class Packed, class Out>
+void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out) {
+  gram_slice(exec, a, a, g, out);
+}
+
+// The similarity values of a slice as stored (float32) from its counts and
+// the rows' counts of ones (ones_b: of B's rows, or A's with one input).
 template <class Exec, class Counts, class Ones, class Sim>
-void jaccard(const Exec& exec, const Counts& counts, const Ones& ones, const SliceGeometry& g, const Sim& sim) {
-  const std::int64_t r0 = g.r0, width = g.width();
+void similarity_slice(const Exec& exec, Similarity kind, const Counts& counts, const Ones& ones_a, const Ones& ones_b,
+                      const SliceGeometry& g, const Sim& sim) {
+  const std::int64_t r0 = g.r0, col0 = g.col0(), width = g.width();
   Kokkos::parallel_for(
-      "kmini::gram::jaccard", Kokkos::RangePolicy<Exec>(exec, 0, g.height() * width),
+      "kmini::gram::similarity", Kokkos::RangePolicy<Exec>(exec, 0, g.height() * width),
       KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t i = r0 + e / width, j = r0 + e % width;
-        const std::int64_t c = counts(e);
-        const std::int64_t u = std::int64_t(ones(i)) + ones(j) - c;
-        sim(e) = u == 0 ? 0.0f : static_cast<float>(double(c) / double(u));
+        const std::int64_t i = r0 + e / width, j = col0 + e % width;
+        sim(e) = static_cast<float>(similarity_value(kind, counts(e), ones_a(i), ones_b(j)));
       });
 }
 
@@ -282,28 +304,31 @@ KOKKOS_INLINE_FUNCTION std::uint64_t checksum_weight(std::int64_t i, std::int64_
 }
 
 // row_sums(i) += sum_j C(i, j) for the part of the full matrix this slice
-// determines (C(i, j >= i) for its rows, C(j, i) = C(i, j) for the columns j > i);
-// histogram of all elements of the full matrix (bin = c * bins / (cols + 1));
-// returns sum over i <= j of C(i, j) * checksum_weight(i, j) (mod 2^64).
+// determines (symmetric: C(i, j >= i) for its rows, C(j, i) = C(i, j) for the
+// columns j > i; else its rows); histogram of all elements of the full matrix
+// (bin = c * bins / (cols + 1)); returns sum over i <= j (all i, j with two
+// inputs) of C(i, j) * checksum_weight(i, j) (mod 2^64).
 template <class Exec, class Counts, class Sums, class Hist>
 std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const SliceGeometry& g, std::int64_t cols,
                               const Sums& row_sums, const Hist& histogram) {
-  const std::int64_t r0 = g.r0, r1 = g.r1, rows = g.rows, width = g.width();
+  const std::int64_t r0 = g.r0, r1 = g.r1, rows = g.cols(), width = g.width(), col0 = g.col0();
+  const bool symmetric = g.symmetric();
   const std::int64_t bins = histogram.extent(0);
   std::uint64_t checksum = 0;
   Kokkos::parallel_reduce(
       "kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, r0, r1),
       KOKKOS_LAMBDA(const std::int64_t i, std::uint64_t& sum) {
         std::int64_t row = 0;
-        for (std::int64_t j = i; j < rows; ++j) {
-          const std::int64_t c = counts((i - r0) * width + (j - r0));
+        for (std::int64_t j = symmetric ? i : 0; j < rows; ++j) {
+          const std::int64_t c = counts((i - r0) * width + (j - col0));
           row += c;
           sum += static_cast<std::uint64_t>(c) * checksum_weight(i, j);
-          Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i ? 1 : 2));
+          Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i || !symmetric ? 1 : 2));
         }
         row_sums(i) += row;
       },
       checksum);
+  if (!symmetric) return checksum;
   // Column j > i of the upper part is row j's lower part.
   Kokkos::parallel_for(
       "kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, r0 + 1, rows), KOKKOS_LAMBDA(const std::int64_t j) {

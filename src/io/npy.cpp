@@ -267,14 +267,39 @@ void read_elements(const Info& info, std::uint64_t first, std::uint64_t count, v
   if (static_cast<std::uint64_t>(in.gcount()) != *bytes) bad(info.path, "read failed (file changed?)");
 }
 
-std::string make_header(DType dtype, const Shape& shape) {
-  std::string dict = std::string("{'descr': '") + descr(dtype) + "', 'fortran_order': False, 'shape': " +
+std::size_t ElementType::size() const {
+  std::size_t bytes = 0;
+  for (const auto& f : fields_) bytes += item_size(f.dtype);
+  return bytes;
+}
+
+std::string ElementType::descr_repr() const {
+  if (!structured_) return std::string("'") + descr(fields_[0].dtype) + "'";
+  std::string out = "[";
+  for (std::size_t i = 0; i < fields_.size(); ++i)
+    out += (i ? ", ('" : "('") + fields_[i].name + "', '" + descr(fields_[i].dtype) + "')";
+  return out + "]";
+}
+
+std::string make_header(const ElementType& element, const Shape& shape) {
+  std::string dict = "{'descr': " + element.descr_repr() + ", 'fortran_order': False, 'shape': " +
                      shape_string(shape) + ", }";
-  // Pad with spaces and a newline so the data starts on a 64-byte boundary.
+  // numpy's spare room for the first dimension to grow to 21 digits.
+  constexpr std::size_t kGrowthAxisMaxDigits = 21;
+  if (!shape.empty()) {
+    const std::size_t digits = std::to_string(shape[0]).size();
+    if (digits < kGrowthAxisMaxDigits) dict.append(kGrowthAxisMaxDigits - digits, ' ');
+  }
+  // Spaces and a newline so the data starts on a 64-byte boundary; numpy adds
+  // 64 (not 0) when the text is already aligned. Version 2.0 when the length
+  // does not fit version 1.0's 2 bytes.
   std::size_t prefix = 10;
-  if (dict.size() + 1 + prefix > 65535) prefix = 12;
-  const std::size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
-  dict.append(total - prefix - dict.size() - 1, ' ');
+  std::size_t padded = dict.size() + 1 + (64 - (prefix + dict.size() + 1) % 64);
+  if (padded > 65535) {
+    prefix = 12;
+    padded = dict.size() + 1 + (64 - (prefix + dict.size() + 1) % 64);
+  }
+  dict.append(padded - dict.size() - 1, ' ');
   dict += '\n';
   std::string out(kMagic, kMagicLen);
   const std::uint64_t len = dict.size();
@@ -291,12 +316,12 @@ std::string make_header(DType dtype, const Shape& shape) {
   return out + dict;
 }
 
-void write(const std::string& path, DType dtype, const Shape& shape, const void* data) {
+void write(const std::string& path, const ElementType& element, const Shape& shape, const void* data) {
   std::uint64_t n = 1;
   for (auto d : shape) n *= static_cast<std::uint64_t>(d);
   AtomicFile f(path);
-  f.write(make_header(dtype, shape));
-  f.write(data, n * item_size(dtype));
+  f.write(make_header(element, shape));
+  f.write(data, n * element.size());
   f.commit();
 }
 
@@ -355,8 +380,19 @@ void reserve_space(const std::string& temp, std::uint64_t bytes) {
 
 }  // namespace
 
-DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, DType dtype, Shape global_shape)
-    : comm_(comm), path_(std::move(path)), dtype_(dtype), shape_(std::move(global_shape)) {
+DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, Shape global_shape)
+    : comm_(comm), path_(std::move(path)), element_(element), shape_(std::move(global_shape)) {
+  std::uint64_t elements = 1;
+  for (auto d : shape_) elements *= static_cast<std::uint64_t>(d);
+  open(make_header(element_, shape_).size() + elements * element_.size());
+}
+
+DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, GrowingLength)
+    : comm_(comm), path_(std::move(path)), element_(element), shape_{0}, growing_(true) {
+  open(0);
+}
+
+void DistributedWriter::open(std::uint64_t total) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   temp_ = rank == 0 ? temporary_name_for(path_) : std::string();
@@ -364,11 +400,10 @@ DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, DType dtyp
   MPI_Bcast(&len, 1, MPI_INT, 0, comm_);
   temp_.resize(static_cast<std::size_t>(len));
   MPI_Bcast(temp_.data(), len, MPI_CHAR, 0, comm_);
-  const std::string header = make_header(dtype_, shape_);
+  // A growing array's header is written by commit(length); its length does
+  // not depend on the length (see make_header).
+  const std::string header = make_header(element_, shape_);
   header_bytes_ = header.size();
-  std::uint64_t elements = 1;
-  for (auto d : shape_) elements *= static_cast<std::uint64_t>(d);
-  const std::uint64_t total = header_bytes_ + elements * item_size(dtype_);
 
   // Every rank registers the name (any of them may be the one SIGTERM reaches first).
   collectively(comm_, [&] {
@@ -385,7 +420,7 @@ DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, DType dtyp
   open_ = rc == MPI_SUCCESS;
   if (!open_) error_ = "cannot open the temporary output file with MPI-IO (" + mpi_error_text(rc) + ")";
   if (open_) MPI_File_set_errhandler(fh_, MPI_ERRORS_RETURN);
-  if (open_ && rank == 0) {
+  if (open_ && rank == 0 && !growing_) {
     MPI_Status st;
     check(MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st), &st,
           static_cast<long long>(header.size()), "header write");
@@ -437,7 +472,7 @@ void DistributedWriter::write_round(const Block* block) {
     write_elements_round(some ? block->col0 : 0, some ? block->ncols : 0, some ? block->data : nullptr);
     return;
   }
-  const std::uint64_t isz = item_size(dtype_);
+  const std::uint64_t isz = element_.size();
   const std::int64_t row_length = shape_[1];
   // Pieces of whole rows, at most 2^30 bytes each (MPI counts are int).
   std::int64_t pieces = 0;
@@ -456,7 +491,7 @@ void DistributedWriter::write_round(const Block* block) {
 }
 
 void DistributedWriter::write_elements_round(std::uint64_t first, std::uint64_t count, const void* data) {
-  const std::uint64_t isz = item_size(dtype_);
+  const std::uint64_t isz = element_.size();
   const std::uint64_t per = kPieceBytes / isz;  // elements per piece
   const auto pieces = static_cast<std::int64_t>((count + per - 1) / per);
   write_pieces(pieces, [&](std::int64_t p, MPI_Datatype, MPI_Offset& disp, MPI_Datatype&, int& n, const char*& bytes) {
@@ -473,7 +508,7 @@ void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
   std::int64_t rounds = pieces;
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
   MPI_Datatype etype;
-  MPI_Type_contiguous(static_cast<int>(item_size(dtype_)), MPI_BYTE, &etype);
+  MPI_Type_contiguous(static_cast<int>(element_.size()), MPI_BYTE, &etype);
   MPI_Type_commit(&etype);
   for (std::int64_t p = 0; p < rounds; ++p) {
     MPI_Offset disp = static_cast<MPI_Offset>(header_bytes_);
@@ -484,13 +519,36 @@ void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
     MPI_Status st;
     check(MPI_File_set_view(fh_, disp, etype, ftype, "native", MPI_INFO_NULL), nullptr, -1, "MPI_File_set_view");
     check(MPI_File_write_all(fh_, data, count, etype, &st), &st,
-          static_cast<long long>(count) * static_cast<long long>(item_size(dtype_)), "MPI_File_write_all");
+          static_cast<long long>(count) * static_cast<long long>(element_.size()), "MPI_File_write_all");
     if (ftype != etype) MPI_Type_free(&ftype);
   }
   MPI_Type_free(&etype);
 }
 
+void DistributedWriter::commit(std::int64_t length) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (!growing_ && (shape_.size() != 1 || shape_[0] != length))
+    error_ = "commit(" + std::to_string(length) + ") of an array of shape " + shape_string(shape_);
+  shape_ = {length};
+  const std::string header = make_header(element_, shape_);
+  if (error_.empty() && header.size() != header_bytes_)  // 10^21 elements: not a file anyone writes
+    error_ = "a header of " + std::to_string(header.size()) + " bytes where " + std::to_string(header_bytes_) +
+             " were left for it";
+  // Writes after the header have moved the view: back to plain bytes (collective).
+  if (open_) check(MPI_File_set_view(fh_, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), nullptr, -1,
+                   "MPI_File_set_view");
+  if (open_ && error_.empty() && rank == 0) {
+    MPI_Status st;
+    check(MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st), &st,
+          static_cast<long long>(header.size()), "header write");
+  }
+  growing_ = false;
+  commit();
+}
+
 void DistributedWriter::commit() {
+  if (growing_) error_ = "commit() without the length of a growing array";
   // Data reaches the disk before the rename makes it the output.
   check(MPI_File_sync(fh_), nullptr, -1, "MPI_File_sync");
   const int rc = MPI_File_close(&fh_);
@@ -503,7 +561,7 @@ void DistributedWriter::commit() {
     if (rank != 0) return;
     std::uint64_t elements = 1;
     for (auto d : shape_) elements *= static_cast<std::uint64_t>(d);
-    const std::uint64_t want = header_bytes_ + elements * item_size(dtype_);
+    const std::uint64_t want = header_bytes_ + elements * element_.size();
     struct stat st;
     std::string problem;
     if (::stat(temp_.c_str(), &st) != 0) problem = "the temporary file vanished (" + os_error_text(errno) + ")";

@@ -65,11 +65,37 @@ std::vector<T> read_all(const Info& info) {
   return out;
 }
 
-// The full header (magic, version, length, dict, padding) for an array.
-std::string make_header(DType dtype, const Shape& shape);
+// One element of an array as written: a plain dtype, or a numpy structured
+// dtype (named fields packed without padding, numpy's default, e.g.
+// [('i', '<i8'), ('j', '<i8'), ('value', '<f4')], 20 bytes).
+struct Field {
+  std::string name;
+  DType dtype;
+};
+class ElementType {
+ public:
+  ElementType(DType d) : fields_{{"", d}} {}  // NOLINT: a plain dtype is an element type
+  explicit ElementType(std::vector<Field> fields) : fields_(std::move(fields)), structured_(true) {}
+  std::size_t size() const;
+  // The header's value of 'descr', as numpy's repr writes it: '<f8' or [('i', '<i8'), ...].
+  std::string descr_repr() const;
+  bool structured() const { return structured_; }
+
+ private:
+  std::vector<Field> fields_;
+  bool structured_ = false;
+};
+
+// The full header (magic, version, length, dict, padding) for an array,
+// byte-identical to numpy 1.24's np.save: the dict is followed by spare spaces
+// for the first dimension to grow to 21 digits (numpy's GROWTH_AXIS_MAX_DIGITS),
+// then padded to a multiple of 64 bytes (a whole 64 more when already aligned,
+// as numpy does). So the header of a 1-D array has the same length for any
+// length below 10^21: a file can be written before its length is known.
+std::string make_header(const ElementType& element, const Shape& shape);
 
 // Writes an array atomically (temporary file + rename).
-void write(const std::string& path, DType dtype, const Shape& shape, const void* data);
+void write(const std::string& path, const ElementType& element, const Shape& shape, const void* data);
 template <class T>
 void write(const std::string& path, const Shape& shape, const std::vector<T>& data) {
   write(path, DTypeOf<T>::value, shape, data.data());
@@ -98,7 +124,12 @@ class DistributedWriter {
     std::int64_t row0 = 0, col0 = 0, nrows = 0, ncols = 0;
     const void* data = nullptr;
   };
-  DistributedWriter(MPI_Comm comm, std::string path, DType dtype, Shape global_shape);
+  DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, Shape global_shape);
+  // A 1-D array whose length is known only at the end (e.g. the records of a
+  // search, appended round by round at offsets the ranks agree on): no space
+  // is reserved, the header is written by commit(length).
+  struct GrowingLength {};
+  DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, GrowingLength);
   ~DistributedWriter();
   DistributedWriter(const DistributedWriter&) = delete;
   DistributedWriter& operator=(const DistributedWriter&) = delete;
@@ -108,12 +139,16 @@ class DistributedWriter {
   // array (any rank, any shape); count may be 0.
   void write_elements_round(std::uint64_t first, std::uint64_t count, const void* data);
   void commit();  // collective
+  // Collective, for GrowingLength writers: the array has `length` elements
+  // (the same on every rank); every one of them must have been written.
+  void commit(std::int64_t length);
 
  private:
   MPI_Comm comm_;
   std::string path_, temp_;
-  DType dtype_;
+  ElementType element_;
   Shape shape_;
+  bool growing_ = false;
   std::uint64_t header_bytes_ = 0;
   termination::TemporaryFile registration_;  // removed on SIGTERM/SIGINT
   MPI_File fh_{};
@@ -123,6 +158,7 @@ class DistributedWriter {
   static constexpr std::uint64_t kPieceBytes = std::uint64_t(1) << 30;  // MPI counts are int
   template <class Piece>
   void write_pieces(std::int64_t pieces, Piece&& piece);
+  void open(std::uint64_t reserve_bytes);
   // Records the first failure of an MPI-IO call (return code or byte count).
   void check(int rc, const MPI_Status* st, long long expected_bytes, const char* what);
   // Collective: closes and removes the temporary file on every rank's failure

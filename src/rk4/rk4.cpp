@@ -88,6 +88,9 @@ void check_restart(const CheckpointHeader& h, const Config& c, const std::string
     mismatch("precision", h.field_bytes == 8 ? "single" : "double", c.single ? "single" : "double");
   if (h.per_stage != p.per_stage)
     mismatch("coupling", h.per_stage ? "per_stage" : "per_step", p.per_stage ? "per_stage" : "per_step");
+  if (h.kerr != p.kerr) mismatch("kerr", fmt(h.kerr, 17), fmt(p.kerr, 17));
+  if (h.stages != uses_stages(p))
+    mismatch("method", h.stages ? "stages" : "affine", uses_stages(p) ? "stages" : "affine");
   if (h.dt != p.dt) mismatch("dt", fmt(h.dt, 17), fmt(p.dt, 17));
   if (h.g != p.g) mismatch("g", fmt(h.g, 17), fmt(p.g, 17));
   if (h.step > p.steps) mismatch("step", std::to_string(h.step), "steps = " + std::to_string(p.steps));
@@ -163,8 +166,8 @@ void init_field(const ExecSpace& exec, const Field& v, const InitSpec& s, const 
 
 // Fills the integrator's state from the deck's init or the restart file;
 // returns the restart's delta[0..k0] (empty otherwise).
-template <class T>
-std::vector<C16> load_state(const ExecSpace& exec, const Config& c, const Block& b, Integrator<T, ExecSpace>& it) {
+template <class T, class It>
+std::vector<C16> load_state(const ExecSpace& exec, const Config& c, const Block& b, It& it) {
   if (!c.resumed) {
     init_field<T>(exec, it.F(), c.init_f, b);
     init_field<T>(exec, it.G(), c.init_g, b);
@@ -182,14 +185,16 @@ std::vector<C16> load_state(const ExecSpace& exec, const Config& c, const Block&
   return history;
 }
 
-template <class T>
-void write_state_checkpoint(const Environment& env, const Config& c, const std::string& path,
-                            const Integrator<T, ExecSpace>& it, const Block& b) {
+template <class T, class It>
+void write_state_checkpoint(const Environment& env, const Config& c, const std::string& path, const It& it,
+                            const Block& b) {
   CheckpointHeader h;
   h.n = c.problem.n;
   h.step = it.step_index();
   h.field_bytes = sizeof(Kokkos::complex<T>);
   h.per_stage = c.problem.per_stage;
+  h.stages = !it.affine();
+  h.kerr = c.problem.kerr;
   h.dt = c.problem.dt;
   h.g = c.problem.g;
   h.sums = it.sums();
@@ -230,8 +235,9 @@ double reference_tolerance(std::int64_t steps) {
 
 // Integrates `steps` steps from the run's starting state on the device and
 // with the host reference, and compares delta histories and final fields.
-template <class T>
-Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, std::int64_t steps) {
+template <class T, class Model>
+Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, std::int64_t steps,
+                    const Model& model) {
   ScopedRegion region("kmini::rk4::verify");
   Verification v;
   v.steps = steps;
@@ -240,18 +246,18 @@ Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64
   p.steps = k0 + steps;
   // Allocations and input reads, agreed by all ranks before the collectives of start().
   auto state = collectively(ctx.env.comm(), "rk4", [&] {
-    Integrator<T, ExecSpace> it(ctx.exec, ctx.env.comm(), p, b.count);
+    Integrator<T, ExecSpace, Model> it(ctx.exec, ctx.env.comm(), p, b.count, model);
     load_state<T>(ctx.exec, c, b, it);
     reference::State<T> ref{to_host<T>(it.F()), to_host<T>(it.G())};
     return std::make_pair(std::move(it), std::move(ref));
   });
-  Integrator<T, ExecSpace>& it = state.first;
+  Integrator<T, ExecSpace, Model>& it = state.first;
   reference::State<T>& ref = state.second;
   it.start(k0, c.resumed ? &c.resumed->sums : nullptr, false);
   for (std::int64_t k = 0; k < steps; ++k) it.step();
   v.device_history = history_to_host(it.history(), k0, k0 + steps);
 
-  const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage};
+  const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage, p.kerr};
   const auto allsum = global_sum(ctx.env.comm());
   const C16 delta_start = (k0 == 0) ? reference::initial_delta(ref, setup, allsum) : p.g * allsum(reference::local_sum(ref.F));
   const auto ref_history = reference::run(ref, delta_start, steps, setup, allsum);
@@ -294,6 +300,12 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   const auto d0 = s.reals("delta0", {0, 0}, 2);
   p.delta0 = Kokkos::complex<double>(d0[0], d0[1]);
   p.per_stage = s.choice("coupling", "per_stage", {"per_step", "per_stage"}) == "per_stage";
+  p.kerr = s.real("kerr", 0, -kMaxReal, kMaxReal);
+  const std::string method = s.choice("method", "auto", {"auto", "affine", "stages"});
+  p.method = method == "affine" ? Method::Affine : method == "stages" ? Method::Stages : Method::Auto;
+  if (p.method == Method::Affine && p.kerr != 0)
+    s.fail("method", "auto or stages (rk4.kerr = " + fmt(p.kerr) +
+                         " makes the model nonlinear; affine needs a linear model, kerr = 0)");
   if (p.per_stage && s.has("delta0") && env.is_root())
     std::cerr << "kmini: warning: " << s.where("delta0") << ": rk4.delta0 is ignored with coupling per_stage "
               << "(delta(0) = g * sum F(0))\n";
@@ -352,7 +364,8 @@ Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host) {
   const auto steps = static_cast<std::uint64_t>(p.steps);
   const ByteCount fixed(kIntegratorFixedBytes);
   Rk4Memory m;
-  m.fields = ByteCount::of(count, 4 * elem);  // F, G and their next-step buffers
+  // F, G and their next-step buffers (+ the stage accumulators of stages with per_stage)
+  m.fields = ByteCount::of(count, (uses_stages(p) && p.per_stage ? 6 : 4) * elem);
   m.history = ByteCount::of(steps + 1, 16);   // delta[0..steps], complex<double>
   m.total = m.fields + ByteCount::of(count, 8) + m.history + fixed;  // + the invariant, 8 bytes per element
   if (host) {
@@ -382,17 +395,24 @@ void Rk4Kernel::print_plan(std::ostream& os, const Environment& env) const {
   os << "rk4: n = " << p.n << " (" << p.elements() << " elements, rows split over " << env.size()
      << " rank(s)), steps = " << p.steps << ", dt = " << fmt(p.dt) << ", g = " << fmt(p.g, 9)
      << (config_.g_auto ? " (1/n^2)" : "") << ", coupling " << (p.per_stage ? "per_stage" : "per_step") << ", "
-     << (config_.single ? "single" : "double") << ", device memory per rank <= " << format_number(mib) << " MiB";
+     << (config_.single ? "single" : "double") << ", method " << (uses_stages(p) ? "stages" : "affine");
+  if (p.kerr != 0) os << ", kerr = " << fmt(p.kerr, 9);
+  os << ", device memory per rank <= " << format_number(mib) << " MiB";
   if (config_.resumed) os << ", restart from step " << config_.resumed->step;
   os << "\n";
 }
 
 KernelReport Rk4Kernel::run(RunContext& ctx) {
-  return config_.single ? run_typed<float>(ctx) : run_typed<double>(ctx);
+  const Problem& p = config_.problem;
+  if (p.kerr != 0) {
+    const KerrModel model{p.kerr};
+    return config_.single ? run_typed<float>(ctx, model) : run_typed<double>(ctx, model);
+  }
+  return config_.single ? run_typed<float>(ctx, FGModel()) : run_typed<double>(ctx, FGModel());
 }
 
-template <class T>
-KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
+template <class T, class Model>
+KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   ScopedRegion region("kmini::rk4");
   FencedTimer<ExecSpace> total(ctx.exec);
   const Config& c = config_;
@@ -405,13 +425,13 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
 
   std::optional<Verification> check;
   if (ctx.verify && c.verify_steps > 0 && p.steps > k0)
-    check = verify<T>(ctx, c, b, k0, std::min(c.verify_steps, p.steps - k0));
+    check = verify<T>(ctx, c, b, k0, std::min(c.verify_steps, p.steps - k0), model);
 
   // Allocations and input reads, agreed by all ranks; then start(), whose
   // invariant buffer is allocated after its collectives, agreed again.
-  Integrator<T, ExecSpace> it = collectively(env.comm(), "rk4", [&] {
+  Integrator<T, ExecSpace, Model> it = collectively(env.comm(), "rk4", [&] {
     ScopedRegion setup_region("kmini::rk4::setup");
-    Integrator<T, ExecSpace> it(ctx.exec, env.comm(), p, b.count);
+    Integrator<T, ExecSpace, Model> it(ctx.exec, env.comm(), p, b.count, model);
     const auto prefix = load_state<T>(ctx.exec, c, b, it);
     if (k0 > 0) {
       auto h = Kokkos::create_mirror_view(it.history());
@@ -494,7 +514,10 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
 
   // Metrics.
   const std::int64_t steps_run = p.steps - k0;
-  const double bytes_per_element_step = 4.0 * sizeof(Kokkos::complex<T>);  // read F, G; write F, G
+  // affine and stages per_step: read F, G; write F, G. stages per_stage: the
+  // four stage kernels read 20 and write 14 complex values per element.
+  const bool stages = !it.affine();
+  const double bytes_per_element_step = (stages && p.per_stage ? 34.0 : 4.0) * sizeof(Kokkos::complex<T>);
   const double element_steps = static_cast<double>(p.elements()) * static_cast<double>(steps_run);
   const double rank_bandwidth = static_cast<double>(b.count) * steps_run * bytes_per_element_step / loop_seconds;
   m["n"] = Json(static_cast<long long>(p.n));
@@ -502,6 +525,8 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
   m["elements_per_rank_max"] = Json(static_cast<long long>(block_of(p.n, 0, env.size()).count));
   m["precision"] = c.single ? "single" : "double";
   m["coupling"] = p.per_stage ? "per_stage" : "per_step";
+  m["method"] = stages ? "stages" : "affine";
+  m["kerr"] = p.kerr;
   m["g"] = p.g;
   m["dt"] = p.dt;
   m["start_step"] = Json(static_cast<long long>(k0));
@@ -530,7 +555,8 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx) {
   }
 
   SummaryRow row;
-  row.label = std::string("rk4.") + (p.per_stage ? "per_stage" : "per_step") + (c.single ? "_c8" : "_c16");
+  row.label = std::string("rk4.") + (p.per_stage ? "per_stage" : "per_step") + (stages ? "_stages" : "") +
+              (p.kerr != 0 ? "_kerr" : "") + (c.single ? "_c8" : "_c16");
   row.size = "n=" + std::to_string(p.n) + " steps=" + std::to_string(steps_run);
   row.seconds = loop_seconds;
   row.throughput = rank_bandwidth / 1e9;

@@ -47,8 +47,8 @@ class Rk4Kernel final : public Kernel {
   const Config& config() const { return config_; }
 
  private:
-  template <class T>
-  KernelReport run_typed(RunContext& ctx);
+  template <class T, class Model>
+  KernelReport run_typed(RunContext& ctx, const Model& model);
   Config config_;
   std::string n_setting_, steps_setting_;  // where rk4.n and rk4.steps come from
 };

@@ -124,6 +124,13 @@ CheckpointHeader check_whole(const std::string& path, const RawHeader& r, const 
   if (flag != 0 && flag != 1) throw corrupt("coupling flag is " + number(flag) + ", expected 0 or 1");
   h.field_bytes = static_cast<int>(bytes);
   h.per_stage = flag == 1;
+  // Row 2, column 1: (method, kappa); zeros (affine, kappa 0) in files written
+  // before these fields existed, which is what those runs did.
+  const double method = r.fixed[5].real();
+  if (method != 0 && method != 1) throw corrupt("method flag is " + number(method) + ", expected 0 or 1");
+  h.stages = method == 1;
+  h.kerr = r.fixed[5].imag();
+  if (!std::isfinite(h.kerr)) throw corrupt("stored kerr is not finite (" + number(h.kerr) + ")");
   h.dt = at(3).real();
   h.g = at(3).imag();
   h.sums.fx = at(4).real();
@@ -283,6 +290,7 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, const CheckpointHe
     data[0] = C16(kMagic, kCheckpointVersion);
     data[2] = C16(static_cast<double>(h.n), static_cast<double>(h.step));
     data[4] = C16(h.field_bytes, h.per_stage ? 1 : 0);
+    data[5] = C16(h.stages ? 1 : 0, h.kerr);
     data[6] = C16(h.dt, h.g);
     data[8] = C16(h.sums.fx, h.sums.fy);
     data[10] = C16(h.sums.ga, h.sum_im_g);

@@ -4,7 +4,7 @@
 // whole or not at all), readable with numpy. Doubles hold every value
 // exactly, so a restart continues bitwise. Format version 2:
 //   row 0: (magic, version), (checksum high 32 bits, checksum low 32 bits)
-//   row 1: (n, step k)        row 2: (field bytes, per_stage)
+//   row 1: (n, step k)        row 2: (field bytes, per_stage), (method 0 affine / 1 stages, kappa)
 //   row 3: (dt, g)            row 4: (sum Re F, sum Im F)   row 5: (sum Re G, sum Im G)
 //   rows 6 .. 6+k: delta[0..k] in column 0
 //   then one row per element in global row-major order: (F, G)
@@ -29,6 +29,8 @@ struct CheckpointHeader {
   std::int64_t n = 0, step = 0;
   int field_bytes = 0;  // sizeof(Kokkos::complex<T>): 8 single, 16 double
   bool per_stage = false;
+  bool stages = false;  // method: false affine, true stages
+  double kerr = 0;      // the Kerr coefficient kappa
   double dt = 0, g = 0;
   Sums sums;
   double sum_im_g = 0;

@@ -10,10 +10,17 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <stdexcept>
 
 namespace kmini::rk4 {
 
 static_assert(sizeof(Sums) == 3 * sizeof(double), "Sums travels through MPI as 3 doubles");
+
+// How a step is evaluated (deck key rk4.method).
+//   affine: the whole step as one 3x5 affine map per element (linear models only);
+//   stages: classical RK4 stage by stage on the device, any model;
+//   auto:   affine when the model is linear, else stages.
+enum class Method { Auto, Affine, Stages };
 
 struct Problem {
   std::int64_t n = 256;  // fields are n x n
@@ -22,10 +29,26 @@ struct Problem {
   double g = 0;  // delta = g * sum(F)
   Kokkos::complex<double> delta0 = Kokkos::complex<double>(0, 0);  // per_step: delta of step 1
   bool per_stage = true;
+  Method method = Method::Auto;
+  double kerr = 0;  // the Kerr coefficient kappa (KerrModel); 0: the F/G model
   std::int64_t elements() const { return n * n; }
 };
 
-template <class T, class Exec>
+// The model a problem runs (KerrModel when kerr != 0, else FGModel) and
+// whether it runs method stages (stages asked for, or auto with a nonlinear model).
+inline bool uses_stages(const Problem& p) {
+  return p.method == Method::Stages || (p.method == Method::Auto && p.kerr != 0);
+}
+
+// Whether a model and a requested method resolve to the affine path.
+template <class Model>
+bool resolves_to_affine(Method m) {
+  if (m == Method::Affine && !Model::kLinear)
+    throw std::invalid_argument("rk4: method affine needs a linear model (kerr = 0)");
+  return Model::kLinear && m != Method::Stages;
+}
+
+template <class T, class Exec, class Model = FGModel>
 class Integrator {
  public:
   using Complex = Kokkos::complex<T>;
@@ -36,17 +59,22 @@ class Integrator {
 
   // Every View is constructed here, in the initialiser list, and only ever
   // reassigned over a constructed View.
-  Integrator(const Exec& exec, MPI_Comm comm, const Problem& p, std::int64_t local_count)
+  Integrator(const Exec& exec, MPI_Comm comm, const Problem& p, std::int64_t local_count, const Model& model = Model())
       : exec_(exec),
         comm_(comm),
         p_(p),
+        model_(model),
+        affine_(resolves_to_affine<Model>(p.method)),
         count_(local_count),
         F_{field("kmini::rk4::F"), field("kmini::rk4::F")},
         G_{field("kmini::rk4::G"), field("kmini::rk4::G")},
+        Facc_(field("kmini::rk4::F_acc", !affine_ && p.per_stage)),
+        Gacc_(field("kmini::rk4::G_acc", !affine_ && p.per_stage)),
         history_("kmini::rk4::delta_history", p.steps + 1),
         map_("kmini::rk4::step_map", kMapSize),
         sums_("kmini::rk4::sums"),
         sums_host_(Kokkos::create_mirror_view(sums_)),
+        stage_sums_{Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums"), Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums")},
         first_bad_("kmini::rk4::first_bad_step"),
         I0_("kmini::rk4::invariant0", 0) {
     MPI_Comm_size(comm_, &ranks_);
@@ -58,6 +86,7 @@ class Integrator {
   const History& history() const { return history_; }
   std::int64_t step_index() const { return k_; }
   bool g_is_real() const { return max_abs_gc_ == 0; }
+  bool affine() const { return affine_; }
   double sum_im_g() const { return sum_gc_; }
 
   // Starts at step k0 from the current state. `sums`: the global sums of the
@@ -79,28 +108,63 @@ class Integrator {
                                        count_);
       compute_invariant(exec_, F(), G(), I0_);
     }
+    first_touch();
     k_ = k0;
     advance();
   }
 
   // One step: k -> k + 1.
   void step() {
+    if (affine_)
+      step_affine();
+    else
+      step_stages();
+    cur_ = 1 - cur_;
+    ++k_;
+    advance();
+  }
+
+  // Method affine: one fused kernel per step applying the step's map.
+  void step_affine() {
     const int nxt = 1 - cur_;
     const StepFunctor<T, kChunk, Mem> f(F_[cur_], G_[cur_], F_[nxt], G_[nxt], map_, count_ / kChunk);
     const std::int64_t items = f.full_chunks + count_ % kChunk;
     Kokkos::parallel_reduce("kmini::rk4::step",
                             Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
                             Kokkos::Sum<Sums, Mem>(sums_));
-    if (ranks_ > 1) {
-      // The one host round trip per step, and only under MPI: 3 doubles.
-      Kokkos::deep_copy(exec_, sums_host_, sums_);
-      exec_.fence();
-      MPI_Allreduce(MPI_IN_PLACE, reinterpret_cast<double*>(&sums_host_()), 3, MPI_DOUBLE, MPI_SUM, comm_);
-      Kokkos::deep_copy(exec_, sums_, sums_host_);
+    // The one host round trip per step, and only under MPI: 3 doubles.
+    if (ranks_ > 1) allreduce(sums_);
+  }
+
+  // Method stages: one fused kernel per step (per_step) or one per stage
+  // (per_stage), each reducing the sums its stage produced.
+  void step_stages() {
+    if (!p_.per_stage) {
+      stage<0>("kmini::rk4::stages_step", sums_, sums_);
+      return;
     }
-    cur_ = nxt;
-    ++k_;
-    advance();
+    // Stage s reads the sums of stage s - 1 (alternating Views) and writes
+    // its own; the last one writes the step's sums.
+    stage<1>("kmini::rk4::stage_1", stage_sums_[0], stage_sums_[1]);
+    stage<2>("kmini::rk4::stage_2", stage_sums_[1], stage_sums_[0]);
+    stage<3>("kmini::rk4::stage_3", stage_sums_[0], stage_sums_[1]);
+    stage<4>("kmini::rk4::stage_4", stage_sums_[1], sums_);
+  }
+
+  template <int Stage>
+  void stage(const char* name, const Kokkos::View<Sums, Mem>& in, const Kokkos::View<Sums, Mem>& out) {
+    const int nxt = 1 - cur_;
+    StageFunctor<T, kChunk, Stage, Mem, Model> f(F_[cur_], G_[cur_], F_[nxt], G_[nxt], Facc_, Gacc_, history_, in,
+                                                 count_ / kChunk);
+    f.model = model_;
+    f.k = k_;
+    f.g = p_.g;
+    f.dt = static_cast<T>(p_.dt);
+    const std::int64_t items = f.full_chunks + count_ % kChunk;
+    Kokkos::parallel_reduce(name, Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
+                            Kokkos::Sum<Sums, Mem>(out));
+    // Under MPI, one allreduce of the stage's sums (3 doubles).
+    if (ranks_ > 1) allreduce(out);
   }
 
   // Host synchronisation points (not called per step).
@@ -125,11 +189,41 @@ class Integrator {
   }
 
  private:
-  Field field(const char* label) const {
-    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count_);
+  Field field(const char* label, bool allocate = true) const {
+    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), allocate ? count_ : 0);
+  }
+
+  // Writes the buffers the loop writes first (the other ping-pong copy, the
+  // stage accumulators), so their pages are mapped (and, with OpenMP, placed
+  // by the threads that use them) before the timed loop: at n = 4096 the
+  // first step's page faults took 0.7 s, thirty steady steps' worth (one core).
+  void first_touch() {
+    const Field targets[4] = {F_[1 - cur_], G_[1 - cur_], Facc_, Gacc_};
+    for (const Field& f : targets) {
+      Kokkos::parallel_for(
+          "kmini::rk4::first_touch", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, f.extent(0)),
+          KOKKOS_LAMBDA(const std::int64_t i) { f(i) = Complex(); });
+    }
+  }
+
+  // Sums a device Sums over the ranks in place (through the host: 3 doubles).
+  void allreduce(const Kokkos::View<Sums, Mem>& v) {
+    Kokkos::deep_copy(exec_, sums_host_, v);
+    exec_.fence();
+    MPI_Allreduce(MPI_IN_PLACE, reinterpret_cast<double*>(&sums_host_()), 3, MPI_DOUBLE, MPI_SUM, comm_);
+    Kokkos::deep_copy(exec_, v, sums_host_);
   }
 
   void advance() {
+    if (!affine_) {
+      RecordFunctor<Mem> r(sums_, history_, first_bad_);
+      r.k = k_;
+      r.g = p_.g;
+      r.delta0 = p_.delta0;
+      r.per_stage = p_.per_stage;
+      Kokkos::parallel_for("kmini::rk4::record", Kokkos::RangePolicy<Exec>(exec_, 0, 1), r);
+      return;
+    }
     AdvanceFunctor<T, Mem> a(sums_, history_, map_, first_bad_);
     a.k = k_;
     a.steps = p_.steps;
@@ -145,16 +239,20 @@ class Integrator {
   Exec exec_;
   MPI_Comm comm_;
   Problem p_;
+  Model model_;
+  bool affine_ = true;
   std::int64_t count_ = 0;
   int ranks_ = 1;
   int cur_ = 0;
   std::int64_t k_ = 0;
   double sum_gc_ = 0, max_abs_gc_ = 0;
   Field F_[2], G_[2];
+  Field Facc_, Gacc_;  // stages with per_stage: k1 + 2 k2 (+ 2 k3) of the step
   History history_;
   Kokkos::View<T*, Mem> map_;
   Kokkos::View<Sums, Mem> sums_;
   typename Kokkos::View<Sums, Mem>::HostMirror sums_host_;
+  Kokkos::View<Sums, Mem> stage_sums_[2];  // per_stage stages: sums of stage states, alternating
   Kokkos::View<std::int64_t, Mem> first_bad_;
   Kokkos::View<double*, Mem> I0_;
 };

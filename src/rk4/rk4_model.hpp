@@ -84,4 +84,68 @@ KOKKOS_INLINE_FUNCTION void increment_map(const Kokkos::complex<double>* d, doub
   }
 }
 
+// ---------------------------------------------------------------------------
+// Models for the stage-by-stage integrator (method `stages`).
+//
+// A model is a small struct, copied by value into the kernels, with
+//   static constexpr bool kLinear;   // true: the right-hand side is affine in the
+//                                    // state for fixed couplings (method `affine` applies)
+//   template <class R> Element<R> rhs(const Element<R>& u, R p, R q) const;
+//                                    // du/dt of one element, coupling d = p + iq
+//   template <class R> void coupled(const Element<R>& u, double& re, double& im) const;
+//                                    // the element's contribution to sum F: d = g * sum
+// All members are KOKKOS_INLINE_FUNCTION and free of virtual calls and std::
+// math, so they run in any kernel.
+
+// One element's state in real form: F = x + iy, G = a + ic.
+template <class R>
+struct Element {
+  R x, y, a, c;
+};
+
+// dF/dt = -2i F - i d (2G - 1),  dG/dt = -i (conj(d) F - d conj(F)).
+struct FGModel {
+  static constexpr bool kLinear = true;
+  static constexpr const char* kName = "fg";
+  template <class R>
+  KOKKOS_INLINE_FUNCTION Element<R> rhs(const Element<R>& u, const R p, const R q) const {
+    const R w = R(2) * u.a - R(1);
+    return {R(2) * u.y + q * w + R(2) * p * u.c, -R(2) * u.x - p * w + R(2) * q * u.c, R(2) * (p * u.y - q * u.x),
+            R(0)};
+  }
+  template <class R>
+  KOKKOS_INLINE_FUNCTION void coupled(const Element<R>& u, double& re, double& im) const {
+    re += static_cast<double>(u.x);
+    im += static_cast<double>(u.y);
+  }
+};
+
+// The F/G model with a Kerr term: dF/dt = -2i F - i d (2G - 1) - i kappa |F|^2 F,
+// dG/dt unchanged. In real form the Kerr term adds kappa r y to dx and
+// -kappa r x to dy (r = x^2 + y^2). It rotates F without changing |F|, so
+// |F|^2 + (G - 1/2)^2 is still conserved per element for real G.
+struct KerrModel {
+  static constexpr bool kLinear = false;
+  static constexpr const char* kName = "kerr";
+  double kappa = 0;
+  template <class R>
+  KOKKOS_INLINE_FUNCTION Element<R> rhs(const Element<R>& u, const R p, const R q) const {
+    Element<R> k = FGModel().rhs(u, p, q);
+    const R kr = static_cast<R>(kappa) * (u.x * u.x + u.y * u.y);
+    k.x += kr * u.y;
+    k.y -= kr * u.x;
+    return k;
+  }
+  template <class R>
+  KOKKOS_INLINE_FUNCTION void coupled(const Element<R>& u, double& re, double& im) const {
+    FGModel().coupled(u, re, im);
+  }
+};
+
+// u + h k (componentwise, in R).
+template <class R>
+KOKKOS_INLINE_FUNCTION Element<R> axpy(const Element<R>& u, const R h, const Element<R>& k) {
+  return {u.x + h * k.x, u.y + h * k.y, u.a + h * k.a, u.c + h * k.c};
+}
+
 }  // namespace kmini::rk4

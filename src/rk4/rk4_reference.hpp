@@ -1,6 +1,7 @@
 #pragma once
 // Host reference of the RK4 integrator: plain loops over std::complex<T> in
-// the field precision, the model written exactly as in the issue, RK4 stage by
+// the field precision, the model written exactly as in the issues (the F/G
+// model, with the Kerr term when kerr != 0), RK4 stage by
 // stage. In `per_stage` mode it forms every stage state explicitly and sums it
 // (a global sum per stage), independently of the device's linearity shortcut.
 #include <complex>
@@ -22,6 +23,7 @@ struct Setup {
   double dt = 0, g = 0;
   std::complex<double> delta0;  // per_step: delta of step 1
   bool per_stage = true;
+  double kerr = 0;  // kappa of the Kerr term (0: the F/G model)
 };
 
 template <class T>
@@ -31,13 +33,13 @@ std::complex<double> local_sum(const std::vector<std::complex<T>>& v) {
   return s;
 }
 
-// dF/dt = -2i F - i d (2G - 1),  dG/dt = -i (conj(d) F - d conj(F))
+// dF/dt = -2i F - i d (2G - 1) - i kappa |F|^2 F,  dG/dt = -i (conj(d) F - d conj(F))
 template <class T>
-void rhs(const State<T>& s, std::complex<T> d, State<T>& k) {
+void rhs(const State<T>& s, std::complex<T> d, T kappa, State<T>& k) {
   const std::complex<T> I(0, 1), two(2), one(1);
   for (std::size_t i = 0; i < s.F.size(); ++i) {
     const std::complex<T> F = s.F[i], G = s.G[i];
-    k.F[i] = -two * I * F - I * d * (two * G - one);
+    k.F[i] = -two * I * F - I * d * (two * G - one) - I * kappa * std::norm(F) * F;
     k.G[i] = -I * (std::conj(d) * F - d * std::conj(F));
   }
 }
@@ -66,13 +68,14 @@ std::complex<double> step(State<T>& s, std::complex<double> delta, const Setup& 
   auto stage_delta = [&](const State<T>& stage) {
     return p.per_stage ? std::complex<T>(p.g * allsum(local_sum(stage.F))) : std::complex<T>(delta);
   };
-  rhs(s, std::complex<T>(delta), k1);
+  const T kappa = static_cast<T>(p.kerr);
+  rhs(s, std::complex<T>(delta), kappa, k1);
   axpy(s, dt / 2, k1, tmp);
-  rhs(tmp, stage_delta(tmp), k2);
+  rhs(tmp, stage_delta(tmp), kappa, k2);
   axpy(s, dt / 2, k2, tmp);
-  rhs(tmp, stage_delta(tmp), k3);
+  rhs(tmp, stage_delta(tmp), kappa, k3);
   axpy(s, dt, k3, tmp);
-  rhs(tmp, stage_delta(tmp), k4);
+  rhs(tmp, stage_delta(tmp), kappa, k4);
   const T sixth = dt / 6;
   for (std::size_t i = 0; i < m; ++i) {
     s.F[i] += sixth * (k1.F[i] + T(2) * k2.F[i] + T(2) * k3.F[i] + k4.F[i]);

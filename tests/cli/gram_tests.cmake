@@ -3,7 +3,7 @@ set(G ${CMAKE_CURRENT_SOURCE_DIR}/data/gram)
 
 kmini_cli_test(gram.small_deck EXIT 0 VERIFIED gram STDOUT "gram.counts.*yes" ARGS inputs/gram.yaml)
 kmini_cli_test(mpi.gram.dry_run_100k.np4 NP 4 EXIT 0
-               STDOUT "gram: A 100000 x 200000.*16 row slice\\(s\\) of 6272 rows.*busiest rank 25"
+               STDOUT "gram: A 100000 x 200000.*top-k lists [0-9.]+ GiB; 16 row slice\\(s\\) of 6272 rows in 4 round\\(s\\).*device memory per rank [0-9.]+ GiB of budget 59.6 GiB.*busiest rank 25.*write.top_k gram_100k_top16.npy: 100000 x 16 partners, 0.0179 GiB"
                ARGS inputs/gram_100k.yaml --dry-run)
 kmini_cli_test(gram.jaccard_upper EXIT 0 VERIFIED gram FILES J.npy
                ARGS ${G}/A_file.yaml --set gram.similarity=jaccard --set gram.triangle=upper --set gram.write.C=J.npy)
@@ -56,3 +56,90 @@ endforeach()
 add_test(NAME mpi.gram.byte_identical
          COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_gram_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
 set_tests_properties(mpi.gram.byte_identical PROPERTIES FIXTURES_REQUIRED gram_outputs LABELS mpi)
+
+# Sparse outputs (write.pairs, write.top_k, count_at_least) and dense
+# similarities on a matrix with ties and empty rows, one input and two
+# (A B^T with rows(A) != rows(B)): against numpy (tests/scripts/
+# check_gram_sparse.py, skipped when the python has no numpy) and
+# byte-identical on 1, 2, 3 and 4 ranks.
+set(_numpy_python python3)
+if(EXISTS /usr/bin/python3)
+  set(_numpy_python /usr/bin/python3)  # Debian's, with numpy (see CONTEXT: the first python3 may lack it)
+endif()
+set(_sparse_compare "")
+foreach(input a ab)
+  set(_b_args "")
+  set(_b_check "")
+  if(input STREQUAL "ab")
+    set(_b_args --set "gram.B={file: ${G}/B_23x70_u1.npy}")
+    set(_b_check --b ${G}/B_23x70_u1.npy)
+  endif()
+  foreach(kind counts jaccard dice cosine)
+    if(kind STREQUAL "counts")
+      set(_min 5)
+      set(_thresholds "[5, 0, 10, 3]")
+    else()
+      set(_min 0.25)
+      set(_thresholds "[0.25, 0, 0.5, 1]")
+    endif()
+    # Every kind on 1 rank; counts and cosine on 2, 3, 4 ranks too.
+    set(_nps 1)
+    if(kind STREQUAL "counts" OR kind STREQUAL "cosine")
+      set(_nps 1 2 3 4)
+    endif()
+    foreach(np IN LISTS _nps)
+      set(_run mpi.gram.sparse.${input}.${kind}.np${np})
+      kmini_cli_test(${_run} NP ${np} EXIT 0 VERIFIED gram FILES C.npy pairs.npy top.npy summary.json
+                     ARGS ${G}/sparse.yaml ${_b_args} --set gram.similarity=${kind} --set gram.write.pairs.min=${_min}
+                          --set "gram.write.count_at_least=${_thresholds}")
+      set_tests_properties(${_run} PROPERTIES FIXTURES_SETUP gram_sparse_outputs)
+      if(np GREATER 1)
+        foreach(f C.npy pairs.npy top.npy summary.json)
+          list(APPEND _sparse_compare ${W}/mpi.gram.sparse.${input}.${kind}.np1/${f} ${W}/${_run}/${f})
+        endforeach()
+      endif()
+    endforeach()
+    add_test(NAME gram.sparse.${input}.${kind}.numpy
+             COMMAND ${_numpy_python} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_gram_sparse.py
+                     --dir ${W}/mpi.gram.sparse.${input}.${kind}.np1 --a ${G}/A_41x70_ties.npy ${_b_check}
+                     --kind ${kind} --min ${_min} --k 6)
+    set_tests_properties(gram.sparse.${input}.${kind}.numpy PROPERTIES FIXTURES_REQUIRED gram_sparse_outputs
+                         SKIP_RETURN_CODE 77 LABELS cli)
+  endforeach()
+endforeach()
+add_test(NAME mpi.gram.sparse.byte_identical
+         COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_sparse_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
+set_tests_properties(mpi.gram.sparse.byte_identical PROPERTIES FIXTURES_REQUIRED gram_sparse_outputs LABELS mpi)
+
+# Bad sparse-output and B settings: exit 2, one line naming the key.
+set(_small --set run.kernels=[gram] --set gram.A.random.rows=30 --set gram.A.random.cols=50)
+kmini_cli_test(gram.bad.top_k_negative EXIT 2
+               STDERR "gram.write.top_k.k: got '-1', expected an integer in \\[1, 29\\]"
+               ARGS ${_small} --set "gram.write.top_k={path: t.npy, k: -1}")
+kmini_cli_test(gram.bad.top_k_above_rows EXIT 2
+               STDERR "gram.write.top_k.k: got '30', expected an integer in \\[1, 29\\]"
+               ARGS ${_small} --set "gram.write.top_k={path: t.npy, k: 30}")
+kmini_cli_test(gram.bad.top_k_above_targets EXIT 2
+               STDERR "gram.write.top_k.k: got '21', expected an integer in \\[1, 20\\]"
+               ARGS ${_small} --set "gram.B.random={rows: 20, cols: 50}" --set "gram.write.top_k={path: t.npy, k: 21}")
+kmini_cli_test(gram.bad.pairs_min EXIT 2
+               STDERR "gram.write.pairs.min: got 'abc', expected a finite number >= 0"
+               ARGS ${_small} --set "gram.write.pairs={path: p.npy, min: abc}")
+kmini_cli_test(gram.bad.pairs_min_missing EXIT 2 STDERR "gram.write.pairs.min: missing, expected a number"
+               ARGS ${_small} --set "gram.write.pairs={path: p.npy}")
+kmini_cli_test(gram.bad.similarity EXIT 2
+               STDERR "gram.similarity: got 'tanimoto', expected one of counts \\| jaccard \\| dice \\| cosine"
+               ARGS ${_small} --set gram.similarity=tanimoto)
+kmini_cli_test(gram.bad.count_at_least EXIT 2
+               STDERR "gram.write.count_at_least: got '\\[0.5, x\\]', expected a list of at most 64 finite numbers >= 0"
+               ARGS ${_small} --set "gram.write.count_at_least=[0.5, x]")
+kmini_cli_test(gram.bad.b_cols EXIT 2
+               STDERR "gram.B.random.cols: 49 columns in gram.B, expected the 50 columns of gram.A \\(--set gram.A.random.cols=50: gram.A.random.cols\\)"
+               ARGS ${_small} --set "gram.B.random={rows: 20, cols: 49}")
+kmini_cli_test(gram.bad.b_file_cols EXIT 2
+               STDERR "gram.B.file: 130 columns in gram.B, expected the 70 columns of gram.A \\(.*sparse.yaml:6: gram.A.file\\)"
+               ARGS ${G}/sparse.yaml --set "gram.B={file: ${G}/A_37x130_bool.npy}")
+kmini_cli_test(gram.bad.b_upper EXIT 2 STDERR "gram.triangle: got 'upper', expected full with gram.B"
+               ARGS ${_small} --set "gram.B.random={rows: 20, cols: 50}" --set gram.triangle=upper)
+kmini_cli_test(gram.bad.pairs_path EXIT 2 STDERR "gram.write.pairs.path: cannot write '.*/no/such/dir/p.npy'"
+               ARGS ${_small} --set "gram.write.pairs={path: /no/such/dir/p.npy, min: 1}")

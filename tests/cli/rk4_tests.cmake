@@ -117,3 +117,41 @@ foreach(np 1 2 4)
                  ARGS ${RK4_SMALL} --set rk4.n=37 --set rk4.write.delta=delta.npy --set rk4.write.F=F.npy --set rk4.write.G=G.npy)
 endforeach()
 kmini_cli_test(mpi.cli.rk4.original_np2 NP 2 EXIT 1 STDERR "non-finite at step" ARGS inputs/rk4_original.yaml)
+
+# Models and methods (issue 10): method stages for both models, verified
+# against the host reference in the run; bad keys; restart bitwise with stages.
+kmini_cli_test(rk4.stages.linear EXIT 0 VERIFIED rk4 STDOUT "rk4.per_stage_stages_c8.*yes"
+               ARGS ${RK4_SMALL} --set rk4.method=stages)
+kmini_cli_test(rk4.stages.kerr_per_stage EXIT 0 VERIFIED rk4 STDOUT "method stages, kerr = 0.8.*rk4.per_stage_stages_kerr_c8.*yes"
+               ARGS ${RK4_SMALL} --set rk4.kerr=0.8)
+kmini_cli_test(rk4.stages.kerr_per_step_double EXIT 0 VERIFIED rk4 STDOUT "rk4.per_step_stages_kerr_c16.*yes"
+               ARGS ${RK4_SMALL} --set rk4.kerr=-1.5 --set rk4.coupling=per_step --set rk4.precision=double
+                    --set rk4.method=stages --set rk4.delta0=[0.3,0.1])
+kmini_cli_test(rk4.stages.original_blows_up EXIT 1 STDERR "non-finite at step [0-9]+"
+               ARGS inputs/rk4_original.yaml --set rk4.method=stages)
+kmini_cli_test(rk4.bad.method EXIT 2 STDERR "rk4.method: got 'rk5', expected one of auto \\| affine \\| stages"
+               ARGS ${RK4_SMALL} --set rk4.method=rk5)
+kmini_cli_test(rk4.bad.method_affine_nonlinear EXIT 2
+               STDERR "rk4.method: got 'affine', expected auto or stages \\(rk4.kerr = 0.5 makes the model nonlinear; affine needs a linear model, kerr = 0\\)"
+               ARGS ${RK4_SMALL} --set rk4.kerr=0.5 --set rk4.method=affine)
+kmini_cli_test(rk4.bad.kerr EXIT 2 STDERR "rk4.kerr: got 'strong'" ARGS ${RK4_SMALL} --set rk4.kerr=strong)
+foreach(coupling per_step per_stage)
+  foreach(np 0 2)
+    set(name rk4.stages.restart_bitwise.kerr_${coupling})
+    if(np GREATER 0)
+      set(name mpi.cli.rk4.stages.restart_bitwise.kerr_${coupling}.np${np})
+    endif()
+    kmini_cli_test(${name} NP ${np} SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/cli/rk4_restart.cmake DEFS -DSTEPS=40
+                   ARGS --set run.kernels=[rk4] --set rk4.n=20 --set rk4.precision=single --set rk4.kerr=0.6
+                        --set rk4.coupling=${coupling} --set rk4.delta0=[0.2,0.1]
+                        "--set" "rk4.init.G={random: {seed: 2, scale: 0.5}}")
+  endforeach()
+endforeach()
+# A restart must continue the same model and method.
+kmini_cli_test(rk4.bad.restart_kerr_mismatch EXIT 2 STDERR "checkpoint has kerr = 0, the deck has 0.5"
+               ARGS --set run.kernels=[rk4] --set rk4.n=20 --set rk4.steps=60 --set rk4.kerr=0.5
+                    --set rk4.restart=${KMINI_TEST_WORK}/rk4.restart_bitwise/part/ckpt.npy)
+kmini_cli_test(rk4.bad.restart_method_mismatch EXIT 2 STDERR "checkpoint has method = affine, the deck has stages"
+               ARGS --set run.kernels=[rk4] --set rk4.n=20 --set rk4.steps=60 --set rk4.method=stages
+                    --set rk4.restart=${KMINI_TEST_WORK}/rk4.restart_bitwise/part/ckpt.npy)
+set_tests_properties(rk4.bad.restart_kerr_mismatch rk4.bad.restart_method_mismatch PROPERTIES DEPENDS rk4.restart_bitwise)

@@ -21,6 +21,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -66,6 +67,10 @@ def launcher(np):
 
 def run(args, np=1, limit_bytes=None, timeout=300):
     env = dict(os.environ)
+    # A fresh TMPDIR per run (under the test's private one): a singleton's orted
+    # outlives kmini for a moment, and a next run creating its session directory
+    # at the same path can get "PMIX ERROR: NO-PERMISSIONS" on stderr.
+    env["TMPDIR"] = tempfile.mkdtemp(prefix="run.", dir=os.environ.get("TMPDIR"))
     if limit_bytes is not None:
         # PMIx's shared-memory data store (a file in TMPDIR) would hit the limit
         # inside MPI_Init; its hash store keeps the limit on kmini's own files.

@@ -51,7 +51,14 @@ struct ProcessRun {
 // `scratch` holds the captured output and the TMPDIR, outside `dir`.
 ProcessRun run_process(const std::vector<std::string>& argv, const std::string& dir, const std::string& scratch,
                        double limit_s) {
-  const std::string tmp = scratch + "/tmp", out_path = scratch + "/stdout", err_path = scratch + "/stderr";
+  // A fresh TMPDIR per run, never reused: the singleton's orted outlives
+  // kmini for a moment, and removing its session directory under it while
+  // the next run creates one at the same path made OpenMPI print "PMIX ERROR:
+  // NO-PERMISSIONS ... dstore_base.c" into the next run's stderr (once in
+  // three suite runs under load).
+  static int runs = 0;
+  const std::string tmp = scratch + "/tmp." + std::to_string(++runs);
+  const std::string out_path = scratch + "/stdout", err_path = scratch + "/stderr";
   remove_tree(tmp);
   std::filesystem::create_directories(tmp);
   const pid_t pid = ::fork();

@@ -55,12 +55,13 @@ Problem problem(bool per_stage) {
   return p;
 }
 
-std::vector<C16> run_distributed(const Problem& p) {
+template <class Model = FGModel>
+std::vector<C16> run_distributed(const Problem& p, const Model& model = Model()) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const Block b = block_of(p.n, rank, size);
-  Integrator<double, Exec> it(Exec(), MPI_COMM_WORLD, p, b.count);
+  Integrator<double, Exec, Model> it(Exec(), MPI_COMM_WORLD, p, b.count, model);
   init_test_fields(it.F(), it.G(), static_cast<std::uint64_t>(b.first));
   it.start(0, nullptr, false);
   for (std::int64_t k = 0; k < p.steps; ++k) it.step();
@@ -80,14 +81,17 @@ std::vector<C16> run_serial_reference(const Problem& p) {
     s.F.emplace_back(hF(i).real(), hF(i).imag());
     s.G.emplace_back(hG(i).real(), hG(i).imag());
   }
-  const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage};
+  const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage, p.kerr};
   return reference::run(s, reference::initial_delta(s, setup, reference::no_mpi_sum), p.steps, setup,
                         reference::no_mpi_sum);
 }
 
-void check(bool per_stage) {
-  const Problem p = problem(per_stage);
-  const auto a = run_distributed(p), b = run_distributed(p);
+template <class Model = FGModel>
+void check(bool per_stage, Method method = Method::Auto, const Model& model = Model()) {
+  Problem p = problem(per_stage);
+  p.method = method;
+  if constexpr (!Model::kLinear) p.kerr = model.kappa;
+  const auto a = run_distributed(p, model), b = run_distributed(p, model);
   const auto ref = run_serial_reference(p);
   ASSERT_EQ(a.size(), ref.size());
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(C16)), 0) << "same rank count, not bitwise equal";
@@ -105,6 +109,11 @@ void check(bool per_stage) {
 
 TEST(MpiRk4, PerStageMatchesSerialReferenceAtAnyRankCount) { check(true); }
 TEST(MpiRk4, PerStepMatchesSerialReferenceAtAnyRankCount) { check(false); }
+// Method stages (one allreduce per stage with per_stage), both models.
+TEST(MpiRk4, StagesPerStageMatchesSerialReferenceAtAnyRankCount) { check(true, Method::Stages); }
+TEST(MpiRk4, StagesPerStepMatchesSerialReferenceAtAnyRankCount) { check(false, Method::Stages); }
+TEST(MpiRk4, KerrPerStageMatchesSerialReferenceAtAnyRankCount) { check(true, Method::Auto, KerrModel{1.2}); }
+TEST(MpiRk4, KerrPerStepMatchesSerialReferenceAtAnyRankCount) { check(false, Method::Auto, KerrModel{1.2}); }
 
 namespace {
 

@@ -3,12 +3,17 @@
 // Jaccard, summaries, the slice plan and the multi-block .npy writer.
 #include "gram/gram.hpp"
 #include "gram/gram_kernels.hpp"
+#include "gram/gram_outputs.hpp"
 #include "gram/gram_reference.hpp"
+#include "gram/gram_sparse.hpp"
 #include "io/npy.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 namespace kmini {
@@ -125,7 +130,7 @@ TEST(Gram, JaccardMatchesFormulaAndEmptyRowsGiveZero) {
   row_ones(Exec(), a, ones);
   const SliceGeometry g{rows, 0, rows};
   gram_slice(Exec(), a, g, counts);
-  jaccard(Exec(), counts, ones, g, sim);
+  similarity_slice(Exec(), Similarity::Jaccard, counts, ones, ones, g, sim);
   auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
   auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sim);
   for (std::int64_t i = 0; i < rows; ++i)
@@ -240,6 +245,378 @@ TEST(Gram, DistributedWriterWritesBlocksInAnyOrder) {
   const auto f = npy::read_all<float>(npy::read_info(path1));
   for (int e = 0; e < 5; ++e) EXPECT_EQ(f[static_cast<std::size_t>(e)], float(e));
 }
+
+namespace {
+
+using IntView = Kokkos::View<std::int32_t*, MemSpace>;
+constexpr const char* kKinds[] = {"counts", "jaccard", "dice", "cosine"};
+Similarity kind_of(const std::string& k) {
+  for (Similarity s : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
+    if (k == similarity_name(s)) return s;
+  return Similarity::Counts;
+}
+
+// A (and B) packed on the device from the random source, with `empty` rows cleared.
+struct Inputs {
+  Source a, b;
+  bool two = false;
+  PackedView<MemSpace> pa, pb;
+  IntView ones_a, ones_b;
+  reference::HostGram ref;
+};
+Inputs make_inputs(const Source& a, const Source* b, const std::vector<std::int64_t>& empty_a) {
+  Inputs in;
+  in.a = a;
+  in.two = b != nullptr;
+  if (b) in.b = *b;
+  in.pa = PackedView<MemSpace>("a", a.rows, words_allocated(a.cols));
+  pack_random(Exec(), in.pa, a.rows, a.cols, a.density, a.seed);
+  auto host_a = host_rows(a, 0, a.rows);
+  for (std::int64_t r : empty_a) {
+    clear_row(in.pa, r);
+    std::fill(host_a.begin() + r * a.cols, host_a.begin() + (r + 1) * a.cols, 0);
+  }
+  const auto ref_a = reference::pack(host_a, a.rows, a.cols);
+  in.ones_a = IntView("ones_a", a.rows);
+  row_ones(Exec(), in.pa, in.ones_a);
+  if (b) {
+    in.pb = PackedView<MemSpace>("b", b->rows, words_allocated(b->cols));
+    pack_random(Exec(), in.pb, b->rows, b->cols, b->density, b->seed);
+    in.ones_b = IntView("ones_b", b->rows);
+    row_ones(Exec(), in.pb, in.ones_b);
+    in.ref = reference::gram(ref_a, reference::pack(host_rows(*b, 0, b->rows), b->rows, b->cols), false);
+  } else {
+    in.pb = in.pa;
+    in.ones_b = in.ones_a;
+    in.ref = reference::gram(ref_a, ref_a, true);
+  }
+  return in;
+}
+
+// A slice's pairs, counted per row, then collected in pieces of 7 records (pieces split rows).
+template <class Values, class I64>
+void collect_all_pairs(const Values& values, const SliceGeometry& g, double min, const I64& per_row, const I64& offsets,
+                       std::vector<reference::Pair>& out) {
+  pairs_per_row(Exec(), values, g, min, per_row);
+  auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), per_row);
+  auto ho = Kokkos::create_mirror_view(offsets);
+  ho(0) = 0;
+  for (std::int64_t li = 0; li < g.height(); ++li) ho(li + 1) = ho(li) + hp(li);
+  Kokkos::deep_copy(offsets, ho);
+  const std::int64_t total = ho(g.height()), piece = 7;
+  Kokkos::View<std::int64_t*, MemSpace> pi("pi", piece), pj("pj", piece);
+  Kokkos::View<double*, MemSpace> pv("pv", piece);
+  for (std::int64_t at = 0; at < total; at += piece) {
+    const std::int64_t n = std::min(piece, total - at);
+    collect_pairs(Exec(), values, g, min, offsets, at, n, pi, pj, pv);
+    auto hi = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pi);
+    auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pj);
+    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pv);
+    for (std::int64_t e = 0; e < n; ++e) out.push_back({hi(e), hj(e), hv(e)});
+  }
+}
+
+// The sparse outputs through the device kernels, slice by slice (height h).
+struct SparseResult {
+  std::vector<reference::Pair> pairs, top_k;  // top_k: rows x k
+  std::vector<std::int64_t> at_least;         // for the thresholds as given
+};
+SparseResult run_sparse(const Inputs& in, Similarity kind, std::int64_t h, double min, int k,
+                        const std::vector<double>& thresholds) {
+  const std::int64_t rows = in.a.rows, targets = in.two ? in.b.rows : rows;
+  IntView counts("c", h * targets);
+  std::vector<double> sorted = thresholds;
+  std::sort(sorted.begin(), sorted.end());
+  Kokkos::View<double*, MemSpace> thr("thr", static_cast<std::int64_t>(sorted.size()));
+  auto hthr = Kokkos::create_mirror_view(thr);
+  for (std::size_t t = 0; t < sorted.size(); ++t) hthr(static_cast<std::int64_t>(t)) = sorted[t];
+  Kokkos::deep_copy(thr, hthr);
+  Kokkos::View<std::int64_t*, MemSpace> bins("bins", static_cast<std::int64_t>(sorted.size()) + 1);
+  Kokkos::View<std::int64_t*, MemSpace> best_j("bj", rows * k), per_row("pr", h), offsets("off", h + 1);
+  Kokkos::View<double*, MemSpace> best_v("bv", rows * k);
+  clear_top_k(Exec(), best_j, best_v);
+  SparseResult out;
+  for (std::int64_t r0 = 0; r0 < rows; r0 += h) {
+    const SliceGeometry g{rows, r0, std::min(rows, r0 + h), in.two ? targets : 0};
+    Kokkos::deep_copy(counts, -7);
+    gram_slice(Exec(), in.pa, in.pb, g, counts);
+    with_similarity(kind, [&](auto kind_constant) {
+      const SliceValues<IntView, IntView, decltype(kind_constant)::value> values(counts, in.ones_a, in.ones_b, g);
+      count_at_least(Exec(), values, g, thr, bins);
+      top_k_slice(Exec(), values, g, k, best_j, best_v);
+      collect_all_pairs(values, g, min, per_row, offsets, out.pairs);
+    });
+  }
+
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bins);
+  for (double x : thresholds) {
+    const auto below = std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin();
+    std::int64_t n = 0;
+    for (std::int64_t b = below + 1; b < static_cast<std::int64_t>(hb.extent(0)); ++b) n += hb(b);
+    out.at_least.push_back(n);
+  }
+  auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best_j);
+  auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best_v);
+  for (std::int64_t e = 0; e < rows * k; ++e)
+    out.top_k.push_back({e / k, hj(e), hj(e) < 0 ? 0.0 : hv(e)});
+  return out;
+}
+
+void expect_sparse_matches_reference(const Inputs& in, const std::string& kind, std::int64_t h, double min, int k,
+                                     const std::vector<double>& thresholds) {
+  SCOPED_TRACE(kind + " slice " + std::to_string(h) + " k " + std::to_string(k) + " " + std::to_string(in.a.rows) +
+               "x" + std::to_string(in.a.cols) + (in.two ? " B " + std::to_string(in.b.rows) : ""));
+  const auto got = run_sparse(in, kind_of(kind), h, min, k, thresholds);
+  const auto want_pairs = reference::pairs(in.ref, kind, min);
+  ASSERT_EQ(got.pairs.size(), want_pairs.size());
+  for (std::size_t p = 0; p < want_pairs.size(); ++p) {
+    EXPECT_EQ(got.pairs[p].i, want_pairs[p].i);
+    EXPECT_EQ(got.pairs[p].j, want_pairs[p].j);
+    EXPECT_EQ(got.pairs[p].value, want_pairs[p].value);
+  }
+  EXPECT_EQ(got.at_least, reference::count_at_least(in.ref, kind, thresholds));
+  for (std::int64_t i = 0; i < in.a.rows; ++i) {
+    const auto want = reference::top_k(in.ref, kind, i, k);
+    for (int t = 0; t < k; ++t) {
+      const auto& g = got.top_k[static_cast<std::size_t>(i * k + t)];
+      ASSERT_EQ(g.j, want[static_cast<std::size_t>(t)].j) << "row " << i << " rank " << t;
+      ASSERT_EQ(g.value, want[static_cast<std::size_t>(t)].value) << "row " << i << " rank " << t;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Gram, SimilaritiesMatchTheirDefinitionsWithEmptyRows) {
+  const Inputs in = make_inputs(random_source(20, 90, 0.3, 4), nullptr, {2, 5});
+  const std::int64_t rows = 20;
+  IntView counts("c", rows * rows);
+  Kokkos::View<float*, MemSpace> sim("s", rows * rows);
+  const SliceGeometry g{rows, 0, rows};
+  gram_slice(Exec(), in.pa, g, counts);
+  for (const char* kind : kKinds) {
+    similarity_slice(Exec(), kind_of(kind), counts, in.ones_a, in.ones_a, g, sim);
+    auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sim);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < rows; ++j)
+        ASSERT_EQ(hs(i * rows + j), static_cast<float>(reference::value(in.ref, kind, i, j))) << kind << i << "," << j;
+    EXPECT_EQ(hs(2 * rows + 5), 0.0f) << kind;  // two empty rows
+    EXPECT_EQ(hs(2 * rows + 7), 0.0f) << kind;  // one empty row
+  }
+  // Spot values from the definitions: |a| = 3, |b| = 5, c = 2.
+  EXPECT_DOUBLE_EQ(similarity_value(Similarity::Jaccard, 2, 3, 5), 2.0 / 6);
+  EXPECT_DOUBLE_EQ(similarity_value(Similarity::Dice, 2, 3, 5), 4.0 / 8);
+  EXPECT_DOUBLE_EQ(similarity_value(Similarity::Cosine, 2, 3, 5), 2.0 / std::sqrt(15.0));
+  EXPECT_EQ(similarity_value(Similarity::Cosine, 0, 0, 5), 0.0);
+  EXPECT_EQ(similarity_value(Similarity::Counts, 7, 9, 9), 7.0);
+}
+
+// Pairs, top-k (with many ties: few columns) and counts at thresholds from
+// the device kernels, slice by slice, against the host reference: odd shapes,
+// empty rows, slice heights below and above the tile, every similarity.
+TEST(Gram, SparseOutputsMatchHostReferenceOnOneInput) {
+  const std::vector<double> thresholds_c{3, 0, 5, 3, 100};
+  const std::vector<double> thresholds_s{0.5, 0.0, 0.25, 1.0, 0.3333333333333333};
+  for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{{37, 9}, {70, 130}, {5, 1}}) {
+    const Inputs in = make_inputs(random_source(rows, cols, 0.4, 11), nullptr, {0, rows / 2});
+    for (const char* kind : kKinds) {
+      const bool counts = std::string(kind) == "counts";
+      for (std::int64_t h : {std::int64_t(1), std::int64_t(5), std::int64_t(64), rows}) {
+        expect_sparse_matches_reference(in, kind, h, counts ? 2.0 : 0.3, static_cast<int>(std::min<std::int64_t>(4, rows - 1)),
+                                        counts ? thresholds_c : thresholds_s);
+      }
+    }
+  }
+  // k = rows - 1: every partner, in order.
+  const Inputs in = make_inputs(random_source(13, 7, 0.5, 2), nullptr, {});
+  expect_sparse_matches_reference(in, "jaccard", 4, 0.0, 12, {0.0});
+}
+
+TEST(Gram, SparseOutputsMatchHostReferenceOnTwoInputs) {
+  for (const auto& [ra, rb] : std::vector<std::pair<std::int64_t, std::int64_t>>{{37, 70}, {70, 9}, {3, 1}}) {
+    const Source b = random_source(rb, 75, 0.3, 5);
+    const Inputs in = make_inputs(random_source(ra, 75, 0.45, 6), &b, {1});
+    for (const char* kind : kKinds) {
+      const bool counts = std::string(kind) == "counts";
+      for (std::int64_t h : {std::int64_t(1), std::int64_t(7), std::int64_t(64), ra})
+        expect_sparse_matches_reference(in, kind, h, counts ? 8.0 : 0.2, static_cast<int>(std::min<std::int64_t>(5, rb)),
+                                        counts ? std::vector<double>{0, 8, 20} : std::vector<double>{0.1, 0.2, 0.5});
+    }
+  }
+}
+
+TEST(Gram, ABTransposeMatchesHostReference) {
+  for (const auto& [ra, rb, cols] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {1, 1, 1}, {37, 70, 130}, {130, 9, 65}, {65, 129, 2049}}) {
+    const Source sa = random_source(ra, cols, 0.37, 3), sb = random_source(rb, cols, 0.6, 4);
+    const Inputs in = make_inputs(sa, &sb, {});
+    for (std::int64_t h : {std::int64_t(1), std::int64_t(5), std::int64_t(64), std::int64_t(100)}) {
+      IntView out("out", h * rb);
+      for (std::int64_t r0 = 0; r0 < ra; r0 += h) {
+        const SliceGeometry g{ra, r0, std::min(ra, r0 + h), rb};
+        ASSERT_EQ(g.width(), rb);
+        Kokkos::deep_copy(out, -7);
+        gram_slice(Exec(), in.pa, in.pb, g, out);
+        auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+        for (std::int64_t i = g.r0; i < g.r1; ++i)
+          for (std::int64_t j = 0; j < rb; ++j)
+            ASSERT_EQ(ho((i - r0) * rb + j), in.ref.c[i * rb + j]) << ra << "x" << rb << "x" << cols << " h " << h;
+      }
+    }
+  }
+}
+
+TEST(Gram, SummaryOfTwoInputsCoversEveryElementOnce) {
+  const Source sa = random_source(45, 100, 0.5, 1), sb = random_source(30, 100, 0.5, 2);
+  const Inputs in = make_inputs(sa, &sb, {});
+  for (std::int64_t h : {7, 45}) {
+    IntView counts("c", h * 30);
+    Kokkos::View<std::int64_t*, MemSpace> sums("sums", 45);
+    Kokkos::View<std::uint64_t*, MemSpace> hist("hist", 64);
+    std::uint64_t checksum = 0, expect_checksum = 0;
+    for (std::int64_t r0 = 0; r0 < 45; r0 += h) {
+      const SliceGeometry g{45, r0, std::min<std::int64_t>(45, r0 + h), 30};
+      gram_slice(Exec(), in.pa, in.pb, g, counts);
+      checksum += summarise_slice(Exec(), counts, g, 100, sums, hist);
+    }
+    auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
+    auto hh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), hist);
+    std::uint64_t total = 0;
+    for (std::int64_t i = 0; i < 45; ++i) {
+      std::int64_t row = 0;
+      for (std::int64_t j = 0; j < 30; ++j) {
+        row += in.ref.c[i * 30 + j];
+        expect_checksum += static_cast<std::uint64_t>(in.ref.c[i * 30 + j]) * checksum_weight(i, j);
+      }
+      EXPECT_EQ(hs(i), row);
+    }
+    for (int b = 0; b < 64; ++b) total += hh(b);
+    EXPECT_EQ(total, 45u * 30u);
+    EXPECT_EQ(checksum, expect_checksum);
+  }
+}
+
+TEST(Gram, TopKMergeKeepsTheBestOfBothInOrder) {
+  // Two rows of k = 3: ties by value go to the smaller j; padding (-1, -1) last.
+  const std::vector<TopKEntry> in{{0.5, 4}, {0.25, 1}, {-1.0, -1}, {1.0, 9}, {0.5, 2}, {0.5, 8}};
+  std::vector<TopKEntry> inout{{0.5, 3}, {0.5, 7}, {0.1, 0}, {0.75, 1}, {-1.0, -1}, {-1.0, -1}};
+  merge_top_k_rows(in.data(), inout.data(), 2, 3);
+  const std::vector<std::pair<double, std::int64_t>> want{{0.5, 3}, {0.5, 4}, {0.5, 7}, {1.0, 9}, {0.75, 1}, {0.5, 2}};
+  for (std::size_t e = 0; e < want.size(); ++e) {
+    EXPECT_EQ(inout[e].value, want[e].first) << e;
+    EXPECT_EQ(inout[e].j, want[e].second) << e;
+  }
+}
+
+TEST(Gram, PlanRoundsAreConsecutiveSlicesOnePerRank) {
+  Config c;
+  c.a = random_source(10000, 640, 0.5, 1);
+  c.row_slice = 300;
+  for (int ranks : {1, 2, 3, 4}) {
+    const Plan p = make_plan(c, ranks);
+    EXPECT_EQ(p.rounds(), (34 + ranks - 1) / ranks);
+    for (std::size_t i = 0; i < p.slices.size(); ++i) {
+      EXPECT_EQ(p.slices[i].round, static_cast<std::int64_t>(i) / ranks);
+      for (std::size_t k = i + 1; k < p.slices.size() && p.slices[k].round == p.slices[i].round; ++k)
+        EXPECT_NE(p.slices[k].rank, p.slices[i].rank);
+    }
+  }
+}
+
+namespace {
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+// The records of a structured .npy written by kmini: header length from the file.
+std::string npy_data(const std::string& file) {
+  const std::size_t len = static_cast<unsigned char>(file[8]) | (static_cast<unsigned char>(file[9]) << 8);
+  return file.substr(10 + len);
+}
+template <class T>
+T field(const std::string& data, std::size_t at) {
+  T v;
+  std::memcpy(&v, data.data() + at, sizeof(T));
+  return v;
+}
+}  // namespace
+
+// The files of write.pairs and write.top_k through SparseOutputs (this
+// process's ranks), against the host reference: records, order, header.
+// SparseOutputs is the app's, bound to the default execution space; this file
+// is also compiled for the other host backends, where it is skipped.
+#ifndef KMINI_TEST_DEFAULT_SPACE
+TEST(Gram, SparseOutputFilesHoldTheReferenceRecords) {
+  GTEST_SKIP() << "SparseOutputs runs on the default execution space, not " << Exec::name();
+}
+#else
+TEST(Gram, SparseOutputFilesHoldTheReferenceRecords) {
+  for (const char* kind : {"counts", "cosine"}) {
+    Config c;
+    c.a = random_source(77, 50, 0.3, 12);
+    c.similarity = kind_of(kind);
+    c.row_slice = 16;
+    c.write_pairs = "p";
+    c.pairs_min = std::string(kind) == "counts" ? 6 : 0.4;
+    c.write_top_k = "t";
+    c.top_k = 3;
+    c.count_at_least = {c.pairs_min, 0};
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    const Plan plan = make_plan(c, ranks);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const Inputs in = make_inputs(c.a, nullptr, {3});
+    const std::string pairs_path = test::work_path(std::string("sparse_pairs_") + kind + ".npy");
+    const std::string top_path = test::work_path(std::string("sparse_top_") + kind + ".npy");
+    IntView counts("c", plan.height * 77);
+    Json m = Json::object();
+    {
+      SparseOutputs sparse(Exec(), c, plan, MPI_COMM_WORLD, pairs_path, top_path);
+      for (std::int64_t round = 0; round < plan.rounds(); ++round) {
+        const Slice* mine = nullptr;
+        for (const auto& s : plan.slices)
+          if (s.round == round && s.rank == rank) mine = &s;
+        if (mine) gram_slice(Exec(), in.pa, plan.geometry(*mine, false), counts);
+        sparse.add_round(mine, counts, in.ones_a, in.ones_a);
+      }
+      sparse.finish(m, nullptr);
+    }
+    const auto want = reference::pairs(in.ref, kind, c.pairs_min);
+    EXPECT_EQ(m["pairs_written"].as_int(), static_cast<std::int64_t>(want.size()));
+    EXPECT_EQ(m["count_at_least"].items()[0].find("pairs")->as_int(), static_cast<std::int64_t>(want.size()));
+    EXPECT_EQ(m["count_at_least"].items()[1].find("pairs")->as_int(), 77 * 76 / 2);
+    const std::string file = slurp_file(pairs_path);
+    EXPECT_EQ(file.substr(0, npy::make_header(pair_record_type(c.similarity), {static_cast<std::int64_t>(want.size())}).size()),
+              npy::make_header(pair_record_type(c.similarity), {static_cast<std::int64_t>(want.size())}));
+    const std::string data = npy_data(file);
+    ASSERT_EQ(data.size(), want.size() * 20);
+    for (std::size_t p = 0; p < want.size(); ++p) {
+      EXPECT_EQ(field<std::int64_t>(data, p * 20), want[p].i);
+      EXPECT_EQ(field<std::int64_t>(data, p * 20 + 8), want[p].j);
+      if (c.similarity == Similarity::Counts)
+        EXPECT_EQ(field<std::int32_t>(data, p * 20 + 16), static_cast<std::int32_t>(want[p].value));
+      else
+        EXPECT_EQ(field<float>(data, p * 20 + 16), static_cast<float>(want[p].value));
+    }
+    const std::string top = slurp_file(top_path);
+    EXPECT_EQ(top.substr(0, 128), npy::make_header(top_k_record_type(c.similarity), {77, 3}).substr(0, 128));
+    const std::string tdata = npy_data(top);
+    ASSERT_EQ(tdata.size(), 77u * 3 * 12);
+    for (std::int64_t i = 0; i < 77; ++i) {
+      const auto w = reference::top_k(in.ref, kind, i, 3);
+      for (std::size_t t = 0; t < 3; ++t) {
+        const std::size_t at = (static_cast<std::size_t>(i) * 3 + t) * 12;
+        EXPECT_EQ(field<std::int64_t>(tdata, at), w[t].j);
+        if (c.similarity == Similarity::Counts)
+          EXPECT_EQ(field<std::int32_t>(tdata, at + 8), static_cast<std::int32_t>(w[t].value));
+        else
+          EXPECT_EQ(field<float>(tdata, at + 8), static_cast<float>(w[t].value));
+      }
+    }
+  }
+}
+#endif  // KMINI_TEST_DEFAULT_SPACE
 
 TEST(Gram, PeakProbeReportsAPositiveRate) {
   EXPECT_GT(probe_and_popcount_peak(Exec(), 1, 10), 0.0);

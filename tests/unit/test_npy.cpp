@@ -57,6 +57,119 @@ TEST(Npy, HeaderIsByteIdenticalToNumpys) {
   EXPECT_EQ(header, file.substr(0, header.size()));
 }
 
+namespace {
+// "f8" or "i:i8,j:i8,value:f4" (the names in numpy_headers.txt).
+npy::ElementType element_type(const std::string& spec) {
+  auto dtype = [](const std::string& name) {
+    for (DType d : {DType::Bool, DType::U1, DType::I4, DType::I8, DType::F4, DType::F8, DType::C8, DType::C16})
+      if (name == npy::short_name(d)) return d;
+    ADD_FAILURE() << "unknown dtype " << name;
+    return DType::U1;
+  };
+  if (spec.find(':') == std::string::npos) return dtype(spec);
+  std::vector<npy::Field> fields;
+  std::size_t at = 0;
+  while (at < spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', at), spec.size()), colon = spec.find(':', at);
+    fields.push_back({spec.substr(at, colon - at), dtype(spec.substr(colon + 1, comma - colon - 1))});
+    at = comma + 1;
+  }
+  return npy::ElementType(fields);
+}
+
+std::string unhex(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+const npy::ElementType kPairsF4(std::vector<npy::Field>{{"i", DType::I8}, {"j", DType::I8}, {"value", DType::F4}});
+
+// The records of pairs_f4_3.npy (written by tests/data/npy/make_structured.py), packed as numpy packs them.
+std::string pairs_f4_3_records() {
+  std::string out;
+  const std::int64_t i[] = {0, 0, 2}, j[] = {1, 5, 3};
+  const float v[] = {0.5f, 0.25f, 1.0f};
+  for (int r = 0; r < 3; ++r) {
+    out.append(reinterpret_cast<const char*>(&i[r]), 8);
+    out.append(reinterpret_cast<const char*>(&j[r]), 8);
+    out.append(reinterpret_cast<const char*>(&v[r]), 4);
+  }
+  return out;
+}
+}  // namespace
+
+// numpy 1.24's own headers (numpy_headers.txt, made by make_structured.py) for
+// plain and structured element types and shapes whose spare growth room or
+// alignment padding differ: every one byte-identical.
+TEST(Npy, HeadersOfEveryElementTypeAndShapeAreNumpys) {
+  std::ifstream in(data("numpy_headers.txt"));
+  std::string spec, shape_text, hex;
+  int lines = 0;
+  while (in >> spec >> shape_text >> hex) {
+    npy::Shape shape;
+    if (shape_text != "-") {
+      std::size_t at = 0;
+      while (at <= shape_text.size()) {
+        const std::size_t x = std::min(shape_text.find('x', at), shape_text.size());
+        shape.push_back(std::stoll(shape_text.substr(at, x - at)));
+        at = x + 1;
+      }
+    }
+    EXPECT_EQ(npy::make_header(element_type(spec), shape), unhex(hex)) << spec << " " << shape_text;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 91);
+}
+
+TEST(Npy, StructuredArraysAreByteIdenticalToNumpys) {
+  EXPECT_EQ(kPairsF4.size(), 20u);
+  EXPECT_EQ(kPairsF4.descr_repr(), "[('i', '<i8'), ('j', '<i8'), ('value', '<f4')]");
+  const std::string records = pairs_f4_3_records();
+  const std::string path = test::work_path("pairs_f4_3.npy");
+  npy::write(path, kPairsF4, {3}, records.data());
+  EXPECT_EQ(slurp(path), slurp(data("pairs_f4_3.npy")));
+
+  const npy::ElementType pairs_i4(std::vector<npy::Field>{{"i", DType::I8}, {"j", DType::I8}, {"value", DType::I4}});
+  npy::write(path, pairs_i4, {0}, nullptr);
+  EXPECT_EQ(slurp(path), slurp(data("pairs_i4_0.npy")));
+
+  const npy::ElementType topk(std::vector<npy::Field>{{"j", DType::I8}, {"value", DType::F4}});
+  std::string t;
+  const std::int64_t j[] = {4, 2, -1, 0, 1, 3};
+  const float v[] = {0.75f, 0.5f, 0.0f, 1.0f, 0.125f, 0.0f};
+  for (int e = 0; e < 6; ++e) {
+    t.append(reinterpret_cast<const char*>(&j[e]), 8);
+    t.append(reinterpret_cast<const char*>(&v[e]), 4);
+  }
+  npy::write(path, topk, {2, 3}, t.data());
+  EXPECT_EQ(slurp(path), slurp(data("topk_f4_2x3.npy")));
+}
+
+// A 1-D array appended in rounds before its length is known: the header
+// written at the end is numpy's for the final length.
+TEST(Npy, GrowingDistributedArrayGetsItsHeaderAtTheEnd) {
+  const std::string records = pairs_f4_3_records();
+  const std::string path = test::work_path("pairs_growing.npy");
+  {
+    npy::DistributedWriter w(MPI_COMM_WORLD, path, kPairsF4, npy::DistributedWriter::GrowingLength{});
+    w.write_elements_round(2, 1, records.data() + 40);
+    w.write_elements_round(0, 0, nullptr);
+    w.write_elements_round(0, 2, records.data());
+    w.commit(3);
+  }
+  EXPECT_EQ(slurp(path), slurp(data("pairs_f4_3.npy")));
+  // A length that does not match what was written: the file is refused, not renamed into place.
+  const std::string short_path = test::work_path("pairs_short.npy");
+  std::filesystem::remove(short_path);
+  {
+    npy::DistributedWriter w(MPI_COMM_WORLD, short_path, kPairsF4, npy::DistributedWriter::GrowingLength{});
+    w.write_elements_round(0, 2, records.data());
+    KMINI_EXPECT_THROW_MSG(w.commit(3), RuntimeFailure, "the written file has 232 bytes, expected 252");
+  }
+  EXPECT_FALSE(std::filesystem::exists(short_path));
+}
+
 TEST(Npy, RoundTripsEveryDtype) {
   auto check = [](auto sample, DType d) {
     using T = decltype(sample);

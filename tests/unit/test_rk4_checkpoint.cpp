@@ -82,6 +82,7 @@ void flip_low_bit(double& x) {
 }
 
 // Stored double indices (row r, column c, part p at 4 r + 2 c + p).
+constexpr std::size_t kMethod = 10, kKerr = 11;  // row 2, column 1: (method, kappa)
 constexpr std::size_t kFlag = 9, kDt = 12, kSumReF = 16, kSumImG = 21, kDelta2 = 4 * (6 + 2);
 constexpr std::size_t kF0 = 4 * (6 + 4 + 1);  // Re F of element 0
 
@@ -185,6 +186,31 @@ void expect_refused(const std::string& name, Edit edit, bool reseal, const std::
   save_doubles(path, v);
   KMINI_EXPECT_THROW_MSG(open_checkpoint(MPI_COMM_SELF, path), UsageError, path + ": " + needle);
   if (!also.empty()) KMINI_EXPECT_THROW_MSG(open_checkpoint(MPI_COMM_SELF, path), UsageError, also);
+}
+
+TEST(Rk4Checkpoint, RecordsMethodAndKerr) {
+  // Method affine and kappa 0 are stored as zeros: what format-2 files written
+  // before these fields existed hold there (and what those runs did).
+  const auto v0 = load_doubles(write_sample("ckpt_affine.npy"));
+  EXPECT_EQ(v0[kMethod], 0.0);
+  EXPECT_EQ(v0[kKerr], 0.0);
+  const CheckpointHeader h0 = open_checkpoint(MPI_COMM_SELF, test::work_path("ckpt_affine.npy"));
+  EXPECT_FALSE(h0.stages);
+  EXPECT_EQ(h0.kerr, 0.0);
+  Sample s = make_sample();
+  s.h.stages = true;
+  s.h.kerr = -0.75;
+  const auto v = load_doubles(write_sample("ckpt_stages.npy", s));
+  EXPECT_EQ(v[kMethod], 1.0);
+  EXPECT_EQ(v[kKerr], -0.75);
+  const CheckpointHeader h = open_checkpoint(MPI_COMM_SELF, test::work_path("ckpt_stages.npy"));
+  EXPECT_TRUE(h.stages);
+  EXPECT_EQ(h.kerr, -0.75);
+  const std::string c = "checkpoint is corrupt: ";
+  expect_refused("ckpt_method_damaged.npy", [](auto& v) { v[kMethod] = 1; }, false, c + "checksum mismatch (stored 0x");
+  expect_refused("ckpt_kerr_damaged.npy", [](auto& v) { v[kKerr] = 0.5; }, false, c + "checksum mismatch (stored 0x");
+  expect_refused("ckpt_method2.npy", [](auto& v) { v[kMethod] = 2; }, true, c + "method flag is 2, expected 0 or 1");
+  expect_refused("ckpt_kerr_nan.npy", [](auto& v) { v[kKerr] = std::nan(""); }, true, c + "stored kerr is not finite (nan)");
 }
 
 TEST(Rk4Checkpoint, RefusesDamagedFiles) {

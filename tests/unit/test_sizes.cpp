@@ -182,9 +182,33 @@ TEST(MemoryPlan, GramCountsPackedSliceAndExtras) {
             packed + 100 * 1000 * 4 + fixed + (1000 * 640 + 64 * 640 + 64 * 1000) * 8);
   // The budget covers the slice as the plan counts it.
   EXPECT_DOUBLE_EQ(gram::slice_bytes_per_row(c, false), 4000.0);
-  c.jaccard = true;
+  // A float similarity needs its own slice only when written densely.
+  c.similarity = gram::Similarity::Jaccard;
+  EXPECT_DOUBLE_EQ(gram::slice_bytes_per_row(c, false), 4000.0);
+  c.write_c = "J.npy";
   EXPECT_DOUBLE_EQ(gram::slice_bytes_per_row(c, false), 8000.0);
-  EXPECT_DOUBLE_EQ(gram::slice_bytes_per_row(c, true), 12000.0);
+  EXPECT_DOUBLE_EQ(gram::slice_bytes_per_row(c, true), 16000.0);
+  c.write_c.clear();
+  // The pairs buffer: a sixteenth of the slice, 24 bytes a record on the device (+ 20 on the host).
+  c.write_pairs = "p.npy";
+  EXPECT_DOUBLE_EQ(gram::slice_bytes_per_row(c, false), 1000 * (4 + 1.5));
+  EXPECT_DOUBLE_EQ(gram::slice_bytes_per_row(c, true), 1000 * (4 + 1.5 + 1.25 + 4));
+  c.write_pairs.clear();
+  // Top-k lists: rows x k x 16 bytes (host backends: + their host copy and records), beside packed A.
+  c.write_top_k = "t.npy";
+  c.top_k = 8;
+  const gram::Plan tk = gram::make_plan(c, 1);
+  EXPECT_EQ(gram::device_bytes(c, tk, false, false).exact(), packed + 100 * 1000 * 4 + fixed + 1000 * 8 * 16);
+  // Two inputs: packed B and B's ones; slices as wide as B has rows.
+  c.write_top_k.clear();
+  c.b.kind = gram::Source::Kind::Random;
+  c.b.rows = 300;
+  c.b.cols = 640;
+  const gram::Plan ab = gram::make_plan(c, 1);
+  EXPECT_EQ(ab.targets, 300);
+  EXPECT_EQ(gram::device_bytes(c, ab, false, false).exact(),
+            1300 * std::uint64_t(p.words) * 8 + 100 * 300 * 4 + fixed + 300 * 4);
+  c.b = gram::Source{};
   // The largest matrix the deck allows, in one slice: the bytes overflow, no wrap.
   c.a.rows = c.a.cols = std::numeric_limits<std::int32_t>::max();
   c.row_slice = c.a.rows;

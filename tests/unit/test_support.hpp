@@ -14,6 +14,9 @@ namespace kmini::test {
 // extra per-backend test executables (tests/CMakeLists.txt), another host backend.
 #ifndef KMINI_TEST_EXEC_SPACE
 #define KMINI_TEST_EXEC_SPACE Kokkos::DefaultExecutionSpace
+// This harness tests the default execution space: the app's own (non-template)
+// pieces bound to it can be tested here, and only here.
+#define KMINI_TEST_DEFAULT_SPACE 1
 #endif
 
 // Every execution space this Kokkos enables (Cabana-style per-backend tests):

@@ -1,0 +1,200 @@
+#pragma once
+// Device kernels of the sparse outputs, one slice of C at a time, from the
+// slice's counts and the rows' counts of ones (values compared in double):
+// the number of pairs at or above thresholds, the pairs at or above a minimum
+// (counted per row, then collected in (i, j) order into a bounded buffer),
+// and every row's k best partners (a sorted array of k per row of A).
+//
+// Pairs: with one input each unordered pair once, i < j (a slice row i holds
+// its partners j > i); with two inputs every (i, j).
+#include "gram/gram_kernels.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace kmini::gram {
+
+// At most this many count_at_least thresholds (a per-row array on the device).
+constexpr int kMaxThresholds = 64;
+// Columns per block of the top-k scan (see top_k_slice).
+constexpr std::int64_t kTopKBlock = 16;
+
+// Value of element (li, j) of a slice (row r0 + li, column j of C). The
+// similarity is a compile-time constant so the scans below vectorise
+// (with_similarity turns the run-time choice into one).
+template <class Counts, class Ones, Similarity Kind>
+struct SliceValues {
+  Counts counts;
+  Ones ones_a, ones_b;  // ones of A's rows, of the columns' rows (B's, or A's)
+  std::int64_t r0, col0, width;
+
+  SliceValues(const Counts& c, const Ones& a, const Ones& b, const SliceGeometry& g)
+      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()) {}
+  KOKKOS_INLINE_FUNCTION double operator()(std::int64_t li, std::int64_t j) const {
+    const std::int64_t c = counts(li * width + (j - col0));
+    if constexpr (Kind == Similarity::Counts) return double(c);
+    return similarity_value(Kind, c, ones_a(r0 + li), ones_b(j));
+  }
+};
+
+// Calls f(std::integral_constant<Similarity, kind>{}).
+template <class F>
+void with_similarity(Similarity kind, F&& f) {
+  switch (kind) {
+    case Similarity::Jaccard: f(std::integral_constant<Similarity, Similarity::Jaccard>{}); break;
+    case Similarity::Dice: f(std::integral_constant<Similarity, Similarity::Dice>{}); break;
+    case Similarity::Cosine: f(std::integral_constant<Similarity, Similarity::Cosine>{}); break;
+    default: f(std::integral_constant<Similarity, Similarity::Counts>{}); break;
+  }
+}
+
+// bins(b) += number of pairs of the slice with exactly b thresholds <= value
+// (thresholds sorted ascending, at most kMaxThresholds), so the pairs at or
+// above thresholds[t] are the sum of bins(b) for b > t.
+template <class Exec, class Values, class Thresholds, class Bins>
+void count_at_least(const Exec& exec, const Values& values, const SliceGeometry& g, const Thresholds& thresholds,
+                    const Bins& bins) {
+  const std::int64_t r0 = g.r0, cols = g.cols();
+  const bool symmetric = g.symmetric();
+  const int nt = static_cast<int>(thresholds.extent(0));
+  Kokkos::parallel_for(
+      "kmini::gram::count_at_least", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
+      KOKKOS_LAMBDA(const std::int64_t li) {
+        std::int64_t local[kMaxThresholds + 1] = {};
+        for (std::int64_t j = symmetric ? r0 + li + 1 : 0; j < cols; ++j) {
+          const double v = values(li, j);
+          int b = 0;
+          while (b < nt && v >= thresholds(b)) ++b;
+          ++local[b];
+        }
+        for (int b = 0; b <= nt; ++b)
+          if (local[b]) Kokkos::atomic_add(&bins(b), local[b]);
+      });
+}
+
+// per_row(li) = pairs of slice row li with value >= min.
+template <class Exec, class Values, class PerRow>
+void pairs_per_row(const Exec& exec, const Values& values, const SliceGeometry& g, double min, const PerRow& per_row) {
+  const std::int64_t r0 = g.r0, cols = g.cols();
+  const bool symmetric = g.symmetric();
+  Kokkos::parallel_for(
+      "kmini::gram::pairs_per_row", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
+      KOKKOS_LAMBDA(const std::int64_t li) {
+        std::int64_t n = 0;
+        for (std::int64_t j = symmetric ? r0 + li + 1 : 0; j < cols; ++j) n += values(li, j) >= min ? 1 : 0;
+        per_row(li) = n;
+      });
+}
+
+// Pairs [first, first + count) of the slice, in (i, j) order, into out_*(0 ..
+// count): `offsets` (height + 1 entries) is the exclusive scan of pairs_per_row.
+template <class Exec, class Values, class Offsets, class OutI, class OutV>
+void collect_pairs(const Exec& exec, const Values& values, const SliceGeometry& g, double min, const Offsets& offsets,
+                   std::int64_t first, std::int64_t count, const OutI& out_i, const OutI& out_j, const OutV& out_v) {
+  const std::int64_t r0 = g.r0, cols = g.cols(), end = first + count;
+  const bool symmetric = g.symmetric();
+  Kokkos::parallel_for(
+      "kmini::gram::collect_pairs", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
+      KOKKOS_LAMBDA(const std::int64_t li) {
+        std::int64_t at = offsets(li);
+        if (offsets(li + 1) <= first || at >= end) return;  // none of this row's pairs in the range
+        for (std::int64_t j = symmetric ? r0 + li + 1 : 0; j < cols && at < end; ++j) {
+          const double v = values(li, j);
+          if (v < min) continue;
+          if (at >= first) {
+            out_i(at - first) = r0 + li;
+            out_j(at - first) = j;
+            out_v(at - first) = v;
+          }
+          ++at;
+        }
+      });
+}
+
+// The order of partners in a top-k list: larger value first, then smaller j.
+KOKKOS_INLINE_FUNCTION bool ranks_before(double v, std::int64_t j, double w, std::int64_t k) {
+  return v > w || (v == w && j < k);
+}
+
+// Inserts partner (j, v), which ranks before the list's last entry, into the
+// sorted list of k entries at best_*(base ..).
+template <class BestJ, class BestV>
+KOKKOS_INLINE_FUNCTION void offer(const BestJ& best_j, const BestV& best_v, std::int64_t base, int k, std::int64_t j,
+                                  double v) {
+  int p = k - 1;
+  while (p > 0 && ranks_before(v, j, best_v(base + p - 1), best_j(base + p - 1))) {
+    best_j(base + p) = best_j(base + p - 1);
+    best_v(base + p) = best_v(base + p - 1);
+    --p;
+  }
+  best_j(base + p) = j;
+  best_v(base + p) = v;
+}
+
+// An empty list: j = -1 and a value below every similarity (all are >= 0).
+template <class Exec, class BestJ, class BestV>
+void clear_top_k(const Exec& exec, const BestJ& best_j, const BestV& best_v) {
+  Kokkos::parallel_for(
+      "kmini::gram::clear_top_k", Kokkos::RangePolicy<Exec>(exec, 0, best_j.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        best_j(e) = -1;
+        best_v(e) = -1.0;
+      });
+}
+
+// Offers every partner the slice holds to the lists of k (best_*(i * k ..)
+// for row i of A): each slice row gets its columns (not itself); with one
+// input the rows past the slice get the slice rows too (C(j, i) = C(i, j)),
+// so over all slices every row sees every partner exactly once.
+template <class Exec, class Values, class BestJ, class BestV>
+void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g, int k, const BestJ& best_j,
+                 const BestV& best_v) {
+  const std::int64_t r0 = g.r0, r1 = g.r1, col0 = g.col0(), cols = g.cols(), height = g.height();
+  const bool symmetric = g.symmetric();
+  // Blocks of columns with no value at or above the list's last entry are
+  // skipped after one vectorised pass that only compares: once a list is
+  // full, almost every block is.
+  Kokkos::parallel_for(
+      "kmini::gram::top_k_rows", Kokkos::RangePolicy<Exec>(exec, 0, height), KOKKOS_LAMBDA(const std::int64_t li) {
+        const std::int64_t i = r0 + li, base = i * k;
+        double worst_v = best_v(base + k - 1);
+        std::int64_t worst_j = best_j(base + k - 1);
+        for (std::int64_t j0 = col0; j0 < cols; j0 += kTopKBlock) {
+          const std::int64_t j1 = j0 + kTopKBlock < cols ? j0 + kTopKBlock : cols;
+          int candidates = 0;  // an integer OR: vectorises without fast-math (a double max does not)
+          for (std::int64_t j = j0; j < j1; ++j) candidates |= values(li, j) >= worst_v ? 1 : 0;
+          if (!candidates) continue;
+          for (std::int64_t j = j0; j < j1; ++j) {
+            const double v = values(li, j);
+            if (!ranks_before(v, j, worst_v, worst_j) || (symmetric && j == i)) continue;
+            offer(best_j, best_v, base, k, j, v);
+            worst_v = best_v(base + k - 1);
+            worst_j = best_j(base + k - 1);
+          }
+        }
+      });
+  if (!symmetric || r1 >= cols) return;
+  Kokkos::parallel_for(
+      "kmini::gram::top_k_cols", Kokkos::RangePolicy<Exec>(exec, r1, cols), KOKKOS_LAMBDA(const std::int64_t j) {
+        const std::int64_t base = j * k;
+        double worst_v = best_v(base + k - 1);
+        std::int64_t worst_j = best_j(base + k - 1);
+        for (std::int64_t l0 = 0; l0 < height; l0 += kTopKBlock) {
+          const std::int64_t l1 = l0 + kTopKBlock < height ? l0 + kTopKBlock : height;
+          int candidates = 0;
+          for (std::int64_t li = l0; li < l1; ++li) candidates |= values(li, j) >= worst_v ? 1 : 0;
+          if (!candidates) continue;
+          for (std::int64_t li = l0; li < l1; ++li) {
+            const double v = values(li, j);
+            if (!ranks_before(v, r0 + li, worst_v, worst_j)) continue;
+            offer(best_j, best_v, base, k, r0 + li, v);
+            worst_v = best_v(base + k - 1);
+            worst_j = best_j(base + k - 1);
+          }
+        }
+      });
+}
+
+}  // namespace kmini::gram

@@ -1,0 +1,283 @@
+#include "gram/gram_sparse.hpp"
+
+#include "core/collective.hpp"
+#include "core/timer.hpp"
+#include "gram/gram_outputs.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kmini::gram {
+
+namespace {
+
+using npy::DType;
+using I64View = Kokkos::View<std::int64_t*, MemSpace>;
+using F64View = Kokkos::View<double*, MemSpace>;
+
+DType value_dtype(Similarity s) { return s == Similarity::Counts ? DType::I4 : DType::F4; }
+
+// Appends `value` as the record's value field: int32 counts, float32 otherwise.
+void append_value(std::vector<char>& out, Similarity s, double value) {
+  char bytes[4];
+  if (s == Similarity::Counts) {
+    const auto v = static_cast<std::int32_t>(value);
+    std::memcpy(bytes, &v, 4);
+  } else {
+    const auto v = static_cast<float>(value);
+    std::memcpy(bytes, &v, 4);
+  }
+  out.insert(out.end(), bytes, bytes + 4);
+}
+
+void append_i8(std::vector<char>& out, std::int64_t v) {
+  char bytes[8];
+  std::memcpy(bytes, &v, 8);
+  out.insert(out.end(), bytes, bytes + 8);
+}
+
+// MPI user operation: rows of k entries (the datatype is one row).
+void merge_op(void* in, void* inout, int* len, MPI_Datatype* type) {
+  int bytes = 0;
+  MPI_Type_size(*type, &bytes);
+  merge_top_k_rows(static_cast<const TopKEntry*>(in), static_cast<TopKEntry*>(inout), *len,
+                   bytes / static_cast<int>(sizeof(TopKEntry)));
+}
+
+}  // namespace
+
+npy::ElementType pair_record_type(Similarity s) {
+  return npy::ElementType(std::vector<npy::Field>{{"i", DType::I8}, {"j", DType::I8}, {"value", value_dtype(s)}});
+}
+
+npy::ElementType top_k_record_type(Similarity s) {
+  return npy::ElementType(std::vector<npy::Field>{{"j", DType::I8}, {"value", value_dtype(s)}});
+}
+
+double top_k_bytes(const Config& c) {
+  return c.write_top_k.empty() ? 0.0 : double(c.a.rows) * double(c.top_k) * sizeof(TopKEntry);
+}
+
+void merge_top_k_rows(const TopKEntry* in, TopKEntry* inout, std::int64_t rows, int k) {
+  std::vector<TopKEntry> merged(static_cast<std::size_t>(k));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const TopKEntry* a = in + r * k;
+    TopKEntry* b = inout + r * k;
+    int p = 0, q = 0;
+    for (int t = 0; t < k; ++t) {
+      const bool take_a = q >= k || (p < k && ranks_before(a[p].value, a[p].j, b[q].value, b[q].j));
+      merged[static_cast<std::size_t>(t)] = take_a ? a[p++] : b[q++];
+    }
+    std::copy(merged.begin(), merged.end(), b);
+  }
+}
+
+struct SparseOutputs::Device {
+  F64View thresholds;       // count_at_least, sorted ascending
+  I64View bins;             // pairs with exactly b thresholds <= value
+  I64View per_row, offsets; // pairs of the slice's rows; their exclusive scan
+  I64View pair_i, pair_j;   // the pairs buffer
+  F64View pair_v;
+  I64View::HostMirror host_i, host_j;
+  F64View::HostMirror host_v;
+  I64View best_j;           // top-k lists, rows x k, best first
+  F64View best_v;
+};
+
+SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan& plan, MPI_Comm comm,
+                             const std::string& pairs_path, const std::string& top_k_path)
+    : exec_(exec),
+      c_(c),
+      plan_(plan),
+      comm_(comm),
+      counting_(!c.count_at_least.empty()),
+      pairs_(!c.write_pairs.empty()),
+      top_k_(!c.write_top_k.empty()),
+      top_k_path_(top_k_path) {
+  if (!any()) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
+  dev_ = collectively(comm, "gram", [&] {
+    auto d = std::make_unique<Device>();
+    std::vector<double> sorted = c.count_at_least;
+    std::sort(sorted.begin(), sorted.end());
+    const auto nt = static_cast<std::int64_t>(sorted.size());
+    d->thresholds = F64View("kmini::gram::thresholds", nt);
+    Kokkos::deep_copy(d->thresholds, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                                         sorted.data(), sorted.size()));
+    d->bins = I64View("kmini::gram::threshold_bins", counting_ ? nt + 1 : 0);
+    const std::int64_t h = pairs_ ? plan.height : 0;
+    const std::int64_t cap = pairs_ ? pair_buffer_records(plan.height, plan.targets) : 0;
+    d->per_row = I64View("kmini::gram::pairs_per_row", h);
+    d->offsets = I64View("kmini::gram::pair_offsets", pairs_ ? h + 1 : 0);
+    d->pair_i = I64View("kmini::gram::pair_i", cap);
+    d->pair_j = I64View("kmini::gram::pair_j", cap);
+    d->pair_v = F64View("kmini::gram::pair_v", cap);
+    d->host_i = Kokkos::create_mirror_view(d->pair_i);
+    d->host_j = Kokkos::create_mirror_view(d->pair_j);
+    d->host_v = Kokkos::create_mirror_view(d->pair_v);
+    const std::int64_t lists = top_k_ ? c.a.rows * c.top_k : 0;
+    d->best_j = I64View("kmini::gram::top_k_j", lists);
+    d->best_v = F64View("kmini::gram::top_k_value", lists);
+    clear_top_k(exec, d->best_j, d->best_v);
+    exec.fence();
+    return d;
+  });
+  if (pairs_)
+    pairs_writer_ = std::make_unique<npy::DistributedWriter>(comm, pairs_path, pair_record_type(c.similarity),
+                                                             npy::DistributedWriter::GrowingLength{});
+}
+
+SparseOutputs::~SparseOutputs() = default;
+
+void SparseOutputs::add_round(const Slice* slice, const IntView& counts, const IntView& ones_a, const IntView& ones_b) {
+  if (!any()) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
+  FencedTimer<ExecSpace> timer(exec_);
+  const SliceGeometry g = slice ? plan_.geometry(*slice, c_.two_inputs()) : SliceGeometry{};
+  with_similarity(c_.similarity, [&](auto kind) {
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g);
+    if (slice && counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
+    if (slice && top_k_) top_k_slice(exec_, values, g, static_cast<int>(c_.top_k), dev_->best_j, dev_->best_v);
+    if (pairs_) write_pairs(slice, g, values);
+  });
+  seconds_ += timer.seconds();
+}
+
+template <class Values>
+void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, const Values& values) {
+  // This slice's pairs, row by row.
+  std::int64_t total = 0;
+  if (slice) {
+    const std::int64_t h = g.height();
+    pairs_per_row(exec_, values, g, c_.pairs_min, dev_->per_row);
+    std::vector<std::int64_t> offsets(static_cast<std::size_t>(h + 1), 0);
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host_offsets(offsets.data() + 1, h);
+    Kokkos::deep_copy(exec_, host_offsets, Kokkos::subview(dev_->per_row, std::make_pair(std::int64_t(0), h)));
+    exec_.fence();
+    for (std::int64_t li = 0; li < h; ++li) offsets[li + 1] += offsets[li];
+    total = offsets[h];
+    Kokkos::deep_copy(exec_, Kokkos::subview(dev_->offsets, std::make_pair(std::int64_t(0), h + 1)),
+                      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          offsets.data(), offsets.size()));
+  }
+  // The round's slices are consecutive in row order: this slice's pairs go
+  // after all earlier rounds' and the round's slices above it.
+  int ranks = 1;
+  MPI_Comm_size(comm_, &ranks);
+  const std::int64_t mine[2] = {slice ? slice->r0 : -1, total};
+  std::vector<std::int64_t> all(static_cast<std::size_t>(2 * ranks));
+  MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm_);
+  std::int64_t first = pairs_written_;
+  for (int q = 0; q < ranks; ++q) {
+    const std::int64_t r0 = all[2 * q], n = all[2 * q + 1];
+    if (slice && r0 >= 0 && r0 < slice->r0) first += n;
+    pairs_written_ += n;
+  }
+  // Written in pieces of the buffer's size; every rank takes part in as many writes as the busiest.
+  const auto cap = static_cast<std::int64_t>(dev_->pair_i.extent(0));
+  const std::int64_t pieces = total > 0 ? (total + cap - 1) / cap : 0;
+  std::int64_t rounds = pieces;
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
+  std::vector<char> records;
+  for (std::int64_t p = 0; p < rounds; ++p) {
+    if (p >= pieces) {
+      pairs_writer_->write_elements_round(0, 0, nullptr);
+      continue;
+    }
+    const std::int64_t at = p * cap, n = std::min(cap, total - at);
+    collect_pairs(exec_, values, g, c_.pairs_min, dev_->offsets, at, n, dev_->pair_i, dev_->pair_j, dev_->pair_v);
+    Kokkos::deep_copy(exec_, dev_->host_i, dev_->pair_i);
+    Kokkos::deep_copy(exec_, dev_->host_j, dev_->pair_j);
+    Kokkos::deep_copy(exec_, dev_->host_v, dev_->pair_v);
+    exec_.fence();
+    records.clear();
+    records.reserve(static_cast<std::size_t>(n) * 20);
+    for (std::int64_t e = 0; e < n; ++e) {
+      append_i8(records, dev_->host_i(e));
+      append_i8(records, dev_->host_j(e));
+      append_value(records, c_.similarity, dev_->host_v(e));
+    }
+    pairs_writer_->write_elements_round(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n),
+                                        records.data());
+  }
+}
+
+void SparseOutputs::finish(Json& m, Json* summary) {
+  if (!any()) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
+  FencedTimer<ExecSpace> timer(exec_);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_size(comm_, &ranks);
+  if (counting_) {
+    const auto nb = static_cast<std::int64_t>(dev_->bins.extent(0));
+    std::vector<std::int64_t> bins(static_cast<std::size_t>(nb));
+    Kokkos::deep_copy(exec_, Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bins.data(), nb),
+                      dev_->bins);
+    exec_.fence();
+    MPI_Allreduce(MPI_IN_PLACE, bins.data(), static_cast<int>(nb), MPI_INT64_T, MPI_SUM, comm_);
+    std::vector<double> sorted = c_.count_at_least;
+    std::sort(sorted.begin(), sorted.end());
+    Json list = Json::array();
+    for (double x : c_.count_at_least) {
+      // Values >= x: those with more thresholds <= them than the thresholds below x.
+      const auto below = std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin();
+      std::int64_t n = 0;
+      for (std::int64_t b = below + 1; b < nb; ++b) n += bins[static_cast<std::size_t>(b)];
+      Json e = Json::object();
+      e["min"] = x;
+      e["pairs"] = Json(static_cast<long long>(n));
+      list.push_back(e);
+    }
+    m["count_at_least"] = list;
+    if (summary) (*summary)["count_at_least"] = list;
+  }
+  if (pairs_) {
+    pairs_writer_->commit(pairs_written_);
+    m["pairs_written"] = Json(static_cast<long long>(pairs_written_));
+  }
+  if (top_k_) {
+    // Every rank's lists hold the partners of its slices; the merge leaves
+    // each rank the final lists of its block of rows, which it writes.
+    const std::int64_t rows = c_.a.rows, k = c_.top_k;
+    std::vector<TopKEntry> lists(static_cast<std::size_t>(rows * k));
+    {
+      auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_j);
+      auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_v);
+      for (std::int64_t e = 0; e < rows * k; ++e) lists[static_cast<std::size_t>(e)] = {hv(e), hj(e)};
+    }
+    std::vector<int> block_rows(static_cast<std::size_t>(ranks));
+    for (int q = 0; q < ranks; ++q)
+      block_rows[static_cast<std::size_t>(q)] = static_cast<int>(rows * (q + 1) / ranks - rows * q / ranks);
+    const std::int64_t row0 = rows * rank / ranks, nrows = block_rows[static_cast<std::size_t>(rank)];
+    MPI_Datatype row_type;
+    MPI_Type_contiguous(static_cast<int>(k * sizeof(TopKEntry)), MPI_BYTE, &row_type);
+    MPI_Type_commit(&row_type);
+    MPI_Op op;
+    MPI_Op_create(&merge_op, 1, &op);
+    MPI_Reduce_scatter(MPI_IN_PLACE, lists.data(), block_rows.data(), row_type, op, comm_);
+    MPI_Op_free(&op);
+    MPI_Type_free(&row_type);
+    std::vector<char> records;
+    records.reserve(static_cast<std::size_t>(nrows * k) * 12);
+    for (std::int64_t e = 0; e < nrows * k; ++e) {
+      const TopKEntry& t = lists[static_cast<std::size_t>(e)];
+      append_i8(records, t.j);
+      append_value(records, c_.similarity, t.j < 0 ? 0.0 : t.value);  // padding: j = -1, value 0
+    }
+    std::vector<TopKEntry>().swap(lists);
+    npy::DistributedWriter writer(comm_, top_k_path_, top_k_record_type(c_.similarity), {rows, k});
+    writer.write_elements_round(static_cast<std::uint64_t>(row0 * k), static_cast<std::uint64_t>(nrows * k),
+                                records.data());
+    writer.commit();
+    Json t = Json::object();
+    t["k"] = Json(static_cast<long long>(k));
+    t["rows"] = Json(static_cast<long long>(rows));
+    m["top_k"] = t;
+  }
+  const double finish_seconds = timer.seconds();
+  m["sparse_outputs_seconds"] = allreduce_max(comm_, seconds_ + finish_seconds);
+  m["sparse_outputs_finish_seconds"] = allreduce_max(comm_, finish_seconds);
+}
+
+}  // namespace kmini::gram

@@ -1,0 +1,75 @@
+#pragma once
+// The sparse outputs of a Gram run — count_at_least, write.pairs and
+// write.top_k — fed slice by slice in the plan's rounds: pairs are streamed
+// to their file as each round ends (offsets from the counts of the round's
+// slices, which are consecutive in row order), the top-k lists live on the
+// device (rows x k) and are merged across ranks and written at the end.
+#include "gram/gram.hpp"
+#include "io/json.hpp"
+#include "io/npy.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kmini::gram {
+
+using IntView = Kokkos::View<std::int32_t*, MemSpace>;
+
+// Structured .npy records: pairs (i <i8, j <i8, value) and top-k entries
+// (j <i8, value); value <i4 for counts, <f4 otherwise.
+npy::ElementType pair_record_type(Similarity s);
+npy::ElementType top_k_record_type(Similarity s);
+
+// Device bytes of the top-k lists: rows x k (j int64, value double).
+double top_k_bytes(const Config& c);
+
+class SparseOutputs {
+ public:
+  // Collective (allocates, opens the pairs file). Paths resolved against --out.
+  SparseOutputs(const ExecSpace& exec, const Config& c, const Plan& plan, MPI_Comm comm, const std::string& pairs_path,
+                const std::string& top_k_path);
+  ~SparseOutputs();
+  SparseOutputs(const SparseOutputs&) = delete;
+  SparseOutputs& operator=(const SparseOutputs&) = delete;
+
+  bool any() const { return counting_ || pairs_ || top_k_; }
+  // Collective, once per round of the plan: the slice this rank computed in
+  // this round (nullptr: none), its counts, the rows' ones of A and of the
+  // columns' matrix (B, or A again).
+  void add_round(const Slice* slice, const IntView& counts, const IntView& ones_a, const IntView& ones_b);
+  // Collective: merges and writes the top-k lists, commits the pairs file,
+  // and reports count_at_least, pairs_written and the seconds spent.
+  void finish(Json& metrics, Json* summary);
+  double seconds() const { return seconds_; }
+
+ private:
+  struct Device;
+  template <class Values>
+  void write_pairs(const Slice* slice, const SliceGeometry& g, const Values& values);  // collective
+  ExecSpace exec_;
+  const Config& c_;
+  const Plan& plan_;
+  MPI_Comm comm_;
+  bool counting_ = false, pairs_ = false, top_k_ = false;
+  std::unique_ptr<Device> dev_;
+  std::unique_ptr<npy::DistributedWriter> pairs_writer_;
+  std::string top_k_path_;
+  std::int64_t pairs_written_ = 0;  // all ranks, rounds so far
+  double seconds_ = 0;
+};
+
+// One entry of a top-k list on the host (the MPI merge's element).
+struct TopKEntry {
+  double value;
+  std::int64_t j;
+};
+// The lists of k of two ranks merged (the MPI user operation, row by row):
+// inout's rows become the k best of both, best first (ranks_before).
+void merge_top_k_rows(const TopKEntry* in, TopKEntry* inout, std::int64_t rows, int k);
+
+}  // namespace kmini::gram
