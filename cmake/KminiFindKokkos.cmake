@@ -46,6 +46,7 @@ if(_kokkos_ok)
   add_library(kmini::kokkos INTERFACE IMPORTED)
   target_link_libraries(kmini::kokkos INTERFACE Kokkos::kokkos)
   set(KMINI_KOKKOS_VERSION "${Kokkos_VERSION}")
+  set(KMINI_KOKKOS_LOCATION "${Kokkos_DIR}")
 else()
   find_path(KMINI_KOKKOS_INCLUDE_DIR Kokkos_Core.hpp PATH_SUFFIXES trilinos kokkos
             DOC "Directory holding Kokkos_Core.hpp")
@@ -62,6 +63,7 @@ else()
     message(FATAL_ERROR "kmini: Kokkos ${KMINI_KOKKOS_VERSION} in ${KMINI_KOKKOS_INCLUDE_DIR} is older than 3.4")
   endif()
   set(KMINI_KOKKOS_SOURCE "fallback (headers ${KMINI_KOKKOS_INCLUDE_DIR}; the installed CMake config is unusable)")
+  set(KMINI_KOKKOS_LOCATION "${KMINI_KOKKOS_INCLUDE_DIR}")
   find_package(Threads REQUIRED)
   add_library(kmini::kokkos INTERFACE IMPORTED)
   set_target_properties(kmini::kokkos PROPERTIES
@@ -93,6 +95,8 @@ if(KMINI_KOKKOS_BACKENDS STREQUAL "")
   message(FATAL_ERROR "kmini: could not read the enabled Kokkos backends from KokkosCore_config.h")
 endif()
 message(STATUS "kmini: Kokkos ${KMINI_KOKKOS_VERSION} [${KMINI_KOKKOS_BACKENDS}] via ${KMINI_KOKKOS_SOURCE}")
+include(KminiBackend)
+kmini_check_required_backend()  # the preset's backend (KMINI_REQUIRE_BACKEND) is there
 
 # --- Kokkos Kernels --------------------------------------------------------
 # Same prefix as Kokkos first (a Spack view, a hand-built pair), then the usual search.

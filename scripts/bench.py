@@ -67,7 +67,11 @@ def run_deck(kmini, deck, out, repeat):
         d = os.path.join(out, os.path.splitext(os.path.basename(deck))[0], f"run{i}")
         cmd = [kmini, deck, "--out", d]
         print("  " + " ".join(cmd), flush=True)
-        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # Thread placement for Kokkos' OpenMP backend, unless set (see scripts/setup.sh).
+        env = dict(os.environ)
+        env.setdefault("OMP_PROC_BIND", "spread")
+        env.setdefault("OMP_PLACES", "threads")
+        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         if done.returncode != 0:
             sys.exit(f"bench.py: {' '.join(cmd)} failed (exit {done.returncode}):\n{done.stdout[-2000:]}")
         with open(os.path.join(d, "results.json")) as f:

@@ -48,7 +48,10 @@ KERNELS = {
 
 LAUNCHERS = {
     "mpirun": "mpirun -n {np} {exe} {args}",
-    "srun": "srun -n {np} --gpus-per-task=1 --gpu-bind=single:1 {exe} {args}",
+    # Slurm 22.05-23.02 do not pass the job's --cpus-per-task on to srun: it is given
+    # explicitly ({cpus}: $SLURM_CPUS_PER_TASK, else 1). {mpi}: --mpi=$KMINI_SRUN_MPI when
+    # set (pmix for a Spack-built OpenMPI; see scripts/slurm/kmini.sbatch), else the site's default.
+    "srun": "srun -n {np} --cpus-per-task={cpus} {mpi}--gpus-per-task=1 --gpu-bind=single:1 {exe} {args}",
 }
 
 
@@ -149,7 +152,10 @@ def scaled_size(kernel, base, p, mode):
 
 def command(launcher, np_, exe, args):
     template = LAUNCHERS.get(launcher, launcher)
-    return template.format(np=np_, exe=shlex.quote(exe), args=" ".join(shlex.quote(a) for a in args))
+    mpi = os.environ.get("KMINI_SRUN_MPI", "")
+    return template.format(np=np_, exe=shlex.quote(exe), args=" ".join(shlex.quote(a) for a in args),
+                           cpus=shlex.quote(os.environ.get("SLURM_CPUS_PER_TASK", "1")),
+                           mpi=f"--mpi={shlex.quote(mpi)} " if mpi else "")
 
 
 def launch_env(max_ranks):
@@ -161,6 +167,9 @@ def launch_env(max_ranks):
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     if max_ranks > (os.cpu_count() or 1):
         env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    # Kokkos' OpenMP backend warns on every run without them (see scripts/setup.sh).
+    env.setdefault("OMP_PROC_BIND", "spread")
+    env.setdefault("OMP_PLACES", "threads")
     return env
 
 
@@ -362,7 +371,8 @@ def main():
     s.add_argument("--ranks", default="1,2", help="comma-separated rank counts (default 1,2)")
     s.add_argument("--mode", choices=["strong", "weak", "both"], default="both")
     s.add_argument("--launcher", default="mpirun",
-                   help="mpirun, srun, or a template with {np} {exe} {args} (default mpirun)")
+                   help="mpirun, srun, or a template with {np} {exe} {args} and optionally {cpus} {mpi} "
+                        "(default mpirun)")
     s.add_argument("--kmini", default=os.path.join(ROOT, "build", "bin", "kmini"))
     s.add_argument("--out", default="scaling-out")
     s.add_argument("--verify", action="store_true", help="verify every run (slower; off by default)")

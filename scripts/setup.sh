@@ -17,6 +17,11 @@ KMINI_APT_PACKAGES=(
 
 kmini_log() { echo "[kmini] $*" >&2; }
 
+# Thread placement for Kokkos' OpenMP backend (the openmp preset), which otherwise prints
+# a four-line OMP_PROC_BIND warning on every run: threads spread over the cores, one per
+# hardware thread. Only where the caller set nothing (a value of your own always wins).
+export OMP_PROC_BIND="${OMP_PROC_BIND:-spread}" OMP_PLACES="${OMP_PLACES:-threads}"
+
 kmini_install_packages() {
   local missing=() p
   for p in "${KMINI_APT_PACKAGES[@]}"; do

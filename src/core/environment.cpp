@@ -4,6 +4,7 @@
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 namespace kmini {
@@ -33,6 +34,9 @@ Environment::Environment(int& argc, char**& argv) {
     if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) flags.push_back(argv[i]);
   try {
     flags = compat::kokkos_flags(flags);
+    for (auto& f : compat::tools_flags_from_environment(flags, std::getenv("KOKKOS_TOOLS_LIBS"),
+                                                        std::getenv("KOKKOS_PROFILE_LIBRARY")))
+      flags.push_back(f);
   } catch (const UsageError& e) {
     usage_problem_ = e.what();  // Kokkos stays uninitialised; run_app reports it
   }

@@ -218,4 +218,12 @@ std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int 
   return out;
 }
 
+std::vector<std::string> tools_flags_from_environment(const std::vector<std::string>& flags, const char* tools_libs,
+                                                      const char* profile_library, int version) {
+  if (version >= kNewSpellings || !tools_libs || !*tools_libs || (profile_library && *profile_library)) return {};
+  for (const auto& f : flags)
+    if (f.rfind("--kokkos-tools-library=", 0) == 0) return {};
+  return {std::string("--kokkos-tools-library=") + tools_libs};
+}
+
 }  // namespace kmini::compat

@@ -63,6 +63,13 @@ std::vector<std::string> device_mapping_flags(int node_local_rank);
 // the flags as Kokkos `version` spells them; throws UsageError (one line) for
 // an unknown, malformed or repeated flag, or one this version cannot honour.
 std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int version = KOKKOS_VERSION);
+// The tools library named in the environment, for a Kokkos that would not read
+// it: Kokkos >= 3.7 reads KOKKOS_TOOLS_LIBS (and the older KOKKOS_PROFILE_LIBRARY),
+// 3.4 only KOKKOS_PROFILE_LIBRARY. On 3.4 a KOKKOS_TOOLS_LIBS becomes
+// --kokkos-tools-library=..., unless `flags` (as returned by kokkos_flags) or
+// KOKKOS_PROFILE_LIBRARY already name a library. Empty otherwise.
+std::vector<std::string> tools_flags_from_environment(const std::vector<std::string>& flags, const char* tools_libs,
+                                                      const char* profile_library, int version = KOKKOS_VERSION);
 // A failed allocation, recognised in what Kokkos throws: 3.4 and 4.0-4.3 a
 // std::runtime_error "Kokkos failed to allocate memory for label "L". ...
 // Allocation of size 1.5 G failed, ..." (3.4 adds a traceback line); 4.4+ a

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -235,6 +236,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   }
 
   // Output files (collective, atomic).
+  std::optional<ScopedRegion> write_region(std::in_place, "kmini::discount::write");
   Kokkos::Timer write_timer;
   if (!c.write_cv.empty())
     npy::write_distributed(env.comm(), ctx.output_path(c.write_cv), npy::DTypeOf<T>::value, {c.dates, M, O},
@@ -249,6 +251,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
                              env.is_root() ? static_cast<std::uint64_t>(M) : 0, reduced.data());
   }
   const double write_seconds = allreduce_max(env.comm(), write_timer.seconds());
+  write_region.reset();
 
   // Bytes each rank's kernel must move, and what crosses host<->device.
   const double s = sizeof(T);

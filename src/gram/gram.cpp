@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -515,8 +516,11 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const auto& sim = buffers.sim;
   const auto& row_sums = buffers.row_sums;
   const auto& histogram = buffers.histogram;
-  row_ones(ctx.exec, packed, ones);
-  if (two) row_ones(ctx.exec, packed_b, buffers.ones_b);
+  {
+    ScopedRegion compute_region("kmini::gram::compute");
+    row_ones(ctx.exec, packed, ones);
+    if (two) row_ones(ctx.exec, packed_b, buffers.ones_b);
+  }
 
   // One slice per rank and round (none for some ranks in the last round).
   const std::int64_t rounds = plan.rounds();
@@ -532,6 +536,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   BestOverRepeats compute;
   for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
     MPI_Barrier(env.comm());
+    ScopedRegion compute_region("kmini::gram::compute");
     FencedTimer<ExecSpace> t(ctx.exec);
     for (const Slice* s : mine)
       if (s) gram_slice(ctx.exec, packed, packed_t, plan.geometry(*s, two), counts);
@@ -560,11 +565,20 @@ KernelReport GramKernel::run(RunContext& ctx) {
     if (s) {
       const SliceGeometry g = plan.geometry(*s, two);
       FencedTimer<ExecSpace> t(ctx.exec);
-      gram_slice(ctx.exec, packed, packed_t, g, counts);
+      {
+        ScopedRegion compute_region("kmini::gram::compute");
+        gram_slice(ctx.exec, packed, packed_t, g, counts);
+      }
       final_compute += t.seconds();
       FencedTimer<ExecSpace> post(ctx.exec);
-      if (want_summary) checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, row_sums, histogram);
-      if (dense_float) similarity_slice(ctx.exec, c.similarity, counts, ones, ones_t, g, sim);
+      if (want_summary) {
+        ScopedRegion summary_region("kmini::gram::summary");
+        checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, row_sums, histogram);
+      }
+      if (dense_float) {
+        ScopedRegion similarity_region("kmini::gram::similarity");
+        similarity_slice(ctx.exec, c.similarity, counts, ones, ones_t, g, sim);
+      }
       const std::int64_t h = g.height(), w = g.width();
       const bool checks_here = ctx.verify && std::any_of(checks.begin(), checks.end(), [&](std::int64_t i) {
                                  return i >= s->r0 && i < s->r1;
@@ -612,12 +626,16 @@ KernelReport GramKernel::run(RunContext& ctx) {
       post_seconds += post.seconds();
     }
     if (writer) {
+      ScopedRegion write_region("kmini::gram::write");
       writer->write_round(s ? &upper_block : nullptr);
       if (!c.upper && !two) writer->write_round(has_lower ? &lower_block : nullptr);
     }
     sparse.add_round(s, counts, ones, ones_t);
   }
-  if (writer) writer->commit();
+  if (writer) {
+    ScopedRegion write_region("kmini::gram::write");
+    writer->commit();
+  }
   compute.add(env.comm(), final_compute);
   const double compute_seconds = compute.slowest();
 
@@ -627,6 +645,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   sparse.finish(m, &sparse_summary);
 
   // Summary over all ranks.
+  std::optional<ScopedRegion> summary_region(std::in_place, "kmini::gram::summary");
   Summary summary;
   std::vector<std::int32_t> host_ones(static_cast<std::size_t>(rows));
   copy_to_host<std::int32_t>(ctx.exec, ones, rows, host_ones.data());
@@ -641,8 +660,11 @@ KernelReport GramKernel::run(RunContext& ctx) {
     MPI_Allreduce(&checksum, &summary.checksum, 1, MPI_UINT64_T, MPI_SUM, env.comm());
   }
 
+  summary_region.reset();
+
   // Verification.
   if (ctx.verify) {
+    ScopedRegion verify_region("kmini::gram::verify");
     FencedTimer<ExecSpace> vt(ctx.exec);
     bool ok = true;
     std::int64_t compared = 0, mismatches = 0;
@@ -746,8 +768,10 @@ KernelReport GramKernel::run(RunContext& ctx) {
   m["useful_bit_ops_per_s"] = useful / compute_seconds;
   m["executed_bit_ops_per_s"] = executed / compute_seconds;
   // Peak: the AND+popcount probe, one worker per thread of this rank.
+  std::optional<ScopedRegion> probe_region(std::in_place, "kmini::gram::probe");
   const double peak = probe_and_popcount_peak(
       ctx.exec, compat::device_is_host_accessible ? ctx.exec.concurrency() : 132 * 2048, compat::device_is_host_accessible ? 20000 : 200);
+  probe_region.reset();
   const double peak_all = allreduce_sum(env.comm(), peak);
   m["probe_and_popcount_peak_bit_ops_per_s"] = peak_all;
   m["fraction_of_peak"] = executed / compute_seconds / peak_all;
@@ -793,6 +817,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   }
 
   if (!c.write_summary.empty()) on_root_collectively(env.comm(), [&] {
+    ScopedRegion write_region("kmini::gram::write");
     Json s = Json::object();
     s["rows"] = Json(static_cast<long long>(rows));
     s["cols"] = Json(static_cast<long long>(c.a.cols));

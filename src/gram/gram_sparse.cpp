@@ -95,6 +95,7 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
       top_k_(!c.write_top_k.empty()),
       top_k_path_(top_k_path) {
   if (!any()) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
   dev_ = collectively(comm, "gram", [&] {
     auto d = std::make_unique<Device>();
     std::vector<double> sorted = c.count_at_least;
@@ -130,6 +131,7 @@ SparseOutputs::~SparseOutputs() = default;
 
 void SparseOutputs::add_round(const Slice* slice, const IntView& counts, const IntView& ones_a, const IntView& ones_b) {
   if (!any()) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
   FencedTimer<ExecSpace> timer(exec_);
   const SliceGeometry g = slice ? plan_.geometry(*slice, c_.two_inputs()) : SliceGeometry{};
   with_similarity(c_.similarity, [&](auto kind) {
@@ -202,6 +204,7 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
 
 void SparseOutputs::finish(Json& m, Json* summary) {
   if (!any()) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
   FencedTimer<ExecSpace> timer(exec_);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm_, &rank);

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -433,6 +434,7 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   // Allocations and input reads, agreed by all ranks; then start(), whose
   // invariant buffer is allocated after its collectives, agreed again.
   Integrator<T, ExecSpace, Model> it = collectively(env.comm(), "rk4", [&] {
+    ScopedRegion setup_region("kmini::rk4::setup");
     Integrator<T, ExecSpace, Model> it(ctx.exec, env.comm(), p, b.count, model);
     const auto prefix = load_state<T>(ctx.exec, c, b, it);
     if (k0 > 0) {
@@ -443,7 +445,10 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
     }
     return it;
   });
-  collectively(env.comm(), "rk4", [&] { it.start(k0, c.resumed ? &c.resumed->sums : nullptr, true); });
+  collectively(env.comm(), "rk4", [&] {
+    ScopedRegion setup_region("kmini::rk4::setup");
+    it.start(k0, c.resumed ? &c.resumed->sums : nullptr, true);
+  });
 
   const auto fail_non_finite = [&](std::int64_t bad) {
     const auto history = history_to_host(it.history(), 0, bad);
@@ -489,7 +494,10 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
         progress_timer.reset();
         progress_from = k;
       }
-      if (checkpoint) write_state_checkpoint<T>(env, c, ctx.output_path(c.checkpoint_path), it, b);
+      if (checkpoint) {
+        ScopedRegion checkpoint_region("kmini::rk4::checkpoint");
+        write_state_checkpoint<T>(env, c, ctx.output_path(c.checkpoint_path), it, b);
+      }
       io_seconds += io.seconds();
     }
   }
@@ -497,6 +505,7 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   const double loop_seconds = allreduce_max(env.comm(), my_loop_seconds);
 
   // Outputs.
+  std::optional<ScopedRegion> write_region(std::in_place, "kmini::rk4::write");
   const auto history = history_to_host(it.history(), 0, p.steps);
   if (!c.write_delta.empty()) write_delta<T>(env, ctx.output_path(c.write_delta), history, p.dt);
   const npy::DType dtype = c.single ? npy::DType::C8 : npy::DType::C16;
@@ -506,6 +515,7 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
     npy::write_distributed(env.comm(), ctx.output_path(path), dtype, {p.n, p.n}, static_cast<std::uint64_t>(b.first),
                            static_cast<std::uint64_t>(b.count), h.data());
   }
+  write_region.reset();
 
   // Metrics.
   const std::int64_t steps_run = p.steps - k0;

@@ -3,6 +3,7 @@
 // the per-step map and the delta history live on the device from start() to
 // the end; per step the host only launches two kernels (and, with more than
 // one MPI rank, exchanges the three partial sums: MPI needs them on the host).
+#include "core/timer.hpp"
 #include "rk4/rk4_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -181,6 +182,7 @@ class Integrator {
   bool tracks_invariant() const { return static_cast<std::int64_t>(I0_.extent(0)) == count_ && g_is_real(); }
   // Global max drift of the invariant since start(); collective.
   double invariant_drift() const {
+    ScopedRegion region("kmini::rk4::invariant_drift");
     double d = local_invariant_drift(exec_, F(), G(), Kokkos::View<const double*, Mem>(I0_));
     if (ranks_ > 1) MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_MAX, comm_);
     return d;

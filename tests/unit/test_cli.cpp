@@ -93,6 +93,20 @@ TEST(KokkosFlags, SpelledForTheKokkosInUse) {
   EXPECT_EQ(compat::kokkos_flags({}, kKokkos46), V{});
 }
 
+TEST(KokkosFlags, ToolsLibraryFromTheEnvironmentReachesKokkos34) {
+  using V = std::vector<std::string>;
+  // 3.4 reads only KOKKOS_PROFILE_LIBRARY: KOKKOS_TOOLS_LIBS is passed on as its flag.
+  EXPECT_EQ(compat::tools_flags_from_environment({}, "libkp.so", nullptr, kKokkos34),
+            V{"--kokkos-tools-library=libkp.so"});
+  // Not when a library is already named (the flag wins, as on Kokkos 4), nor twice.
+  EXPECT_EQ(compat::tools_flags_from_environment({"--kokkos-tools-library=a.so"}, "b.so", nullptr, kKokkos34), V{});
+  EXPECT_EQ(compat::tools_flags_from_environment({}, "b.so", "a.so", kKokkos34), V{});
+  EXPECT_EQ(compat::tools_flags_from_environment({}, "", nullptr, kKokkos34), V{});
+  EXPECT_EQ(compat::tools_flags_from_environment({}, nullptr, nullptr, kKokkos34), V{});
+  // Kokkos 4 reads KOKKOS_TOOLS_LIBS itself.
+  EXPECT_EQ(compat::tools_flags_from_environment({}, "libkp.so", nullptr, kKokkos46), V{});
+}
+
 TEST(KokkosFlags, MalformedValuesAreUsageErrors) {
   for (int v : {kKokkos34, kKokkos46}) {
     EXPECT_EQ(flag_message({"--kokkos-threads=abc"}, v),

@@ -35,7 +35,11 @@ TEST(ProjectFiles, SpackEnvironmentFollowsTheSchemaAndProvidesTheCudaPreset) {
   const YAML::Node specs = spack["specs"];
   ASSERT_TRUE(specs.IsSequence());
   EXPECT_TRUE(has_spec(specs, "kokkos", {"@4", "+cuda", "+wrapper", "cuda_arch=90"}));
-  EXPECT_TRUE(has_spec(specs, "kokkos-kernels", {"+cuda"}));
+  EXPECT_TRUE(has_spec(specs, "kokkos-kernels", {"@4", "+cuda", "cuda_arch=90"}));
+  EXPECT_TRUE(has_spec(specs, "kmini", {"+cuda", "cuda_arch=90"}));  // from spack/spack_repo/kmini
+  EXPECT_TRUE(spack["repos"].IsSequence());
+  EXPECT_EQ(spack["develop"]["kmini"]["path"].as<std::string>(), ".");
+  for (const char* py : {"py-numpy", "py-matplotlib", "py-pyyaml"}) EXPECT_TRUE(has_spec(specs, py, {})) << py;
   EXPECT_TRUE(has_spec(specs, "mpi", {}));
   EXPECT_TRUE(has_spec(specs, "googletest", {}));
   EXPECT_TRUE(has_spec(specs, "yaml-cpp", {}));
@@ -53,7 +57,17 @@ TEST(ProjectFiles, PresetsProvideDefaultOpenmpCudaAndSanitizer) {
   EXPECT_EQ(by_name["openmp"]["binaryDir"].as<std::string>(), "${sourceDir}/build-openmp");
   EXPECT_EQ(by_name["cuda"]["binaryDir"].as<std::string>(), "${sourceDir}/build-cuda");
   EXPECT_EQ(by_name["default"]["cacheVariables"]["CMAKE_BUILD_TYPE"].as<std::string>(), "Release");
-  EXPECT_NE(by_name["cuda"]["cacheVariables"]["CMAKE_CXX_COMPILER"].as<std::string>().find("nvcc_wrapper"),
-            std::string::npos);
+  // Backend presets fail at configure without their backend; cmake/KminiBackend.cmake picks
+  // $Kokkos_ROOT/bin/nvcc_wrapper for CUDA (no compiler path built from a maybe-empty variable).
+  EXPECT_EQ(by_name["openmp"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "OPENMP");
+  EXPECT_EQ(by_name["cuda"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "CUDA");
+  EXPECT_FALSE(by_name["cuda"]["cacheVariables"]["CMAKE_CXX_COMPILER"].IsDefined());
+  EXPECT_FALSE(by_name["default"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].IsDefined());
   EXPECT_EQ(by_name["asan"]["cacheVariables"]["KMINI_SANITIZE"].as<std::string>(), "ON");
+  // Every configure preset can be built and tested by name.
+  for (const char* list : {"buildPresets", "testPresets"}) {
+    std::map<std::string, std::string> configure_of;
+    for (const auto& p : presets[list]) configure_of[p["name"].as<std::string>()] = p["configurePreset"].as<std::string>();
+    for (const auto& [name, preset] : by_name) EXPECT_EQ(configure_of[name], name) << list << " lacks " << name;
+  }
 }
