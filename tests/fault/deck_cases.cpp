@@ -149,38 +149,33 @@ bool is_one_of_map(const std::string& path) {
 
 // --------------------------------------------------------------- families ----
 
-std::vector<BadCase> wrong_type(std::uint64_t seed) {
+// `per_key` values drawn from each key's bad forms, one in three given as a
+// --set; keys that `applies` rejects are skipped.
+template <class Forms, class Applies>
+std::vector<BadCase> sampled_values(std::uint64_t seed, Forms forms_of, std::size_t per_key, const std::string& what,
+                                    Applies applies) {
   Rng rng(seed);
   std::vector<BadCase> out;
   for (const auto& k : deck_keys()) {
-    const auto forms = wrong_type_forms(k);
-    for (std::size_t i : rng.sample(forms.size(), 2))
-      out.push_back(value_case(k, forms[i], rng.below(3) == 0, "wrong type"));
+    if (!applies(k)) continue;
+    const auto forms = forms_of(k);
+    for (std::size_t i : rng.sample(forms.size(), per_key))
+      out.push_back(value_case(k, forms[i], rng.below(3) == 0, what));
   }
   return out;
+}
+
+std::vector<BadCase> wrong_type(std::uint64_t seed) {
+  return sampled_values(seed, wrong_type_forms, 2, "wrong type", [](const auto&) { return true; });
 }
 
 std::vector<BadCase> out_of_range(std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<BadCase> out;
-  for (const auto& k : deck_keys()) {
-    const auto forms = out_of_range_forms(k);
-    for (std::size_t i : rng.sample(forms.size(), 3))
-      out.push_back(value_case(k, forms[i], rng.below(3) == 0, "out of range"));
-  }
-  return out;
+  return sampled_values(seed, out_of_range_forms, 3, "out of range", [](const auto&) { return true; });
 }
 
 std::vector<BadCase> bad_choice(std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<BadCase> out;
-  for (const auto& k : deck_keys()) {
-    if (k.type != T::Choice && k.type != T::OutputPath) continue;
-    const auto forms = bad_choice_forms(k);
-    for (std::size_t i : rng.sample(forms.size(), 3))
-      out.push_back(value_case(k, forms[i], rng.below(3) == 0, "not one of the choices"));
-  }
-  return out;
+  return sampled_values(seed, bad_choice_forms, 3, "not one of the choices",
+                        [](const auto& k) { return k.type == T::Choice || k.type == T::OutputPath; });
 }
 
 std::vector<BadCase> unknown_key(std::uint64_t seed) {
