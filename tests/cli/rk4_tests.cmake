@@ -147,6 +147,13 @@ foreach(coupling per_step per_stage)
                         "--set" "rk4.init.G={random: {seed: 2, scale: 0.5}}")
   endforeach()
 endforeach()
+# delta from per-stage sums of aligned fields (|sum F| = sum |F|) in double on
+# 2 and 3 ranks: the verification must allow the two sides' summation orders.
+foreach(np 2 3)
+  kmini_cli_test(mpi.cli.rk4.stages.kerr_per_stage_double.np${np} NP ${np} EXIT 0 VERIFIED rk4 RANKS ${np}
+                 ARGS --set run.kernels=[rk4] --set rk4.n=64 --set rk4.steps=20 --set rk4.method=stages
+                      --set rk4.kerr=0.3 --set rk4.precision=double "--set" "rk4.init.F={fill: [1.0, 0.0]}")
+endforeach()
 # A restart must continue the same model and method.
 kmini_cli_test(rk4.bad.restart_kerr_mismatch EXIT 2 STDERR "checkpoint has kerr = 0, the deck has 0.5"
                ARGS --set run.kernels=[rk4] --set rk4.n=20 --set rk4.steps=60 --set rk4.kerr=0.5
