@@ -1,5 +1,6 @@
 #include "core/collective.hpp"
 
+#include "core/format.hpp"
 #include "core/device_memory.hpp"
 #include "core/kokkos_compat.hpp"
 

@@ -1,5 +1,7 @@
 #include "core/device_memory.hpp"
 
+#include "core/format.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <unistd.h>
 
@@ -136,18 +138,6 @@ std::string RankMemory::describe() const {
     s += ", " + format_bytes(double(per_rank)) + " per rank for the " + std::to_string(sharing_ranks) +
          " ranks sharing it";
   return s;
-}
-
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 6) {
-    bytes /= 1024;
-    ++u;
-  }
-  char text[64];
-  std::snprintf(text, sizeof text, bytes >= 100 || u == 0 ? "%.0f %s" : "%.3g %s", bytes, units[u]);
-  return text;
 }
 
 std::string memory_shortfall(const ByteCount& need, const RankMemory& memory) {

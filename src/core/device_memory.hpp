@@ -31,8 +31,6 @@ struct RankMemory {
 };
 RankMemory device_memory_per_rank(MPI_Comm comm);
 
-// Binary units with three significant digits: "512 B", "23.1 GiB", "96 EiB".
-std::string format_bytes(double bytes);
 
 // The one-line reason `need` does not fit `memory`, or "" when it fits:
 // "needs 96 EiB of device memory per rank, the device has 23.1 GiB available".

@@ -4,11 +4,10 @@
 
 #include "core/collective.hpp"
 #include "core/errors.hpp"
-#include "core/rank_timing.hpp"
-#include "core/timer.hpp"
+#include "core/format.hpp"
+#include "core/run_loop.hpp"
 #include "discount/discount_kernels.hpp"
 #include "discount/discount_reference.hpp"
-#include "results/results.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -149,7 +148,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
     // mult_by is whole on every rank, discount is split by dates.
     nonfinite_disc = static_cast<std::int64_t>(allreduce_sum(env.comm(), static_cast<double>(nonfinite_disc)));
     if (env.is_root() && nonfinite_mult + nonfinite_disc > 0)
-      std::cerr << "kmini: warning: discount: the input files hold " << nonfinite_mult << " (mult_by) and "
+      ctx.err << "kmini: warning: discount: the input files hold " << nonfinite_mult << " (mult_by) and "
                 << nonfinite_disc << " (discount) NaN or infinite values; they propagate into the outputs as in numpy\n";
   }
 
@@ -167,10 +166,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   for (std::int64_t r = 0; r < c.repeat; ++r) {
     {
       ScopedRegion region("kmini::discount::kernel");
-      MPI_Barrier(env.comm());
-      FencedTimer<ExecSpace> timer(ctx.exec);
-      compute(ctx.exec, c, a);
-      t.kernel.add(env.comm(), timer.seconds());
+      t.kernel.add(env.comm(), time_together(env.comm(), ctx.exec, [&] { compute(ctx.exec, c, a); }));
     }
     ScopedRegion region("kmini::discount::end_to_end");
     MPI_Barrier(env.comm());
@@ -205,9 +201,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
       const auto ref = reference::per_id(h_mult.data(), h_disc.data(), D, M, O);
       sums_bad = reference::first_difference<T>(ref.data(), h_sums.data(), M);
     }
-    int ok = cv_bad < 0 && sums_bad < 0 ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, env.comm());
-    report.verified = ok == 1;
+    report.verified = all_ranks_ok(env.comm(), cv_bad < 0 && sums_bad < 0);
     m["verification"] = "bitwise equality with the host reference on every rank's slice (NaN matches NaN)";
     if (cv_bad >= 0) m["first_cv_mismatch_local_index"] = Json(static_cast<long long>(cv_bad));
     if (sums_bad >= 0) m["first_reduced_mismatch_local_index"] = Json(static_cast<long long>(sums_bad));
@@ -265,7 +259,6 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   const double kernel_seconds = t.kernel.slowest();
   const double per_rank_bw = total_bytes / env.size() / kernel_seconds;
   const double roof = ctx.roof_bandwidth();
-  const bool zero_copy = compat::device_is_host_accessible;
 
   const char* reduce_names[] = {"none", "per_date", "per_id"};
   m["dates"] = Json(static_cast<long long>(c.dates));
@@ -300,31 +293,18 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
   e["arithmetic_intensity_flops_per_transferred_byte"] =
       total_flops / allreduce_sum(env.comm(), h2d_bytes + d2h_bytes);
   e["kernel_fraction_of_end_to_end"] = t.e2e_kernel / t.end_to_end;
-  e["zero_copy_transfers"] = zero_copy;
-  if (zero_copy)
-    e["transfer_note"] = "device memory is host memory on this backend: host<->device copies are no-ops";
+  note_transfers(e);
   if (c.reduce != Reduce::None) m["reduced_checksum"] = reduced_checksum;
   m["write_seconds"] = write_seconds;
 
   const std::string size = std::to_string(c.dates) + "x" + std::to_string(M) + "x" + std::to_string(O);
-  SummaryRow kernel_row;
-  kernel_row.label = label;
-  kernel_row.size = size;
-  kernel_row.seconds = kernel_seconds;
-  kernel_row.rank_seconds = t.kernel.mine();
-  kernel_row.throughput = per_rank_bw;
-  kernel_row.aggregate = total_bytes / kernel_seconds;
-  kernel_row.unit = "B/s";
+  SummaryRow kernel_row = rate_row(label, size, kernel_seconds, t.kernel.mine(), total_bytes, env.size(), "B/s");
   kernel_row.roof_fraction = per_rank_bw / roof;
   kernel_row.roof = kRoofStream;
   kernel_row.verified = report.verified;
-  SummaryRow e2e_row = kernel_row;
-  e2e_row.label = label + ".e2e";
-  e2e_row.seconds = t.end_to_end;
-  e2e_row.rank_seconds = t.my_end_to_end;
-  e2e_row.throughput = total_bytes / env.size() / t.end_to_end;
-  e2e_row.aggregate = total_bytes / t.end_to_end;
-  e2e_row.roof_fraction = NAN;
+  SummaryRow e2e_row = rate_row(label + ".e2e", size, t.end_to_end, t.my_end_to_end, total_bytes, env.size(), "B/s");
+  e2e_row.roof = kRoofStream;
+  e2e_row.verified = report.verified;
   report.rows = {kernel_row, e2e_row};
   return report;
 }
@@ -332,11 +312,7 @@ KernelReport run_typed(const Config& c, RunContext& ctx) {
 }  // namespace
 
 KernelReport DiscountKernel::run(RunContext& ctx) {
-  ScopedRegion region("kmini::discount");
-  FencedTimer<ExecSpace> total(ctx.exec);
-  KernelReport report = config_.single ? run_typed<float>(config_, ctx) : run_typed<double>(config_, ctx);
-  report.seconds = total.seconds();
-  return report;
+  return config_.single ? run_typed<float>(config_, ctx) : run_typed<double>(config_, ctx);
 }
 
 }  // namespace kmini::discount

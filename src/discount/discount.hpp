@@ -3,7 +3,7 @@
 // every as-of date d, id i and term n, optionally fused with a sum per date or
 // per id. Reports kernel-only bandwidth against the measured stream roof and
 // the end-to-end time including host<->device transfers.
-#include "driver/kernel.hpp"
+#include "core/kernel.hpp"
 #include "io/npy.hpp"
 
 #include <cstdint>
@@ -57,9 +57,6 @@ std::string size_key(const DeckNode& section, const Config& c);
 class DiscountKernel final : public Kernel {
  public:
   std::string name() const override { return "discount"; }
-  std::string description() const override {
-    return "discount: cv = multBy * discount broadcast over dates, fused reductions, transfer cost";
-  }
   void configure(const DeckNode& section, const Environment& env) override {
     config_ = read_config(section, env.comm());
     outputs_.clear();

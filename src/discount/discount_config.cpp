@@ -2,9 +2,9 @@
 // anything is allocated.
 #include "core/checked_size.hpp"
 #include "core/errors.hpp"
+#include "core/format.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_kernels.hpp"
-#include "results/results.hpp"
 
 #include <mpi.h>
 

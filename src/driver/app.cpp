@@ -8,9 +8,9 @@
 #include "core/timer.hpp"
 #include "default_deck.hpp"
 #include "driver/cli.hpp"
-#include "driver/kernel.hpp"
+#include "core/kernel.hpp"
+#include "driver/kernels.hpp"
 #include "results/results.hpp"
-#include "stream/stream.hpp"
 #include "version.hpp"
 
 #include <filesystem>
@@ -36,9 +36,8 @@ std::vector<std::filesystem::path> make_output_directory(const Environment& env,
     else if (!std::filesystem::is_directory(dir)) problem = "exists and is not a directory";
     if (!problem.empty()) created.clear();
   }
-  int failed = problem.empty() ? 0 : 1;
-  MPI_Bcast(&failed, 1, MPI_INT, 0, env.comm());
-  if (failed) throw UsageError("--out " + dir + ": cannot create the output directory (" + problem + ")");
+  agree_or_throw(env.comm(), problem.empty() ? kExitSuccess : kExitUsage,
+                 "--out " + dir + ": cannot create the output directory (" + problem + ")");
   return created;
 }
 
@@ -51,7 +50,8 @@ void remove_if_empty(const std::vector<std::filesystem::path>& created) {
 }
 
 int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck, const std::vector<std::string>& order,
-                std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out);
+                std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out,
+                std::ostream& err);
 
 // Checks the plans of the kernels that run against this rank's share of its
 // device before anything is allocated: the same UsageError on every rank
@@ -72,7 +72,7 @@ std::vector<std::string> check_device_memory(const Environment& env, const std::
   return notes;
 }
 
-int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out) {
+int run_checked(const Environment& env, int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   // A bad --kokkos-* flag: Kokkos is not initialised, so nothing below may run.
   if (!env.usage_problem().empty()) throw UsageError(env.usage_problem());
   const CommandLine cl = parse_command_line(argc, argv);
@@ -101,6 +101,9 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
   const auto seed = run.integer("seed", 12345, 0);
   for (auto& k : kernels) k->configure(root.child(k->name()), env);
   deck.check_all_keys_known();
+  if (env.is_root())
+    for (const auto& k : kernels)
+      for (const auto& w : k->warnings()) err << "kmini: warning: " << w << "\n";
 
   auto find = [&](const std::string& name) -> Kernel& {
     for (auto& k : kernels)
@@ -126,7 +129,7 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
 
   const auto created = make_output_directory(env, cl.out_dir);
   try {
-    return run_kernels(env, cl, deck, order, kernels, verify, seed, out);
+    return run_kernels(env, cl, deck, order, kernels, verify, seed, out, err);
   } catch (...) {
     if (env.is_root()) remove_if_empty(created);
     throw;
@@ -134,19 +137,20 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
 }
 
 int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck, const std::vector<std::string>& order,
-                std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out) {
+                std::vector<std::unique_ptr<Kernel>>& kernels, bool verify, std::int64_t seed, std::ostream& out,
+                std::ostream& err) {
   auto find = [&](const std::string& name) -> Kernel& {
     for (auto& k : kernels)
       if (k->name() == name) return *k;
     throw UsageError("unknown kernel " + name);  // unreachable: names were validated
   };
-  RunContext ctx{env, ExecSpace(), verify, static_cast<std::uint64_t>(seed), cl.out_dir, {}, {}};
+  RunContext ctx(env, ExecSpace(), verify, static_cast<std::uint64_t>(seed), cl.out_dir, out, err);
   // Every output is checked before anything runs (exit 2 on every rank).
   std::vector<OutputFile> outputs{{"--out " + cl.out_dir, cl.out_dir + "/results.json"}};
   for (const auto& name : order)
     for (const auto& o : find(name).outputs()) outputs.push_back({o.origin, ctx.output_path(o.path)});
   check_output_files(env.comm(), outputs);
-  ctx.measure_stream_bandwidth = [](RunContext& c) { return stream::measure_add_bandwidth(c, 1 << 23, 5); };
+  ctx.measure_stream_bandwidth = bandwidth_probe();
 
   Results results(env, deck.resolved());
   std::vector<std::string> failed;
@@ -154,7 +158,11 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
     if (env.is_root()) out << "running " << name << " ..." << std::endl;
     KernelReport report;
     try {
+      // Every kernel's run is one region, "kmini::<name>", its phases nested in it.
+      ScopedRegion region("kmini::" + name);
+      FencedTimer<ExecSpace> timer(ctx.exec);
       report = find(name).run(ctx);
+      report.seconds = timer.seconds();
     } catch (...) {
       rethrow_one_line(name);  // e.g. an allocation that failed although the plan fitted
     }
@@ -181,7 +189,7 @@ int run_app(const Environment& env, int argc, const char* const* argv, std::ostr
   int status = kExitSuccess;
   std::string message;
   try {
-    status = run_checked(env, argc, argv, out);
+    status = run_checked(env, argc, argv, out, err);
   } catch (const UsageError& e) {
     status = kExitUsage;
     message = e.what();

@@ -5,7 +5,7 @@
 // of C shared across ranks, with AND+popcount on 64-bit words; the outputs
 // (dense C, summary, pairs above a minimum, top-k partners, counts above
 // thresholds) are produced slice by slice.
-#include "driver/kernel.hpp"
+#include "core/kernel.hpp"
 #include "gram/gram_kernels.hpp"
 #include "gram/gram_similarity.hpp"
 
@@ -95,15 +95,10 @@ ByteCount device_bytes(const Config& c, const Plan& plan, bool verify, bool host
 class GramKernel final : public Kernel {
  public:
   std::string name() const override { return "gram"; }
-  std::string description() const override {
-    return "gram: bit-packed C = A A^T of a 0/1 matrix (AND + popcount), row slices over ranks";
-  }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
-
-  const Config& config() const { return config_; }
 
  private:
   Config config_;

@@ -1,7 +1,7 @@
 #include "results/build_info.hpp"
 
 #include "core/kokkos_compat.hpp"
-#include "driver/kernel.hpp"
+#include "core/kernel.hpp"
 #include "git_revision.hpp"
 #include "version.hpp"
 

@@ -89,34 +89,6 @@ void Results::write(const std::string& dir) const {
   write_text_file_atomically(dir + "/results.json", json_.dump(2) + "\n");
 }
 
-std::string format_number(double v, int precision) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-  return buf;
-}
-
-std::string format_si(double v, const std::string& unit) {
-  if (!std::isfinite(v)) return "-";
-  const std::string sep = unit.empty() ? "" : " ";
-  if (v == 0) return "0" + sep + unit;
-  // Round to 3 significant digits first, so 999.9 becomes 1.00e+03 and takes the next prefix.
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2e", std::fabs(v));
-  const int exponent = std::atoi(std::strchr(buf, 'e') + 1);
-  const int group = exponent >= 0 ? exponent / 3 : -((2 - exponent) / 3);  // floor(exponent / 3)
-  static const char* const prefixes[] = {"p", "n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
-  const int index = group + 4;
-  if (index < 0 || index > 10) {
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf + sep + unit;
-  }
-  const double mantissa = std::strtod(buf, nullptr) / std::pow(10.0, 3 * group);
-  std::snprintf(buf, sizeof buf, "%s%.*f", v < 0 ? "-" : "", 2 - (exponent - 3 * group), mantissa);
-  const std::string suffix = prefixes[index] + unit;
-  return buf + (suffix.empty() ? "" : " " + suffix);
-}
-
 void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, int ranks, bool zero_copy) {
   // Under MPI every rate is shown per rank and for all ranks together.
   const bool mpi = ranks > 1;

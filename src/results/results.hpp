@@ -1,6 +1,7 @@
 #pragma once
 // results.json and the summary table printed at the end of a run.
-#include "driver/kernel.hpp"
+#include "core/kernel.hpp"
+#include "core/format.hpp"
 #include "io/json.hpp"
 
 #include <iosfwd>
@@ -32,14 +33,6 @@ class Results {
 // {"min", "median" (the mean of the middle two for an even count), "max",
 // "slowest_rank", "ranks"} of one timing over the ranks, indexed by rank.
 Json stats_over_ranks(const std::vector<double>& per_rank);
-
-// "%.3g"-style number formatting for plans and the table's seconds.
-std::string format_number(double v, int precision = 3);
-
-// A value with 3 significant digits and an SI prefix that keeps the mantissa
-// in [1, 1000): format_si(1.33e12, "bitop/s") == "1.33 Tbitop/s",
-// format_si(999.9, "") == "1.00 k". "-" when not finite.
-std::string format_si(double v, const std::string& unit);
 
 // The summary table of `rows` from a run on `ranks` MPI ranks, with the
 // footnotes that say which roof and what e2e rows are (`zero_copy`: device

@@ -2,11 +2,11 @@
 
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/timer.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
-#include "results/results.hpp"
 #include "rk4/rk4_reference.hpp"
 
 #include <algorithm>
@@ -38,12 +38,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string fmt(double v, int digits = 6) {
-  std::ostringstream os;
-  os.precision(digits);
-  os << v;
-  return os.str();
-}
+std::string fmt(double v, int digits = 6) { return format_g(v, digits); }
 
 std::string fmt(const C16& z) { return "(" + fmt(z.real(), 9) + ", " + fmt(z.imag(), 9) + ")"; }
 
@@ -335,9 +330,8 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (p.method == Method::Affine && p.kerr != 0)
     s.fail("method", "auto or stages (rk4.kerr = " + fmt(p.kerr) +
                          " makes the model nonlinear; affine needs a linear model, kerr = 0)");
-  if (p.per_stage && s.has("delta0") && env.is_root())
-    std::cerr << "kmini: warning: " << s.where("delta0") << ": rk4.delta0 is ignored with coupling per_stage "
-              << "(delta(0) = g * sum F(0))\n";
+  if (p.per_stage && s.has("delta0"))
+    warn(s.where("delta0") + ": rk4.delta0 is ignored with coupling per_stage (delta(0) = g * sum F(0))");
   c.single = s.choice("precision", "single", {"single", "double"}) == "single";
 
   const DeckNode init = s.child("init");
@@ -442,8 +436,6 @@ KernelReport Rk4Kernel::run(RunContext& ctx) {
 
 template <class T, class Model>
 KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
-  ScopedRegion region("kmini::rk4");
-  FencedTimer<ExecSpace> total(ctx.exec);
   const Config& c = config_;
   const Problem& p = c.problem;
   const Environment& env = ctx.env;
@@ -510,11 +502,11 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
         const C16 delta = history_to_host(it.history(), k, k)[0];
         const double drift = (c.progress_invariant && it.tracks_invariant()) ? it.invariant_drift() : NAN;
         if (env.is_root()) {
-          std::cout << "rk4: step " << k << "/" << p.steps << "  t = " << fmt(static_cast<double>(k) * p.dt)
+          ctx.out << "rk4: step " << k << "/" << p.steps << "  t = " << fmt(static_cast<double>(k) * p.dt)
                     << "  |delta| = " << fmt(std::abs(delta)) << "  "
                     << fmt((k - progress_from) / progress_timer.seconds(), 4) << " steps/s";
-          if (!std::isnan(drift)) std::cout << "  invariant drift = " << fmt(drift, 3);
-          std::cout << std::endl;
+          if (!std::isnan(drift)) ctx.out << "  invariant drift = " << fmt(drift, 3);
+          ctx.out << std::endl;
         }
         progress_timer.reset();
         progress_from = k;
@@ -611,7 +603,6 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
     row.verified = report.verified;
   }
   report.rows.push_back(row);
-  report.seconds = total.seconds();
   return report;
 }
 

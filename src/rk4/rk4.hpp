@@ -2,7 +2,7 @@
 // RK4 integration of the coupled complex fields F, G (n x n) with the global
 // coupling delta = g * sum(F), device-resident for the whole time loop.
 // Rows are split across MPI ranks; one allreduce of three sums per step.
-#include "driver/kernel.hpp"
+#include "core/kernel.hpp"
 #include "rk4/rk4_checkpoint.hpp"
 #include "rk4/rk4_integrator.hpp"
 
@@ -37,15 +37,10 @@ Block block_of(std::int64_t n, int rank, int ranks);
 class Rk4Kernel final : public Kernel {
  public:
   std::string name() const override { return "rk4"; }
-  std::string description() const override {
-    return "rk4: coupled complex fields F, G with global-sum coupling delta, RK4, device-resident";
-  }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
-  const Config& config() const { return config_; }
-
  private:
   template <class T, class Model>
   KernelReport run_typed(RunContext& ctx, const Model& model);

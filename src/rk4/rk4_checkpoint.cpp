@@ -2,6 +2,7 @@
 
 #include "core/environment.hpp"
 #include "core/errors.hpp"
+#include "core/format.hpp"
 #include "io/npy.hpp"
 #include "version.hpp"
 
@@ -23,11 +24,7 @@ constexpr std::uint64_t kReadChunk = std::uint64_t(1) << 20;  // complex element
 
 bool is_count(double v, double max) { return std::isfinite(v) && v >= 0 && v == std::floor(v) && v <= max; }
 
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+std::string number(double v) { return format_g(v, 17); }
 
 std::string hex(std::uint64_t v) {
   char buf[24];

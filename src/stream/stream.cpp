@@ -1,9 +1,8 @@
 #include "stream/stream.hpp"
 
 #include "core/collective.hpp"
-#include "core/rank_timing.hpp"
-#include "core/timer.hpp"
-#include "results/results.hpp"
+#include "core/format.hpp"
+#include "core/run_loop.hpp"
 #include "stream/stream_kernels.hpp"
 #include "stream/stream_reference.hpp"
 
@@ -22,18 +21,10 @@ template <> const char* suffix<std::int32_t>() { return "i32"; }
 // Distinct seeds per array so a and b differ.
 std::uint64_t seed_for(const RunContext& ctx, std::uint64_t array) { return ctx.seed * 16 + array; }
 
-// Times `body` `repeat` times, synchronised across ranks: the best of the
-// per-repeat maxima over ranks, and this rank's time in that repeat.
+// Times `body` `repeat` times, synchronised across ranks (best_of_repeats).
 template <class Body>
 BestOverRepeats best_time(RunContext& ctx, std::int64_t repeat, Body&& body) {
-  BestOverRepeats best;
-  for (std::int64_t r = 0; r < repeat; ++r) {
-    MPI_Barrier(ctx.env.comm());
-    FencedTimer<ExecSpace> timer(ctx.exec);
-    body();
-    best.add(ctx.env.comm(), timer.seconds());
-  }
-  return best;
+  return best_of_repeats(ctx.env.comm(), ctx.exec, repeat, body);
 }
 
 // The arrays of one op and their host mirrors, allocated on every rank before
@@ -149,8 +140,6 @@ std::vector<MemoryNeed> StreamKernel::memory_needs(const Environment&, bool) con
 }
 
 KernelReport StreamKernel::run(RunContext& ctx) {
-  ScopedRegion region("kmini::stream");
-  FencedTimer<ExecSpace> total(ctx.exec);
   std::vector<OpResult> results;
   for (const auto& op : config_.ops) {
     if (op == "add") {
@@ -166,14 +155,11 @@ KernelReport StreamKernel::run(RunContext& ctx) {
   for (const auto& r : results) roof = std::max(roof, r.bytes / r.best_seconds);
   ctx.stream_bandwidth = roof;
 
-  const bool zero_copy = compat::device_is_host_accessible;
   Json& m = report.metrics;
   m["n_per_rank"] = Json(static_cast<long long>(config_.n));
   m["repeat"] = Json(static_cast<long long>(config_.repeat));
   m["roof_bandwidth_bytes_per_s"] = roof;
-  m["zero_copy_transfers"] = zero_copy;
-  if (zero_copy)
-    m["transfer_note"] = "device memory is host memory on this backend: host<->device copies are no-ops";
+  note_transfers(m);
   Json& ops = m["ops"];
   bool all_ok = true;
   for (const auto& r : results) {
@@ -190,27 +176,17 @@ KernelReport StreamKernel::run(RunContext& ctx) {
     }
     all_ok = all_ok && r.verified_ok;
 
-    SummaryRow row;
-    row.label = "stream." + r.name;
-    row.size = "n=" + std::to_string(config_.n);
-    row.seconds = r.best_seconds;
-    row.rank_seconds = r.rank_seconds;
-    row.throughput = r.bytes / r.best_seconds;
-    row.aggregate = r.bytes * ctx.env.size() / r.best_seconds;
-    row.unit = "B/s";
+    SummaryRow row = rate_row("stream." + r.name, "n=" + std::to_string(config_.n), r.best_seconds, r.rank_seconds,
+                              r.bytes * ctx.env.size(), ctx.env.size(), "B/s");
     row.roof_fraction = r.bytes / r.best_seconds / roof;
     row.roof = kRoofStream;
     if (ctx.verify) row.verified = r.verified_ok;
     report.rows.push_back(row);
   }
   if (ctx.verify) {
-    // Every rank checked its own part; all must pass.
-    int ok = all_ok ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, ctx.env.comm());
-    report.verified = ok == 1;
+    report.verified = all_ranks_ok(ctx.env.comm(), all_ok);  // every rank checked its own part
     m["exp_relative_tolerance"] = reference::kExpRelativeTolerance;
   }
-  report.seconds = total.seconds();
   return report;
 }
 

@@ -2,7 +2,7 @@
 // The stream benchmark: c = a + b (float64, int32) and c = exp(a) (float32).
 // Measures device-only bandwidth (best of `repeat`) and the transfer-inclusive
 // time, verifies against the host reference, and sets the run's bandwidth roof.
-#include "driver/kernel.hpp"
+#include "core/kernel.hpp"
 
 #include <cstdint>
 #include <string>
@@ -30,9 +30,6 @@ struct OpResult {
 class StreamKernel final : public Kernel {
  public:
   std::string name() const override { return "stream"; }
-  std::string description() const override {
-    return "stream: c = a + b (f64, i32) and c = exp(a) (f32), device bandwidth and transfer cost";
-  }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;

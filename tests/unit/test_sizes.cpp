@@ -3,6 +3,7 @@
 #include "core/checked_size.hpp"
 #include "core/collective.hpp"
 #include "core/device_memory.hpp"
+#include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 #include "discount/discount.hpp"
 #include "gram/gram.hpp"

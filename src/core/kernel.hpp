@@ -1,6 +1,7 @@
 #pragma once
 // What every kmini kernel provides to the driver, and what the driver gives
-// each kernel while it runs.
+// each kernel while it runs. Kernels include this, never driver/: the arrows
+// point core <- io/deck/results <- kernels <- driver.
 #include "core/checked_size.hpp"
 #include "core/environment.hpp"
 #include "deck/deck.hpp"
@@ -15,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kmini {
@@ -49,11 +51,18 @@ struct KernelReport {
 };
 
 struct RunContext {
+  RunContext(const Environment& env_, ExecSpace exec_, bool verify_, std::uint64_t seed_, std::string out_dir_,
+             std::ostream& out_, std::ostream& err_)
+      : env(env_), exec(exec_), verify(verify_), seed(seed_), out_dir(std::move(out_dir_)), out(out_), err(err_) {}
+
   const Environment& env;
   ExecSpace exec;
   bool verify = true;
   std::uint64_t seed = 0;
   std::string out_dir;
+  // Where progress lines (out) and warnings (err) go; only rank 0 writes.
+  std::ostream& out;
+  std::ostream& err;
   // Stream bandwidth (bytes/s per rank) measured in this run: the roof other
   // kernels report their fraction of. Filled by the stream kernel or on demand.
   std::optional<double> stream_bandwidth;
@@ -80,7 +89,6 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual std::string name() const = 0;
-  virtual std::string description() const = 0;
   // Reads and validates this kernel's deck section (all of it, defaults included).
   virtual void configure(const DeckNode& section, const Environment& env) = 0;
   // What --dry-run prints: sizes, memory per rank, slices.
@@ -93,16 +101,17 @@ class Kernel {
   // The files run() will write, as configured (paths relative to --out unless
   // absolute); checked on every rank before anything runs.
   const std::vector<OutputFile>& outputs() const { return outputs_; }
+  // Warnings configure() found (rank 0 prints them, before the plan).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  protected:
   // For configure(): records `node.key` as an output unless its path is empty.
   void add_output(const DeckNode& node, const std::string& key, const std::string& path) {
     if (!path.empty()) outputs_.push_back({node.where(key) + ": " + node.key_path(key), path});
   }
+  void warn(std::string w) { warnings_.push_back(std::move(w)); }
   std::vector<OutputFile> outputs_;
+  std::vector<std::string> warnings_;
 };
-
-// All kernels kmini knows, in the order they are documented.
-std::vector<std::unique_ptr<Kernel>> make_all_kernels();
 
 }  // namespace kmini
