@@ -1,0 +1,161 @@
+// The gram deck section: inputs A and B, slices, outputs; all validated (and
+// the plan made) before anything is allocated.
+#include "core/device_memory.hpp"
+#include "core/errors.hpp"
+#include "core/format.hpp"
+#include "core/kokkos_compat.hpp"
+#include "gram/gram.hpp"
+#include "gram/gram_detail.hpp"
+#include "gram/gram_outputs.hpp"
+#include "io/npy.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kmini::gram {
+
+using detail::kMaxDim;
+using detail::kMaxSlices;
+
+namespace {
+
+// Reads one input (gram.A or gram.B): a random matrix or a file. `size` gets
+// where its rows come from, `cols_setting` where its column count does.
+void read_source(const DeckNode& a, Source& src, std::string& size, std::string& cols_setting) {
+  // No A at all: the default random matrix (every kernel is configured, run or not).
+  const std::string kind = a.has("file") || a.has("random") ? a.one_of({"file", "random"}) : "random";
+  if (kind == "random") {
+    const DeckNode r = a.child("random");
+    src.kind = Source::Kind::Random;
+    src.rows = r.integer("rows", 1024, 1, kMaxDim);
+    size = r.where("rows") + ": " + r.path() + ".rows";
+    src.cols = r.integer("cols", 4096, 1, kMaxDim);
+    cols_setting = r.where("cols") + ": " + r.path() + ".cols";
+    src.density = r.real("density", 0.5, 0.0, 1.0);
+    src.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
+    return;
+  }
+  src.path = a.required_text("file");
+  size = a.where("file") + ": " + a.path() + ".file";
+  cols_setting = size;
+  const bool packed = a.boolean("packed", false);
+  if (packed) {
+    src.cols = a.required_integer("cols", 1, kMaxDim);
+    cols_setting = a.where("cols") + ": " + a.path() + ".cols";
+  }
+  try {  // problems with the file name the deck line and key that gave it
+    const npy::Info info = npy::read_info(src.path);
+    if (info.shape.size() != 2)
+      throw UsageError(src.path + ": shape " + npy::shape_string(info.shape) + " (expected a 2-D matrix rows x cols)");
+    src.rows = info.shape[0];
+    src.data_offset = info.data_offset;
+    if (packed) {
+      src.kind = Source::Kind::Packed;
+      npy::require_dtype(info, {npy::DType::U1});
+      npy::require_shape(info, {src.rows, (src.cols + 7) / 8});
+    } else {
+      src.kind = Source::Kind::Unpacked;
+      npy::require_dtype(info, {npy::DType::Bool, npy::DType::U1});
+      src.bool_dtype = info.dtype == npy::DType::Bool;
+      src.cols = info.shape[1];
+    }
+    if (src.rows < 1 || src.cols < 1 || src.rows > kMaxDim)
+      throw UsageError(src.path + ": shape " + npy::shape_string(info.shape) + " (expected rows, cols >= 1)");
+  } catch (const UsageError& e) {
+    throw UsageError(a.located("file") + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void GramKernel::configure(const DeckNode& s, const Environment& env) {
+  Config c;
+  std::string a_cols, b_size, b_cols;
+  read_source(s.child("A"), c.a, size_setting_, a_cols);
+  // gram.B needs file or random; a B with neither but other keys is left to
+  // the unknown-key check, which names them.
+  const DeckNode b = s.child("B");
+  if (s.has("B") && (b.has("file") || b.has("random") || b.empty())) {
+    b.one_of({"file", "random"});
+    read_source(b, c.b, b_size, b_cols);
+    if (c.b.cols != c.a.cols)
+      throw UsageError(b_cols + ": " + std::to_string(c.b.cols) + " columns in gram.B, expected the " +
+                       std::to_string(c.a.cols) + " columns of gram.A (" + a_cols + ")");
+  }
+  if (!s.has("row_slice") || s.is_word("row_slice", "auto")) {
+    s.text("row_slice", "auto");  // the chosen height is in the metrics (slice_rows)
+    c.row_slice = 0;
+  } else {
+    c.row_slice = s.integer("row_slice", 0, 1);
+  }
+  if (!s.has("memory_budget") || s.is_word("memory_budget", "auto")) {
+    s.text("memory_budget", "auto");
+    // Half of what this rank may use of its device (collective, same on every rank).
+    c.memory_budget = 0.5 * double(device_memory_per_rank(env.comm()).per_rank);
+  } else {
+    c.memory_budget = s.real("memory_budget", 0, 0, 1e18, true);
+    c.budget_given = true;
+  }
+  budget_setting_ = s.where("memory_budget") + ": " + s.path() + ".memory_budget";
+  const std::string sim = s.choice("similarity", "counts", {"counts", "jaccard", "dice", "cosine"});
+  for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
+    if (sim == similarity_name(k)) c.similarity = k;
+  c.upper = s.choice("triangle", "full", {"full", "upper"}) == "upper";
+  if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
+  const DeckNode w = s.child("write");
+  c.write_c = w.text("C", "");
+  c.write_summary = w.text("summary", "");
+  if (w.has("pairs")) {
+    const DeckNode p = w.child("pairs");
+    c.write_pairs = p.required_text("path");
+    c.pairs_min = p.required_real("min", 0, std::numeric_limits<double>::max());
+  }
+  if (w.has("top_k")) {
+    const DeckNode t = w.child("top_k");
+    c.write_top_k = t.required_text("path");
+    // Every row has targets partners (targets - 1 without itself).
+    c.top_k = t.required_integer("k", 1, std::max<std::int64_t>(1, c.targets() - (c.two_inputs() ? 0 : 1)));
+    if (!c.two_inputs() && c.a.rows < 2) t.fail("k", "no k: a matrix of one row has no partners");
+  }
+  c.count_at_least = w.real_list("count_at_least", 0.0, kMaxThresholds);
+  c.baseline = s.boolean("baseline", false);
+  c.baseline_rows = s.integer("baseline_rows", 512, 1, kMaxDim);
+  c.repeat = s.integer("repeat", 1, 1, 1000);
+  config_ = c;
+  outputs_.clear();
+  add_output(w, "C", c.write_c);
+  add_output(w, "summary", c.write_summary);
+  if (!c.write_pairs.empty()) add_output(w.child("pairs"), "path", c.write_pairs);
+  if (!c.write_top_k.empty()) add_output(w.child("top_k"), "path", c.write_top_k);
+  if (c.row_slice > 0 && (c.a.rows + c.row_slice - 1) / c.row_slice > kMaxSlices) {
+    // Too many slices; when A itself fits no device, that is the problem to name.
+    const ByteCount packed = ByteCount::of(static_cast<std::uint64_t>(c.a.rows),
+                                           static_cast<std::uint64_t>(words_allocated(c.a.cols)) * sizeof(Word));
+    const std::string shortfall = memory_shortfall(packed, device_memory_per_rank(env.comm()));
+    if (!shortfall.empty()) throw UsageError(size_setting_ + ": " + shortfall);
+    s.fail("row_slice", "a slice height giving at most " + std::to_string(kMaxSlices) + " slices of the " +
+                            std::to_string(c.a.rows) + " rows");
+  }
+  const Plan p = make_plan(config_, env.size());  // budget errors before anything runs
+  if (c.row_slice > 0) size_setting_ = s.where("row_slice") + ": " + s.path() + ".row_slice";
+  // An explicit slice height must respect an explicit budget too.
+  if (c.row_slice > 0 && c.budget_given && p.packed_bytes + p.top_k_bytes + p.slice_bytes > c.memory_budget)
+    s.fail("row_slice", "a slice height within gram.memory_budget (" + format_bytes(c.memory_budget) + "): packed A" +
+                            (c.two_inputs() ? " and B " : " ") + format_bytes(p.packed_bytes) +
+                            (p.top_k_bytes > 0 ? " + top-k lists " + format_bytes(p.top_k_bytes) : std::string()) +
+                            " + " + std::to_string(p.height) + " rows of C " + format_bytes(p.slice_bytes));
+}
+
+std::vector<MemoryNeed> GramKernel::memory_needs(const Environment& env, bool verify) const {
+  std::vector<MemoryNeed> needs;
+  // An explicit budget must exist on the device (auto is half of it).
+  if (config_.budget_given)
+    needs.push_back({ByteCount(static_cast<std::uint64_t>(config_.memory_budget)), budget_setting_});
+  const Plan p = make_plan(config_, env.size());
+  needs.push_back({device_bytes(config_, p, verify, compat::device_is_host_accessible), size_setting_});
+  return needs;
+}
+
+}  // namespace kmini::gram

@@ -1,0 +1,109 @@
+#pragma once
+// The pieces GramKernel::run (gram_run.cpp) is made of, shared by the gram
+// .cpp files only: limits, the packed inputs, the slice loop's buffers and
+// the state handed from one phase to the next.
+#include "core/format.hpp"
+#include "core/kernel.hpp"
+#include "core/rank_timing.hpp"
+#include "gram/gram.hpp"
+#include "gram/gram_kernels.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kmini::gram::detail {
+
+inline constexpr std::int64_t kMaxDim = std::numeric_limits<std::int32_t>::max();
+// The plan lists its slices (a few dozen bytes each): a million is ample for
+// any matrix a device holds and keeps planning instant.
+inline constexpr std::int64_t kMaxSlices = std::int64_t(1) << 20;
+inline constexpr std::int64_t kHistogramBins = 64;
+// Host reference on check rows up to this many matrix elements (bits).
+inline constexpr double kHostReferenceLimit = 1ull << 31;
+// Double gemm cross-check up to this many elements of the unpacked matrix.
+inline constexpr double kGemmCheckLimit = 1ull << 26;
+// Iterations of each worker of the AND+popcount probe: ~1 ms per worker on a
+// host core, and on a GPU enough to dwarf the ~10 us launch.
+inline constexpr int kProbeIterations = compat::device_is_host_accessible ? 20000 : 200;
+// Bytes of unpacked input read per block when packing a file.
+inline constexpr std::int64_t kReadBlockBytes = 64ll << 20;
+// Rows every rank checks: all of a matrix up to this many rows, else each
+// slice's first and last row and kSpreadCheckRows spread rows, at most kMaxCheckRows.
+inline constexpr std::int64_t kAllRowsCheckedUpTo = 256;
+inline constexpr std::int64_t kSpreadCheckRows = 16;
+inline constexpr std::size_t kMaxCheckRows = 64;
+
+inline std::string gib(double bytes) { return format_number(bytes / double(1ull << 30)) + " GiB"; }
+
+using Packed = PackedView<MemSpace>;
+
+// Packed A (and B): phase "pack" (gram_input.cpp).
+struct Inputs {
+  Packed a, b;  // b is empty with one input
+  bool two = false;
+  double pack_seconds = 0;  // the slowest rank's
+  const Packed& targets() const { return two ? b : a; }  // the rows of C's columns
+};
+Packed load_packed(const ExecSpace& exec, const Source& a, const char* label);
+Inputs load_inputs(RunContext& ctx, const Config& c);
+
+// The slice loop's device buffers.
+struct SliceBuffers {
+  Kokkos::View<std::int32_t*, MemSpace> ones, ones_b, counts;  // popcount per row of A, of B; C slice
+  Kokkos::View<float*, MemSpace> sim;                          // similarity slice for write.C
+  Kokkos::View<std::int64_t*, MemSpace> row_sums;
+  Kokkos::View<std::uint64_t*, MemSpace> histogram;
+  const Kokkos::View<std::int32_t*, MemSpace>& ones_t(bool two) const { return two ? ones_b : ones; }
+};
+
+// Rows whose values every rank checks against the references (check_rows),
+// and the values this rank computed of them: C(row, from ..).
+struct CheckedRows {
+  std::vector<std::int64_t> rows;
+  std::map<std::int64_t, std::vector<std::int32_t>> values;
+  std::map<std::int64_t, std::int64_t> from;  // the first column of the row's slice
+};
+std::vector<std::int64_t> check_rows(const Plan& p);
+
+// What the slice loop measured and accumulated.
+struct SlicePass {
+  BestOverRepeats compute;    // the slice loop alone, best of `repeat`
+  double post_seconds = 0;    // this rank's summary, similarity and host copies
+  double executed_words = 0;  // word-pair popcounts of this rank's slices
+  std::uint64_t checksum = 0; // this rank's part of the summary checksum
+};
+
+// Row sums, histogram and checksum over all ranks, and the trace.
+struct Summary {
+  std::vector<std::int64_t> row_sums;
+  std::vector<std::uint64_t> histogram;
+  std::uint64_t checksum = 0;
+  std::int64_t trace = 0;
+};
+
+// Copies n values from a device view into `out` (raw bytes of T).
+template <class T, class View>
+void copy_to_host(const ExecSpace& exec, const View& v, std::int64_t n, void* out) {
+  Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(static_cast<T*>(out), n);
+  Kokkos::deep_copy(exec, hv, Kokkos::subview(v, std::make_pair(std::int64_t(0), n)));
+  exec.fence();
+}
+
+// Phase "verify" (gram_verify.cpp): the checked rows against the host
+// reference, the row sums and a double gemm; sets report.verified.
+void verify(RunContext& ctx, const Config& c, const Plan& plan, const CheckedRows& checked, const Summary& summary,
+            KernelReport& report);
+
+// Phases "probe" and "baseline_sgemm" and the report (gram_report.cpp).
+void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass,
+                       double pack_seconds, const Summary& summary, bool with_checksum, KernelReport& report);
+void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report);
+void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary);
+
+}  // namespace kmini::gram::detail

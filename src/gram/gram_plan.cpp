@@ -1,0 +1,195 @@
+// gram's plan: slice height and rank of every slice, memory per rank, and
+// what --dry-run prints.
+#include "core/format.hpp"
+#include "core/kokkos_compat.hpp"
+#include "gram/gram.hpp"
+#include "gram/gram_detail.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kmini::gram {
+
+// --- plan -------------------------------------------------------------------
+
+double slice_bytes_per_row(const Config& c, bool host) {
+  // Counts (int32), and the float32 values of a dense similarity output.
+  double bytes = c.float_values() && !c.write_c.empty() ? 8.0 : 4.0;
+  // The pairs buffer: a sixteenth of the slice in records of 24 bytes on the
+  // device (i, j, value in double), packed into 20-byte records on the host.
+  if (!c.write_pairs.empty()) bytes += (24.0 + (host ? 20.0 : 0.0)) / 16;
+  // Host copies of the 4-byte values: the written block and its mirror (or
+  // packed upper rows) with write.C, else the rows checked.
+  if (host) bytes += c.write_c.empty() ? 4.0 : 8.0;
+  return double(c.targets()) * bytes;
+}
+
+std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width) {
+  return std::max<std::int64_t>(1, (height * width + 15) / 16);
+}
+
+namespace {
+
+using detail::gib;
+using detail::kHistogramBins;
+using detail::kHostReferenceLimit;
+using detail::kGemmCheckLimit;
+using detail::kMaxSlices;
+using detail::kReadBlockBytes;
+
+// Packed A and B, and the top-k lists (with their host copies for the merge
+// on host backends): what every rank holds besides one slice.
+double fixed_bytes(const Config& c, bool host) {
+  double bytes = double(c.a.rows + c.b.rows) * double(words_allocated(c.a.cols)) * sizeof(Word);
+  if (!c.write_top_k.empty()) bytes += double(c.a.rows) * double(c.top_k) * (host ? 16.0 + 16.0 + 12.0 : 16.0);
+  return bytes;
+}
+
+}  // namespace
+
+Plan make_plan(const Config& c, int ranks) {
+  Plan p;
+  p.rows = c.a.rows;
+  p.cols = c.a.cols;
+  p.targets = c.targets();
+  p.words = words_allocated(c.a.cols);
+  p.packed_bytes = double(p.rows + c.b.rows) * double(p.words) * sizeof(Word);
+  const bool host = compat::device_is_host_accessible;
+  p.top_k_bytes = fixed_bytes(c, host) - p.packed_bytes;
+  const double per_row = slice_bytes_per_row(c, host);
+  const std::int64_t tile = TileParams::tile;
+  if (c.row_slice > 0) {
+    p.height = std::min(c.row_slice, p.rows);
+  } else {
+    const double room = c.memory_budget - p.packed_bytes - p.top_k_bytes;
+    std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per_row) : 0;
+    if (h >= tile) h = h / tile * tile;
+    // Enough slices to keep every rank busy, when the budget allows more.
+    const std::int64_t balanced = std::max<std::int64_t>(tile, (p.rows / (4 * ranks) + tile - 1) / tile * tile);
+    if (ranks > 1) h = std::min(h, balanced);
+    p.height = std::min(h, p.rows);
+    if (p.height < 1)
+      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold packed A" +
+                       (c.two_inputs() ? " and B (" : " (") + gib(p.packed_bytes) + ")" +
+                       (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
+                       " and one row of C (" + gib(per_row) + ")");
+  }
+  p.slice_bytes = double(p.height) * per_row;
+  const std::int64_t count = p.rows / p.height + (p.rows % p.height ? 1 : 0);
+  if (count > kMaxSlices)  // the plan lists every slice: 2^31 rows in slices of 8 took minutes
+    throw UsageError(std::string(c.row_slice > 0 ? "gram.row_slice" : "gram.memory_budget") + ": slices of " +
+                     std::to_string(p.height) + " rows make " + std::to_string(count) + " slices of " +
+                     std::to_string(p.rows) + " rows, expected at most " + std::to_string(kMaxSlices) +
+                     (c.row_slice > 0 ? " (a taller row_slice)" : " (a larger memory_budget)"));
+  // Rounds of `ranks` consecutive slices, one per rank (the sparse outputs
+  // stream each round's pairs in row order). Inside a round the heaviest
+  // slice goes to the least-loaded rank so far: the triangular work shrinks
+  // along the rows, so this alternates early and late slices per rank.
+  std::vector<double> load(static_cast<std::size_t>(ranks), 0.0);
+  for (std::int64_t r0 = 0; r0 < p.rows; r0 += p.height) {
+    Slice s;
+    s.r0 = r0;
+    s.r1 = std::min(p.rows, r0 + p.height);
+    s.round = static_cast<std::int64_t>(p.slices.size()) / ranks;
+    s.work = SliceGeometry{p.rows, s.r0, s.r1, c.two_inputs() ? p.targets : 0}.executed_words(p.words);
+    p.slices.push_back(s);
+  }
+  for (std::size_t first = 0; first < p.slices.size(); first += static_cast<std::size_t>(ranks)) {
+    const std::size_t end = std::min(p.slices.size(), first + static_cast<std::size_t>(ranks));
+    std::vector<std::size_t> order;
+    for (std::size_t i = first; i < end; ++i) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return p.slices[x].work > p.slices[y].work; });
+    std::vector<bool> taken(static_cast<std::size_t>(ranks), false);
+    for (std::size_t i : order) {
+      int best = -1;
+      for (int q = 0; q < ranks; ++q)
+        if (!taken[static_cast<std::size_t>(q)] &&
+            (best < 0 || load[static_cast<std::size_t>(q)] < load[static_cast<std::size_t>(best)]))
+          best = q;
+      taken[static_cast<std::size_t>(best)] = true;
+      p.slices[i].rank = best;
+      load[static_cast<std::size_t>(best)] += p.slices[i].work;
+    }
+  }
+  return p;
+}
+
+ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
+  const auto rows = static_cast<std::uint64_t>(p.rows), cols = static_cast<std::uint64_t>(p.cols);
+  const auto targets = static_cast<std::uint64_t>(p.targets), b_rows = static_cast<std::uint64_t>(c.b.rows);
+  const auto height = static_cast<std::uint64_t>(p.height);
+  ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));  // packed A, B
+  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));           // one slice
+  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);  // ones, row sums
+  if (!c.write_top_k.empty())  // the lists (+ their host copy and records for the merge on host backends)
+    bytes += ByteCount::of(rows, static_cast<std::uint64_t>(c.top_k) * (host ? 16 + 16 + 12 : 16));
+  if (!c.write_pairs.empty()) bytes += ByteCount::of(height + 1, 16);  // pairs per row, offsets
+  ByteCount staging;  // the file's staging block (A's is freed before B is read)
+  for (const Source* s : {&c.a, &c.b}) {
+    if (s->kind == Source::Kind::Random || s->rows == 0) continue;
+    const std::int64_t row_bytes = s->kind == Source::Kind::Packed ? (s->cols + 7) / 8 : s->cols;
+    const std::int64_t block = std::max<std::int64_t>(1, std::min(s->rows, kReadBlockBytes / row_bytes));
+    staging = max(staging, ByteCount::of(static_cast<std::uint64_t>(block), static_cast<std::uint64_t>(row_bytes)));
+  }
+  bytes += staging;
+  // Verification: the double gemm check on small matrices (all targets, <= 64
+  // checked rows, their products), and the host reference on host backends.
+  ByteCount extra;
+  if (verify && double(targets) * double(cols) <= kGemmCheckLimit)
+    extra = ByteCount::of(targets * cols + 64 * cols + 64 * targets, sizeof(double));
+  if (verify && host && double(rows + b_rows) * double(cols) <= kHostReferenceLimit)
+    extra += ByteCount::of(rows + b_rows, cols + static_cast<std::uint64_t>(p.words) * sizeof(Word));
+  // The baseline: the unpacked matrix in float and its panel of C.
+  if (c.baseline) {
+    const auto panel = static_cast<std::uint64_t>(std::min(c.baseline_rows, p.rows));
+    extra = max(extra, ByteCount::of(rows, cols * sizeof(float)) + ByteCount::of(panel, rows * sizeof(float)));
+  }
+  return bytes + extra;
+}
+
+void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
+  const Plan p = make_plan(config_, env.size());
+  const Config& c = config_;
+  double total = 0;
+  std::vector<double> per_rank(static_cast<std::size_t>(env.size()), 0.0);
+  for (const auto& s : p.slices) {
+    total += s.work;
+    per_rank[static_cast<std::size_t>(s.rank)] += s.work;
+  }
+  auto describe = [](const Source& a) {
+    return a.kind == Source::Kind::Random ? "random, density " + format_number(a.density)
+                                          : a.path + (a.kind == Source::Kind::Packed ? ", packed" : "");
+  };
+  const double useful = double(p.rows) * double(p.targets) * double(p.cols);
+  const double pairs = c.two_inputs() ? double(p.rows) * double(p.targets) : double(p.rows) * double(p.rows - 1) / 2;
+  os << "gram: A " << p.rows << " x " << p.cols << " (" << describe(c.a) << ")";
+  if (c.two_inputs()) os << " x B " << c.b.rows << " x " << c.b.cols << " (" << describe(c.b) << "): C = A B^T";
+  os << ", " << similarity_name(c.similarity) << ", "
+     << (c.two_inputs() ? "all tiles" : c.upper ? "upper triangle" : "full triangle") << "\n"
+     << "    packed " << (c.two_inputs() ? "A and B " : "A ") << gib(p.packed_bytes) << " per rank"
+     << (p.top_k_bytes > 0 ? ", top-k lists " + gib(p.top_k_bytes) : std::string()) << "; " << p.slices.size()
+     << " row slice(s) of " << p.height << " rows in " << p.rounds() << " round(s), " << gib(p.slice_bytes)
+     << " each; device memory per rank " << gib(p.packed_bytes + p.top_k_bytes + p.slice_bytes) << " of budget "
+     << gib(c.memory_budget) << "\n"
+     << "    work: " << format_number(useful) << " useful bit-ops (rows x targets x cols), "
+     << format_number(total * 64) << " executed (" << (c.two_inputs() ? "all" : "upper") << " tiles); busiest rank "
+     << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
+  if (!c.write_c.empty())
+    os << "    write.C " << c.write_c << ": "
+       << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.targets)) * 4) << "\n";
+  if (!c.write_top_k.empty())
+    os << "    write.top_k " << c.write_top_k << ": " << p.rows << " x " << c.top_k << " partners, "
+       << gib(double(p.rows) * double(c.top_k) * 12) << "\n";
+  if (!c.write_pairs.empty())
+    os << "    write.pairs " << c.write_pairs << ": pairs with value >= " << format_number(c.pairs_min) << ", at most "
+       << format_number(pairs) << " (" << gib(pairs * 20) << "), streamed through a buffer of "
+       << pair_buffer_records(p.height, p.targets) << " per slice\n";
+  if (!c.count_at_least.empty())
+    os << "    count_at_least: " << c.count_at_least.size() << " threshold(s) over " << format_number(pairs)
+       << " pairs\n";
+}
+
+}  // namespace kmini::gram

@@ -1,0 +1,125 @@
+// gram's report: throughputs against the AND+popcount probe (phase "probe"),
+// the float gemm baseline (phase "baseline_sgemm" in gram_gemm.cpp), the
+// summary rows and the summary file.
+#include "core/collective.hpp"
+#include "core/environment.hpp"
+#include "core/run_loop.hpp"
+#include "core/timer.hpp"
+#include "gram/gram.hpp"
+#include "gram/gram_detail.hpp"
+#include "gram/gram_kernels.hpp"
+#include "io/atomic_file.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace kmini::gram::detail {
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream os;
+  os << std::hex << v;
+  return os.str();
+}
+
+}  // namespace
+
+void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass,
+                       double pack_seconds, const Summary& summary, bool with_checksum, KernelReport& report) {
+  const Environment& env = ctx.env;
+  const std::int64_t rows = plan.rows, targets = plan.targets;
+  const bool two = c.two_inputs();
+  const double compute_seconds = pass.compute.slowest();
+  Json& m = report.metrics;
+  const double useful = double(rows) * double(targets) * double(c.a.cols);
+  const double executed = allreduce_sum(env.comm(), pass.executed_words) * 64;
+  m["rows"] = Json(static_cast<long long>(rows));
+  m["cols"] = Json(static_cast<long long>(c.a.cols));
+  if (two) m["b_rows"] = Json(static_cast<long long>(c.b.rows));
+  m["similarity"] = similarity_name(c.similarity);
+  m["slices"] = Json(static_cast<long long>(plan.slices.size()));
+  m["slice_rows"] = Json(static_cast<long long>(plan.height));
+  m["memory_budget_bytes"] = c.memory_budget;  // the value chosen for `auto`
+  m["tile"] = TileParams::tile;
+  m["chunk_words"] = TileParams::chunk;
+  m["micro_tile"] = std::to_string(TileParams::mr) + "x" + std::to_string(TileParams::nr);
+  m["team_size"] = TileParams::team_size;
+  m["pack_seconds"] = pack_seconds;
+  m["compute_seconds"] = compute_seconds;
+  m["postprocess_seconds"] = allreduce_max(env.comm(), pass.post_seconds);
+  m["useful_bit_ops"] = useful;
+  m["executed_bit_ops"] = executed;
+  m["useful_bit_ops_per_s"] = useful / compute_seconds;
+  m["executed_bit_ops_per_s"] = executed / compute_seconds;
+  // Peak: the AND+popcount probe, one worker per thread of this rank.
+  std::optional<ScopedRegion> probe_region(std::in_place, "kmini::gram::probe");
+  // One worker per thread the device keeps resident (an H100: 132 SMs x 2048),
+  // each looping long enough to hide the launch.
+  const double peak = probe_and_popcount_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
+  probe_region.reset();
+  const double peak_all = allreduce_sum(env.comm(), peak);
+  m["probe_and_popcount_peak_bit_ops_per_s"] = peak_all;
+  m["fraction_of_peak"] = executed / compute_seconds / peak_all;
+  if (!two) m["trace"] = Json(static_cast<long long>(summary.trace));
+  if (with_checksum) m["checksum"] = hex(summary.checksum);
+
+  SummaryRow row = rate_row(std::string("gram.") + similarity_name(c.similarity),
+                            std::to_string(rows) + "x" + std::to_string(c.a.cols) +
+                                (two ? "xB" + std::to_string(c.b.rows) : ""),
+                            compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
+  row.roof_fraction = executed / compute_seconds / peak_all;
+  row.roof = kRoofPopcount;
+  if (report.verified) row.verified = *report.verified;
+  report.rows.push_back(row);
+}
+
+void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report) {
+  const Environment& env = ctx.env;
+  const std::int64_t rows = plan.rows;
+  const double useful = double(rows) * double(plan.targets) * double(c.a.cols);
+  Json& m = report.metrics;
+  const std::int64_t panel = std::min(c.baseline_rows, rows);
+  const double my_seconds = gemm_panel_float(c.a, panel, nullptr);
+  const double seconds = allreduce_max(env.comm(), my_seconds);
+  const double macs = double(panel) * double(rows) * double(c.a.cols);
+  Json& b = m["baseline"];
+  b["what"] = "KokkosBlas::gemm float, A[0:panel] * A^T on the unpacked matrix (one rank's device)";
+  b["panel_rows"] = Json(static_cast<long long>(panel));
+  b["seconds"] = seconds;
+  b["useful_ops_per_s"] = macs / seconds;
+  b["gram_speedup"] = (useful / compute_seconds / env.size()) / (macs / seconds);
+  SummaryRow br;
+  br.label = "gram.baseline_sgemm";
+  br.size = std::to_string(panel) + "x" + std::to_string(rows) + "x" + std::to_string(c.a.cols);
+  br.seconds = seconds;
+  br.rank_seconds = my_seconds;
+  br.throughput = macs / seconds;  // every rank runs the same panel: no aggregate
+  br.unit = "op/s";
+  report.rows.push_back(br);
+}
+
+void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary) {
+  const std::int64_t rows = c.a.rows;
+  const bool two = c.two_inputs();
+  on_root_collectively(ctx.env.comm(), [&] {
+    ScopedRegion write_region("kmini::gram::write");
+    Json s = Json::object();
+    s["rows"] = Json(static_cast<long long>(rows));
+    s["cols"] = Json(static_cast<long long>(c.a.cols));
+    if (two) s["b_rows"] = Json(static_cast<long long>(c.b.rows));
+    if (!two) s["trace"] = Json(static_cast<long long>(summary.trace));
+    s["checksum"] = hex(summary.checksum);
+    s["checksum_definition"] = two ? "sum over all i, j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64"
+                                   : "sum over i <= j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64";
+    s["histogram_bin_width"] = double(c.a.cols + 1) / kHistogramBins;
+    s["histogram"] = Json::array_of(summary.histogram);
+    s["row_sums"] = Json::array_of(summary.row_sums);
+    if (const Json* counts_at = sparse_summary.find("count_at_least")) s["count_at_least"] = *counts_at;
+    write_text_file_atomically(ctx.output_path(c.write_summary), s.dump() + "\n");
+  });
+}
+
+}  // namespace kmini::gram::detail

@@ -1,0 +1,233 @@
+// GramKernel::run: the phases of one Gram run, each a Kokkos profiling
+// region (kmini::gram::<phase>). The slice loop computes C slice by slice and
+// hands each slice to the outputs: the summary, the checked rows, the dense
+// writer and the sparse outputs.
+#include "core/collective.hpp"
+#include "core/run_loop.hpp"
+#include "core/timer.hpp"
+#include "gram/gram.hpp"
+#include "gram/gram_detail.hpp"
+#include "gram/gram_kernels.hpp"
+#include "gram/gram_outputs.hpp"
+#include "gram/gram_sparse.hpp"
+#include "io/npy.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+namespace kmini::gram {
+
+namespace {
+
+using namespace detail;
+
+// This rank's slice of every round (null where it has none in the last).
+std::vector<const Slice*> my_slices(const Plan& plan, int rank) {
+  std::vector<const Slice*> mine(static_cast<std::size_t>(plan.rounds()), nullptr);
+  for (const auto& s : plan.slices)
+    if (s.rank == rank) mine[static_cast<std::size_t>(s.round)] = &s;
+  return mine;
+}
+
+// Phase "compute" (setup): the slice loop's buffers, agreed by all ranks, and
+// the popcount of every row of A (and B).
+SliceBuffers allocate_buffers(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, bool want_summary,
+                              bool dense_float) {
+  const std::int64_t rows = plan.rows, targets = plan.targets;
+  const SliceBuffers buffers = collectively(ctx.env.comm(), "gram", [&] {
+    return SliceBuffers{Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
+                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones_B", c.b.rows),
+                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", plan.height * targets),
+                        Kokkos::View<float*, MemSpace>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
+                        Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
+                        Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram",
+                                                                want_summary ? kHistogramBins : 0)};
+  });
+  ScopedRegion compute_region("kmini::gram::compute");
+  row_ones(ctx.exec, in.a, buffers.ones);
+  if (in.two) row_ones(ctx.exec, in.b, buffers.ones_b);
+  return buffers;
+}
+
+// Phase "compute": `repeat - 1` timed passes of the slice loop alone (the
+// final pass, which also feeds the outputs, is the last repeat).
+void timed_repeats(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in,
+                   const std::vector<const Slice*>& mine, const SliceBuffers& buffers, SlicePass& pass) {
+  for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
+    ScopedRegion compute_region("kmini::gram::compute");
+    pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
+      for (const Slice* s : mine)
+        if (s) gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts);
+    }));
+  }
+}
+
+// One slice's values as write.C lays them out: a block of the packed upper
+// triangle, or the slice and (one input, full) its mirror below the diagonal.
+struct DenseBlocks {
+  std::vector<char> upper_bytes, lower_bytes;
+  npy::DistributedWriter::Block upper, lower;
+  bool has_lower = false;
+};
+
+void reshape_for_writer(const Config& c, const Plan& plan, const Slice& s, const SliceGeometry& g, DenseBlocks& b) {
+  const std::int64_t h = g.height(), w = g.width(), rows = plan.rows;
+  if (c.upper) {
+    // Rows r0..r1 of the packed upper triangle are one contiguous run.
+    std::vector<char> packed_rows;
+    packed_rows.reserve(static_cast<std::size_t>(h * w) * 4);
+    for (std::int64_t i = 0; i < h; ++i)
+      packed_rows.insert(packed_rows.end(), b.upper_bytes.begin() + (i * w + i) * 4,
+                         b.upper_bytes.begin() + (i + 1) * w * 4);
+    b.upper_bytes.swap(packed_rows);
+    const std::int64_t first = s.r0 * rows - s.r0 * (s.r0 - 1) / 2;
+    b.upper = {0, first, 1, static_cast<std::int64_t>(b.upper_bytes.size() / 4), b.upper_bytes.data()};
+    return;
+  }
+  b.upper = {s.r0, g.col0(), h, w, b.upper_bytes.data()};
+  // The mirror: C(r1.., r0..r1) = C(r0..r1, r1..)^T.
+  if (!c.two_inputs() && s.r1 < rows) {
+    const std::int64_t below = rows - s.r1;
+    b.lower_bytes.resize(static_cast<std::size_t>(below * h) * 4);
+    for (std::int64_t j = 0; j < below; ++j)
+      for (std::int64_t i = 0; i < h; ++i)
+        std::copy_n(b.upper_bytes.begin() + (i * w + h + j) * 4, 4, b.lower_bytes.begin() + (j * h + i) * 4);
+    b.lower = {s.r1, s.r0, below, h, b.lower_bytes.data()};
+    b.has_lower = true;
+  }
+}
+
+// write.C: one .npy for all ranks (MPI-IO), written round by round.
+std::unique_ptr<npy::DistributedWriter> open_dense_writer(RunContext& ctx, const Config& c, const Plan& plan,
+                                                          bool dense_float) {
+  if (c.write_c.empty()) return nullptr;
+  const npy::Shape shape = c.upper ? npy::Shape{plan.rows * (plan.rows + 1) / 2} : npy::Shape{plan.rows, plan.targets};
+  return std::make_unique<npy::DistributedWriter>(ctx.env.comm(), ctx.output_path(c.write_c),
+                                                  dense_float ? npy::DType::F4 : npy::DType::I4, shape);
+}
+
+// Phases "compute", "summary", "similarity", "write" and "sparse_outputs":
+// the final pass over this rank's slices, round by round (the writers'
+// collectives run once per round on every rank, with or without a slice).
+void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in,
+                const std::vector<const Slice*>& mine, const SliceBuffers& buffers, bool want_summary,
+                bool dense_float, npy::DistributedWriter* writer, SparseOutputs& sparse, SlicePass& pass,
+                CheckedRows& checked) {
+  const Environment& env = ctx.env;
+  const auto& counts = buffers.counts;
+  double final_compute = 0;
+  MPI_Barrier(env.comm());
+  for (const Slice* s : mine) {
+    DenseBlocks blocks;
+    if (s) {
+      const SliceGeometry g = plan.geometry(*s, in.two);
+      FencedTimer<ExecSpace> t(ctx.exec);
+      {
+        ScopedRegion compute_region("kmini::gram::compute");
+        gram_slice(ctx.exec, in.a, in.targets(), g, counts);
+      }
+      final_compute += t.seconds();
+      FencedTimer<ExecSpace> post(ctx.exec);
+      if (want_summary) {
+        ScopedRegion summary_region("kmini::gram::summary");
+        pass.checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, buffers.row_sums, buffers.histogram);
+      }
+      if (dense_float) {
+        ScopedRegion similarity_region("kmini::gram::similarity");
+        similarity_slice(ctx.exec, c.similarity, counts, buffers.ones, buffers.ones_t(in.two), g, buffers.sim);
+      }
+      const std::int64_t h = g.height(), w = g.width();
+      const auto in_slice = [&](std::int64_t i) { return i >= s->r0 && i < s->r1; };
+      if (ctx.verify && std::any_of(checked.rows.begin(), checked.rows.end(), in_slice)) {
+        // Checked rows: their counts (similarities are checked through them).
+        std::vector<std::int32_t> values(static_cast<std::size_t>(h * w));
+        copy_to_host<std::int32_t>(ctx.exec, counts, h * w, values.data());
+        for (std::int64_t i : checked.rows)
+          if (in_slice(i)) {
+            checked.values[i].assign(values.begin() + (i - s->r0) * w, values.begin() + (i - s->r0 + 1) * w);
+            checked.from[i] = g.col0();
+          }
+      }
+      if (writer) {
+        // The slice values as written: counts (int32) or similarity (float32), 4 bytes each.
+        blocks.upper_bytes.resize(static_cast<std::size_t>(h * w) * 4);
+        if (dense_float)
+          copy_to_host<float>(ctx.exec, buffers.sim, h * w, blocks.upper_bytes.data());
+        else
+          copy_to_host<std::int32_t>(ctx.exec, counts, h * w, blocks.upper_bytes.data());
+        reshape_for_writer(c, plan, *s, g, blocks);
+      }
+      pass.post_seconds += post.seconds();
+    }
+    if (writer) {
+      ScopedRegion write_region("kmini::gram::write");
+      writer->write_round(s ? &blocks.upper : nullptr);
+      if (!c.upper && !in.two) writer->write_round(blocks.has_lower ? &blocks.lower : nullptr);
+    }
+    sparse.add_round(s, counts, buffers.ones, buffers.ones_t(in.two));
+  }
+  if (writer) {
+    ScopedRegion write_region("kmini::gram::write");
+    writer->commit();
+  }
+  pass.compute.add(env.comm(), final_compute);
+}
+
+// Phase "summary": row sums, histogram and checksum over all ranks, and the trace.
+Summary gather_summary(RunContext& ctx, const Plan& plan, const SliceBuffers& buffers, bool want_summary,
+                       std::uint64_t checksum) {
+  ScopedRegion summary_region("kmini::gram::summary");
+  const MPI_Comm comm = ctx.env.comm();
+  const std::int64_t rows = plan.rows;
+  Summary summary;
+  std::vector<std::int32_t> host_ones(static_cast<std::size_t>(rows));
+  copy_to_host<std::int32_t>(ctx.exec, buffers.ones, rows, host_ones.data());
+  for (auto v : host_ones) summary.trace += v;
+  if (want_summary) {
+    summary.row_sums.resize(static_cast<std::size_t>(rows));
+    summary.histogram.resize(kHistogramBins);
+    copy_to_host<std::int64_t>(ctx.exec, buffers.row_sums, rows, summary.row_sums.data());
+    copy_to_host<std::uint64_t>(ctx.exec, buffers.histogram, kHistogramBins, summary.histogram.data());
+    MPI_Allreduce(MPI_IN_PLACE, summary.row_sums.data(), static_cast<int>(rows), MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, summary.histogram.data(), kHistogramBins, MPI_UINT64_T, MPI_SUM, comm);
+    MPI_Allreduce(&checksum, &summary.checksum, 1, MPI_UINT64_T, MPI_SUM, comm);
+  }
+  return summary;
+}
+
+}  // namespace
+
+KernelReport GramKernel::run(RunContext& ctx) {
+  const Config& c = config_;
+  const Plan plan = make_plan(c, ctx.env.size());
+  const bool want_summary = !c.write_summary.empty() || ctx.verify;
+  const bool dense_float = c.float_values() && !c.write_c.empty();
+
+  const Inputs in = load_inputs(ctx, c);  // pack
+  const SliceBuffers buffers = allocate_buffers(ctx, c, plan, in, want_summary, dense_float);
+  const std::vector<const Slice*> mine = my_slices(plan, ctx.env.rank());
+  SlicePass pass;
+  for (const Slice* s : mine)
+    if (s) pass.executed_words += s->work;
+  timed_repeats(ctx, c, plan, in, mine, buffers, pass);  // compute
+
+  CheckedRows checked;
+  checked.rows = check_rows(plan);
+  const auto writer = open_dense_writer(ctx, c, plan, dense_float);
+  SparseOutputs sparse(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs),
+                       ctx.output_path(c.write_top_k));
+  final_pass(ctx, c, plan, in, mine, buffers, want_summary, dense_float, writer.get(), sparse, pass, checked);
+
+  KernelReport report;
+  Json sparse_summary = Json::object();
+  sparse.finish(report.metrics, &sparse_summary);  // sparse_outputs
+  const Summary summary = gather_summary(ctx, plan, buffers, want_summary, pass.checksum);
+  if (ctx.verify) verify(ctx, c, plan, checked, summary, report);
+  report_throughput(ctx, c, plan, pass, in.pack_seconds, summary, want_summary, report);  // probe
+  if (c.baseline) report_baseline(ctx, c, plan, pass.compute.slowest(), report);         // baseline_sgemm
+  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);     // write
+  return report;
+}
+
+}  // namespace kmini::gram
