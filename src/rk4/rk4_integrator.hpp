@@ -4,7 +4,9 @@
 // the end; per step the host only launches two kernels (and, with more than
 // one MPI rank, exchanges the three partial sums: MPI needs them on the host).
 #include "core/timer.hpp"
+#include "rk4/rk4_affine_kernels.hpp"
 #include "rk4/rk4_kernels.hpp"
+#include "rk4/rk4_stage_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <mpi.h>

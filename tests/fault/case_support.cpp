@@ -184,7 +184,7 @@ std::vector<std::string> safety_sets() {
 
 // ------------------------------------------------------------- key table ----
 // From StreamKernel::configure (stream.cpp), Rk4Kernel::configure and
-// parse_init (rk4.cpp), read_config/read_input (discount_config.cpp),
+// parse_init (rk4_config.cpp), read_config/read_input (discount_config.cpp),
 // GramKernel::configure (gram_config.cpp) and run_checked (driver/app.cpp).
 
 namespace {

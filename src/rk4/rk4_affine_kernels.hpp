@@ -1,0 +1,135 @@
+#pragma once
+// Method `affine` (the linear F/G model): with delta fixed per step, or per
+// stage, a whole RK4 step is one 3x5 affine map per element. One fused kernel
+// applies it and reduces the new sums; one single-thread kernel records delta
+// and builds the next step's map. Kernels are named "kmini::rk4::...".
+#include "rk4/rk4_kernels.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace kmini::rk4 {
+
+// The fused step: F1, G1 = step(F0, G0) and the sums of F1, G1.
+template <class T, int Chunk, class Mem>
+struct StepFunctor {
+  using Complex = Kokkos::complex<T>;
+  Kokkos::View<const Complex*, Mem> f0, g0;
+  Kokkos::View<Complex*, Mem> f1, g1;
+  Kokkos::View<const T*, Mem> map;  // kMapSize coefficients, see increment_map
+  std::int64_t full_chunks = 0;     // work items [0, full_chunks) handle Chunk elements each
+
+  // Views are bound at construction (no default-construct-then-assign).
+  StepFunctor(const Kokkos::View<Complex*, Mem>& f_old, const Kokkos::View<Complex*, Mem>& g_old,
+              const Kokkos::View<Complex*, Mem>& f_new, const Kokkos::View<Complex*, Mem>& g_new,
+              const Kokkos::View<T*, Mem>& step_map, std::int64_t chunks)
+      : f0(f_old), g0(g_old), f1(f_new), g1(g_new), map(step_map), full_chunks(chunks) {}
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Sums& s) const {
+    T D[kMapSize];
+    for (int k = 0; k < kMapSize; ++k) D[k] = map(k);
+    if (item < full_chunks) {
+      // Load, update, store in separate loops over the chunk so the update
+      // vectorises; the fields are read as interleaved (re, im) scalars.
+      const std::int64_t base = item * Chunk;
+      const T* KOKKOS_RESTRICT pf = reinterpret_cast<const T*>(f0.data() + base);
+      const T* KOKKOS_RESTRICT pg = reinterpret_cast<const T*>(g0.data() + base);
+      T* KOKKOS_RESTRICT qf = reinterpret_cast<T*>(f1.data() + base);
+      T* KOKKOS_RESTRICT qg = reinterpret_cast<T*>(g1.data() + base);
+      T x[Chunk], y[Chunk], a[Chunk], c[Chunk];
+      for (int j = 0; j < Chunk; ++j) {
+        x[j] = pf[2 * j];
+        y[j] = pf[2 * j + 1];
+        a[j] = pg[2 * j];
+        c[j] = pg[2 * j + 1];
+      }
+      for (int j = 0; j < Chunk; ++j) update(D, x[j], y[j], a[j], c[j]);
+      for (int j = 0; j < Chunk; ++j) {
+        qf[2 * j] = x[j];
+        qf[2 * j + 1] = y[j];
+        qg[2 * j] = a[j];
+        qg[2 * j + 1] = c[j];
+      }
+      // Chunk sums in double over kLanes interleaved lanes (a fixed order,
+      // vectorisable), then the lanes pairwise.
+      constexpr int kLanes = 4;
+      double sx[kLanes] = {}, sy[kLanes] = {}, sa[kLanes] = {};
+      for (int j = 0; j < Chunk; j += kLanes) {
+        for (int l = 0; l < kLanes; ++l) {
+          sx[l] += x[j + l];
+          sy[l] += y[j + l];
+          sa[l] += a[j + l];
+        }
+      }
+      s.fx += (sx[0] + sx[1]) + (sx[2] + sx[3]);
+      s.fy += (sy[0] + sy[1]) + (sy[2] + sy[3]);
+      s.ga += (sa[0] + sa[1]) + (sa[2] + sa[3]);
+    } else {
+      const std::int64_t i = full_chunks * Chunk + (item - full_chunks);
+      T x = f0(i).real(), y = f0(i).imag(), a = g0(i).real(), c = g0(i).imag();
+      update(D, x, y, a, c);
+      f1(i) = Complex(x, y);
+      g1(i) = Complex(a, c);
+      s.fx += x;
+      s.fy += y;
+      s.ga += a;
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION static void update(const T* D, T& x, T& y, T& a, const T c) {
+    const T dx = D[0] * x + D[1] * y + D[2] * a + D[3] * c + D[4];
+    const T dy = D[5] * x + D[6] * y + D[7] * a + D[8] * c + D[9];
+    const T da = D[10] * x + D[11] * y + D[12] * a + D[13] * c + D[14];
+    x += dx;
+    y += dy;
+    a += da;
+  }
+};
+
+// Single-thread bookkeeping after step k (or at the start, k = k0): records
+// delta[k], flags the first non-finite step, and prepares the map of step k+1.
+template <class T, class Mem>
+struct AdvanceFunctor {
+  Kokkos::View<const Sums, Mem> sums;
+  Kokkos::View<Kokkos::complex<double>*, Mem> history;  // delta[0..steps]
+  Kokkos::View<T*, Mem> map;
+  Kokkos::View<std::int64_t, Mem> first_bad;  // -1 while everything is finite
+  std::int64_t k = 0, steps = 0;
+  double sum_gc = 0, count = 0, g = 0, dt = 0;
+  Kokkos::complex<double> delta0;
+  bool per_stage = false;
+
+  AdvanceFunctor(const Kokkos::View<Sums, Mem>& sums_, const Kokkos::View<Kokkos::complex<double>*, Mem>& history_,
+                 const Kokkos::View<T*, Mem>& map_, const Kokkos::View<std::int64_t, Mem>& first_bad_)
+      : sums(sums_), history(history_), map(map_), first_bad(first_bad_) {}
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {
+    const Sums s = sums();
+    Vec5 u;
+    u.x = s.fx;
+    u.y = s.fy;
+    u.a = s.ga;
+    u.c = sum_gc;
+    u.one = count;
+    const Kokkos::complex<double> delta = (k == 0 && !per_stage) ? delta0 : coupling(g, u);
+    history(k) = delta;
+    const bool finite = compat::isfinite(delta.real()) && compat::isfinite(delta.imag()) &&
+                        compat::isfinite(s.fx) && compat::isfinite(s.fy) && compat::isfinite(s.ga);
+    if (!finite && first_bad() < 0) first_bad() = k;
+    if (k >= steps) return;
+    Kokkos::complex<double> d[4];
+    if (per_stage) {
+      per_stage_couplings(u, g, dt, d);
+    } else {
+      for (int i = 0; i < 4; ++i) d[i] = delta;
+    }
+    double D[kMapSize];
+    increment_map(d, dt, D);
+    for (int i = 0; i < kMapSize; ++i) map(i) = static_cast<T>(D[i]);
+  }
+};
+
+}  // namespace kmini::rk4

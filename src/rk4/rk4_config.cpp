@@ -1,0 +1,202 @@
+// The rk4 deck section (all validated, a restart checkpoint opened and
+// matched against the deck, before anything is allocated), memory per rank
+// and the plan --dry-run prints.
+#include "core/errors.hpp"
+#include "core/format.hpp"
+#include "core/kokkos_compat.hpp"
+#include "io/npy.hpp"
+#include "rk4/rk4.hpp"
+#include "rk4/rk4_detail.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+
+namespace kmini::rk4 {
+
+using namespace detail;
+
+Block block_of(std::int64_t n, int rank, int ranks) {
+  const std::int64_t base = n / ranks, extra = n % ranks;
+  const std::int64_t first_row = rank * base + std::min<std::int64_t>(rank, extra);
+  const std::int64_t rows = base + (rank < extra ? 1 : 0);
+  return {first_row * n, rows * n};
+}
+
+namespace {
+
+InitSpec parse_init(const DeckNode& init, const std::string& key, std::int64_t n) {
+  InitSpec spec;  // default: all ones, like the original formulation
+  if (!init.has(key)) return spec;
+  const DeckNode f = init.child(key);
+  const std::string kind = f.one_of({"fill", "file", "random"});
+  if (kind == "fill") {
+    const auto v = f.reals("fill", {1, 0}, 2);
+    spec.kind = InitSpec::Kind::Fill;
+    spec.re = v[0];
+    spec.im = v[1];
+  } else if (kind == "file") {
+    spec.kind = InitSpec::Kind::File;
+    spec.path = f.text("file", "");
+    try {
+      const npy::Info info = npy::read_info(spec.path);
+      npy::require_dtype(info, {npy::DType::C8, npy::DType::C16});
+      npy::require_shape(info, {n, n});
+    } catch (const UsageError& e) {
+      throw UsageError(f.located("file") + ": " + e.what());
+    }
+  } else {
+    const DeckNode r = f.child("random");
+    spec.kind = InitSpec::Kind::Random;
+    spec.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
+    spec.scale = r.real("scale", 1.0, 0, kMaxReal);
+  }
+  return spec;
+}
+
+// The restart file must continue this very problem.
+void check_restart(const CheckpointHeader& h, const Config& c, const std::string& path) {
+  const auto mismatch = [&](const std::string& what, const std::string& file, const std::string& deck) {
+    throw UsageError(path + ": checkpoint has " + what + " = " + file + ", the deck has " + deck);
+  };
+  const Problem& p = c.problem;
+  if (h.n != p.n) mismatch("n", std::to_string(h.n), std::to_string(p.n));
+  const int bytes = c.single ? 8 : 16;
+  if (h.field_bytes != bytes)
+    mismatch("precision", h.field_bytes == 8 ? "single" : "double", c.single ? "single" : "double");
+  if (h.per_stage != p.per_stage)
+    mismatch("coupling", h.per_stage ? "per_stage" : "per_step", p.per_stage ? "per_stage" : "per_step");
+  if (h.kerr != p.kerr) mismatch("kerr", fmt(h.kerr, 17), fmt(p.kerr, 17));
+  if (h.stages != uses_stages(p))
+    mismatch("method", h.stages ? "stages" : "affine", uses_stages(p) ? "stages" : "affine");
+  if (h.dt != p.dt) mismatch("dt", fmt(h.dt, 17), fmt(p.dt, 17));
+  if (h.g != p.g) mismatch("g", fmt(h.g, 17), fmt(p.g, 17));
+  if (h.step > p.steps) mismatch("step", std::to_string(h.step), "steps = " + std::to_string(p.steps));
+}
+
+}  // namespace
+
+void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
+  Config c;
+  Problem& p = c.problem;
+  p.n = s.integer("n", 256, 1, 1 << 21);
+  p.dt = s.real("dt", 1e-3, 0, kMaxReal, true);
+  p.steps = s.integer("steps", 100, 0);
+  n_setting_ = s.where("n") + ": " + s.path() + ".n";
+  steps_setting_ = s.where("steps") + ": " + s.path() + ".steps";
+  if (!s.has("g") || s.is_word("g", "auto")) {
+    s.text("g", "auto");
+    p.g = 1.0 / (static_cast<double>(p.n) * static_cast<double>(p.n));
+  } else {
+    c.g_auto = false;
+    p.g = s.real("g", 0, -kMaxReal, kMaxReal);
+  }
+  p.per_stage = s.choice("coupling", "per_stage", {"per_step", "per_stage"}) == "per_stage";
+  // per_stage never uses delta0: not recorded unless given, so a re-run of the
+  // recorded deck does not warn about it.
+  if (!p.per_stage || s.has("delta0")) {
+    const auto d0 = s.reals("delta0", {0, 0}, 2);
+    p.delta0 = Kokkos::complex<double>(d0[0], d0[1]);
+  }
+  p.kerr = s.real("kerr", 0, -kMaxReal, kMaxReal);
+  const std::string method = s.choice("method", "auto", {"auto", "affine", "stages"});
+  p.method = method == "affine" ? Method::Affine : method == "stages" ? Method::Stages : Method::Auto;
+  if (p.method == Method::Affine && p.kerr != 0)
+    s.fail("method", "auto or stages (rk4.kerr = " + fmt(p.kerr) +
+                         " makes the model nonlinear; affine needs a linear model, kerr = 0)");
+  if (p.per_stage && s.has("delta0"))
+    warn(s.where("delta0") + ": rk4.delta0 is ignored with coupling per_stage (delta(0) = g * sum F(0))");
+  c.single = s.choice("precision", "single", {"single", "double"}) == "single";
+
+  const DeckNode init = s.child("init");
+  c.init_f = parse_init(init, "F", p.n);
+  c.init_g = parse_init(init, "G", p.n);
+
+  const DeckNode write = s.child("write");
+  c.write_delta = write.has("delta") ? write.text("delta", "") : "";
+  if (!c.write_delta.empty() && !ends_with(c.write_delta, ".npy") && !ends_with(c.write_delta, ".csv"))
+    write.fail("delta", "a path ending in .npy or .csv");
+  c.write_f = write.has("F") ? write.text("F", "") : "";
+  c.write_g = write.has("G") ? write.text("G", "") : "";
+  if (!c.write_f.empty() && !ends_with(c.write_f, ".npy")) write.fail("F", "a path ending in .npy");
+  if (!c.write_g.empty() && !ends_with(c.write_g, ".npy")) write.fail("G", "a path ending in .npy");
+
+  const DeckNode progress = s.child("progress");
+  c.progress_every = progress.integer("every", 0, 0);
+  c.progress_invariant = progress.boolean("invariant", false);
+  c.check_every = s.integer("check_every", 100, 1);
+  const DeckNode checkpoint = s.child("checkpoint");
+  c.checkpoint_every = checkpoint.integer("every", 0, 0);
+  c.checkpoint_path = checkpoint.text("path", "rk4_checkpoint.npy");
+  if (!ends_with(c.checkpoint_path, ".npy")) checkpoint.fail("path", "a path ending in .npy");
+  c.restart = s.has("restart") ? s.text("restart", "") : "";
+  if (!c.restart.empty()) {
+    // Collective (every rank configures): integrity first, then the deck match;
+    // problems with the file name the deck line and key that gave it.
+    try {
+      c.resumed = open_checkpoint(env.comm(), c.restart);
+      check_restart(*c.resumed, c, c.restart);
+    } catch (const UsageError& e) {
+      throw UsageError(s.located("restart") + ": " + e.what());
+    }
+  }
+  c.verify_steps = s.integer("verify_steps", 10, 0);
+  config_ = c;
+  outputs_.clear();
+  add_output(write, "delta", c.write_delta);
+  add_output(write, "F", c.write_f);
+  add_output(write, "G", c.write_g);
+  if (c.checkpoint_every > 0 && c.checkpoint_every <= p.steps) add_output(checkpoint, "path", c.checkpoint_path);
+}
+
+// Device buffers of an integrator besides fields and history: the step map,
+// the sums, the first bad step, and Kokkos' reduction scratch (a generous bound).
+constexpr std::uint64_t kIntegratorFixedBytes = 64 << 10;
+
+Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host) {
+  const Problem& p = c.problem;
+  const auto count = static_cast<std::uint64_t>(block_of(p.n, 0, ranks).count);  // the largest block
+  const std::uint64_t elem = c.single ? 8 : 16;                                 // complex<float | double>
+  const auto k0 = static_cast<std::uint64_t>(c.resumed ? c.resumed->step : 0);
+  const auto steps = static_cast<std::uint64_t>(p.steps);
+  const ByteCount fixed(kIntegratorFixedBytes);
+  Rk4Memory m;
+  // F, G and their next-step buffers (+ the stage accumulators of stages with per_stage)
+  m.fields = ByteCount::of(count, (uses_stages(p) && p.per_stage ? 6 : 4) * elem);
+  m.history = ByteCount::of(steps + 1, 16);   // delta[0..steps], complex<double>
+  m.total = m.fields + ByteCount::of(count, 8) + m.history + fixed;  // + the invariant, 8 bytes per element
+  if (host) {
+    m.total += m.history;  // its host copy for the outputs
+    if (c.checkpoint_every > 0 || c.resumed)
+      m.total += ByteCount::of(count, 2 * elem + 32);  // host F, G and the checkpoint's (F, G) rows
+  }
+  if (verify && c.verify_steps > 0 && steps > k0) {
+    const std::uint64_t checked = std::min<std::uint64_t>(static_cast<std::uint64_t>(c.verify_steps), steps - k0);
+    ByteCount check = m.fields + ByteCount::of(k0 + checked + 1, 16) + fixed;
+    if (host) check += ByteCount::of(count, 12 * elem);  // host reference: the state and five stage states
+    m.total = max(m.total, check);
+  }
+  return m;
+}
+
+std::vector<MemoryNeed> Rk4Kernel::memory_needs(const Environment& env, bool verify) const {
+  const Rk4Memory m = memory_per_rank(config_, env.size(), verify, compat::device_is_host_accessible);
+  // Blame the setting behind the larger part.
+  return {{m.total, m.history.approx() > m.fields.approx() ? steps_setting_ : n_setting_}};
+}
+
+void Rk4Kernel::print_plan(std::ostream& os, const Environment& env) const {
+  const Problem& p = config_.problem;
+  const double mib =
+      memory_per_rank(config_, env.size(), true, compat::device_is_host_accessible).total.approx() / (1 << 20);
+  os << "rk4: n = " << p.n << " (" << p.elements() << " elements, rows split over " << env.size()
+     << " rank(s)), steps = " << p.steps << ", dt = " << fmt(p.dt) << ", g = " << fmt(p.g, 9)
+     << (config_.g_auto ? " (1/n^2)" : "") << ", coupling " << (p.per_stage ? "per_stage" : "per_step") << ", "
+     << (config_.single ? "single" : "double") << ", method " << (uses_stages(p) ? "stages" : "affine");
+  if (p.kerr != 0) os << ", kerr = " << fmt(p.kerr, 9);
+  os << ", device memory per rank <= " << format_number(mib) << " MiB";
+  if (config_.resumed) os << ", restart from step " << config_.resumed->step;
+  os << "\n";
+}
+
+}  // namespace kmini::rk4

@@ -1,0 +1,136 @@
+#pragma once
+// One rank's state between the device and the host and files: initial
+// fields, the restart, the checkpoint and the delta output (templates on the
+// field precision T, used by rk4_run.cpp).
+#include "core/collective.hpp"
+#include "core/environment.hpp"
+#include "io/atomic_file.hpp"
+#include "io/npy.hpp"
+#include "rk4/rk4.hpp"
+#include "rk4/rk4_checkpoint.hpp"
+#include "rk4/rk4_detail.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <complex>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kmini::rk4::detail {
+
+template <class T>
+void write_delta(const Environment& env, const std::string& path, const std::vector<C16>& history, double dt) {
+  on_root_collectively(env.comm(), [&] {
+    if (ends_with(path, ".csv")) {
+      std::string text = "step,t,re,im,abs\n";
+      char line[160];
+      for (std::size_t k = 0; k < history.size(); ++k) {
+        std::snprintf(line, sizeof line, "%zu,%.10g,%.17g,%.17g,%.17g\n", k, static_cast<double>(k) * dt,
+                      history[k].real(), history[k].imag(), std::abs(history[k]));
+        text += line;
+      }
+      write_text_file_atomically(path, text);
+    } else {
+      std::vector<std::complex<T>> values(history.begin(), history.end());
+      npy::write(path, {static_cast<std::int64_t>(values.size())}, values);
+    }
+  });
+}
+
+template <class T, class Field>
+std::vector<std::complex<T>> to_host(const Field& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  std::vector<std::complex<T>> out(h.extent(0));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::complex<T>(h(i).real(), h(i).imag());
+  return out;
+}
+
+template <class T, class Field>
+void from_host(const ExecSpace& exec, const Field& v, const std::vector<std::complex<T>>& values) {
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < values.size(); ++i) h(i) = Kokkos::complex<T>(values[i].real(), values[i].imag());
+  Kokkos::deep_copy(exec, v, h);
+  exec.fence();
+}
+
+template <class History>
+std::vector<C16> history_to_host(const History& d, std::int64_t first, std::int64_t last) {
+  auto sub = Kokkos::subview(d, std::make_pair(first, last + 1));
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sub);
+  std::vector<C16> out(h.extent(0));
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] = C16(h(k).real(), h(k).imag());
+  return out;
+}
+
+template <class T, class Field>
+void init_field(const ExecSpace& exec, const Field& v, const InitSpec& s, const Block& b) {
+  switch (s.kind) {
+    case InitSpec::Kind::Fill: fill_constant(exec, v, s.re, s.im); break;
+    case InitSpec::Kind::Random: fill_random(exec, v, s.seed, s.scale, static_cast<std::uint64_t>(b.first)); break;
+    case InitSpec::Kind::File: {
+      const npy::Info info = npy::read_info(s.path);
+      std::vector<std::complex<T>> values(static_cast<std::size_t>(b.count));
+      if (info.dtype == npy::DType::C8) {
+        std::vector<std::complex<float>> raw(values.size());
+        npy::read_elements(info, b.first, raw.size(), raw.data());
+        std::copy(raw.begin(), raw.end(), values.begin());
+      } else {
+        std::vector<C16> raw(values.size());
+        npy::read_elements(info, b.first, raw.size(), raw.data());
+        for (std::size_t i = 0; i < raw.size(); ++i) values[i] = std::complex<T>(raw[i]);
+      }
+      from_host(exec, v, values);
+      break;
+    }
+  }
+  exec.fence();
+}
+
+// Fills the integrator's state from the deck's init or the restart file;
+// returns the restart's delta[0..k0] (empty otherwise).
+template <class T, class It>
+std::vector<C16> load_state(const ExecSpace& exec, const Config& c, const Block& b, It& it) {
+  if (!c.resumed) {
+    init_field<T>(exec, it.F(), c.init_f, b);
+    init_field<T>(exec, it.G(), c.init_g, b);
+    return {};
+  }
+  std::vector<C16> history, rows;
+  read_checkpoint_data(c.restart, *c.resumed, b.first, b.count, history, rows);
+  std::vector<std::complex<T>> F(b.count), G(b.count);
+  for (std::int64_t i = 0; i < b.count; ++i) {
+    F[i] = std::complex<T>(rows[2 * i]);
+    G[i] = std::complex<T>(rows[2 * i + 1]);
+  }
+  from_host(exec, it.F(), F);
+  from_host(exec, it.G(), G);
+  return history;
+}
+
+template <class T, class It>
+void write_state_checkpoint(const Environment& env, const Config& c, const std::string& path, const It& it,
+                            const Block& b) {
+  CheckpointHeader h;
+  h.n = c.problem.n;
+  h.step = it.step_index();
+  h.field_bytes = sizeof(Kokkos::complex<T>);
+  h.per_stage = c.problem.per_stage;
+  h.stages = !it.affine();
+  h.kerr = c.problem.kerr;
+  h.dt = c.problem.dt;
+  h.g = c.problem.g;
+  h.sums = it.sums();
+  h.sum_im_g = it.sum_im_g();
+  const auto history = history_to_host(it.history(), 0, h.step);
+  const auto F = to_host<T>(it.F()), G = to_host<T>(it.G());
+  std::vector<C16> rows(2 * static_cast<std::size_t>(b.count));
+  for (std::int64_t i = 0; i < b.count; ++i) {
+    rows[2 * i] = C16(F[i]);
+    rows[2 * i + 1] = C16(G[i]);
+  }
+  write_checkpoint(env.comm(), path, h, history, static_cast<std::uint64_t>(b.first), rows);
+}
+
+}  // namespace kmini::rk4::detail

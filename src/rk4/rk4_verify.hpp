@@ -1,0 +1,118 @@
+#pragma once
+// The in-run verification: a short run on the device against the host
+// reference (rk4_reference.hpp), stage by stage, from the same start.
+#include "core/collective.hpp"
+#include "core/environment.hpp"
+#include "core/kernel.hpp"
+#include "core/timer.hpp"
+#include "rk4/rk4.hpp"
+#include "rk4/rk4_detail.hpp"
+#include "rk4/rk4_reference.hpp"
+#include "rk4/rk4_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace kmini::rk4::detail {
+
+inline reference::GlobalSum global_sum(MPI_Comm comm) {
+  return [comm](C16 v) {
+    double s[2] = {v.real(), v.imag()};
+    MPI_Allreduce(MPI_IN_PLACE, s, 2, MPI_DOUBLE, MPI_SUM, comm);
+    return C16(s[0], s[1]);
+  };
+}
+
+struct Verification {
+  std::int64_t steps = 0;
+  double delta_error = 0;  // max |delta - delta_ref| / max |delta_ref|
+  double field_error = 0;  // max |F - F_ref|, |G - G_ref| over max(1, |F_ref|, |G_ref|)
+  double tolerance = 0;        // of the fields
+  double delta_tolerance = 0;  // of delta: the fields' plus the reductions' rounding (summation_tolerance)
+  std::vector<C16> device_history;  // delta[k0..k0+steps] of the verification run
+  bool ok() const { return delta_error <= delta_tolerance && field_error <= tolerance; }
+};
+
+// Relative tolerance of the comparison with the host reference: a few
+// roundings per step in the field precision, growing with the step count.
+template <class T>
+double reference_tolerance(std::int64_t steps) {
+  return 4.0 * static_cast<double>(steps + 1) * std::numeric_limits<T>::epsilon();
+}
+
+// What the two sides' sums of F may differ by, relative to delta: both sum in
+// double but in different orders (the device in lanes and chunks, the
+// reference in sequence), and any order of m additions is within
+// (m - 1) eps sum|F| of the exact sum (Higham, Accuracy and Stability of
+// Numerical Algorithms, 4.2). `abs_delta` is g sum|F|, `scale` max |delta|.
+// Without this term, 2 ranks of n = 64 with per_stage Kerr coupling failed
+// at 5.7e-14 against a field tolerance of 9.8e-15.
+inline double summation_tolerance(std::int64_t terms, double abs_delta, double scale) {
+  return 2.0 * static_cast<double>(terms) * std::numeric_limits<double>::epsilon() * abs_delta /
+         std::max(scale, std::numeric_limits<double>::min());
+}
+
+template <class T>
+double abs_sum(const std::vector<std::complex<T>>& v) {
+  double s = 0;
+  for (const auto& z : v) s += std::abs(std::complex<double>(z));
+  return s;
+}
+
+// Integrates `steps` steps from the run's starting state on the device and
+// with the host reference, and compares delta histories and final fields.
+template <class T, class Model>
+Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, std::int64_t steps,
+                    const Model& model) {
+  ScopedRegion region("kmini::rk4::verify");
+  Verification v;
+  v.steps = steps;
+  v.tolerance = reference_tolerance<T>(steps);
+  Problem p = c.problem;
+  p.steps = k0 + steps;
+  // Allocations and input reads, agreed by all ranks before the collectives of start().
+  auto state = collectively(ctx.env.comm(), "rk4", [&] {
+    Integrator<T, ExecSpace, Model> it(ctx.exec, ctx.env.comm(), p, b.count, model);
+    load_state<T>(ctx.exec, c, b, it);
+    reference::State<T> ref{to_host<T>(it.F()), to_host<T>(it.G())};
+    return std::make_pair(std::move(it), std::move(ref));
+  });
+  Integrator<T, ExecSpace, Model>& it = state.first;
+  reference::State<T>& ref = state.second;
+  it.start(k0, c.resumed ? &c.resumed->sums : nullptr, false);
+  for (std::int64_t k = 0; k < steps; ++k) it.step();
+  v.device_history = history_to_host(it.history(), k0, k0 + steps);
+
+  const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage, p.kerr};
+  const auto allsum = global_sum(ctx.env.comm());
+  const C16 delta_start = (k0 == 0) ? reference::initial_delta(ref, setup, allsum) : p.g * allsum(reference::local_sum(ref.F));
+  const double abs_before = abs_sum(ref.F);
+  const auto ref_history = reference::run(ref, delta_start, steps, setup, allsum);
+  const double abs_delta = std::abs(p.g) * allreduce_max(ctx.env.comm(), std::max(abs_before, abs_sum(ref.F))) *
+                           static_cast<double>(ctx.env.size());
+
+  double scale = 0, err = 0;
+  for (std::size_t k = 0; k < ref_history.size(); ++k) {
+    scale = std::max(scale, std::abs(ref_history[k]));
+    const double e = std::abs(v.device_history[k] - ref_history[k]);
+    err = std::isnan(e) ? INFINITY : std::max(err, e);
+  }
+  v.delta_error = err / std::max(scale, std::numeric_limits<double>::min());
+  const auto terms = static_cast<std::int64_t>(allreduce_max(ctx.env.comm(), static_cast<double>(b.count))) + ctx.env.size();
+  v.delta_tolerance = v.tolerance + summation_tolerance(terms, abs_delta, scale);
+  const auto F = to_host<T>(it.F()), G = to_host<T>(it.G());
+  double fscale = 1, ferr = 0;
+  for (std::int64_t i = 0; i < b.count; ++i) {
+    fscale = std::max({fscale, static_cast<double>(std::abs(ref.F[i])), static_cast<double>(std::abs(ref.G[i]))});
+    const double e = std::max(std::abs(C16(F[i]) - C16(ref.F[i])), std::abs(C16(G[i]) - C16(ref.G[i])));
+    ferr = std::isnan(e) ? INFINITY : std::max(ferr, e);
+  }
+  v.field_error = allreduce_max(ctx.env.comm(), ferr) / allreduce_max(ctx.env.comm(), fscale);
+  return v;
+}
+
+}  // namespace kmini::rk4::detail
