@@ -1,0 +1,307 @@
+// DiscountKernel::run: the phases of one discount run, each a Kokkos
+// profiling region (kmini::discount::<phase>): inputs, warm_up, kernel and
+// end_to_end (interleaved), verify, the reductions combined over ranks,
+// write; then the report.
+#include "core/collective.hpp"
+#include "core/errors.hpp"
+#include "core/format.hpp"
+#include "core/run_loop.hpp"
+#include "discount/discount.hpp"
+#include "discount/discount_data.hpp"
+#include "discount/discount_kernels.hpp"
+#include "discount/discount_reference.hpp"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <tuple>
+#include <vector>
+
+namespace kmini::discount {
+
+namespace {
+
+using namespace detail;
+
+template <class T> MPI_Datatype mpi_type();
+template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+template <> MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+
+const char* suffix(bool single) { return single ? "f32" : "f64"; }
+
+std::string describe(const InputSpec& s) {
+  if (s.source == InputSpec::Source::Arange) return "arange";
+  if (s.source == InputSpec::Source::Random) return "random(seed=" + std::to_string(s.seed) + ")";
+  return std::string("file ") + s.path + " (" + npy::short_name(s.file.dtype) + ")";
+}
+
+// This rank's shape: D local dates of M ids x O terms.
+struct Shape {
+  DateSlice slice;
+  std::int64_t D = 0, M = 0, O = 0, row = 0;
+};
+
+// The device arrays and their host mirrors (inputs, cv, sums).
+template <class T>
+struct Arrays {
+  DeviceArrays<T> a;
+  typename Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>::HostMirror mult;
+  typename Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>::HostMirror disc, cv;
+  typename Kokkos::View<T*, MemSpace>::HostMirror sums;
+};
+
+// Phase "inputs": every rank allocates, then reads or generates its inputs;
+// each part is agreed by all ranks (a failure on one, such as a file read, is
+// the same error on all). Returns how many input values are not finite.
+template <class T>
+Arrays<T> load_inputs(RunContext& ctx, const Config& c, const Shape& s, std::int64_t& nonfinite) {
+  const Environment& env = ctx.env;
+  const std::int64_t blocks = (s.row + kBlock - 1) / kBlock;
+  const auto arrays = collectively(env.comm(), "discount", [&] {
+    DeviceArrays<T> a(s.D, s.M, s.O, c.computes_cv(), c.reduce, blocks);
+    return Arrays<T>{a, Kokkos::create_mirror_view(a.mult), Kokkos::create_mirror_view(a.disc),
+                     Kokkos::create_mirror_view(a.cv), Kokkos::create_mirror_view(a.sums)};
+  });
+  ScopedRegion region("kmini::discount::inputs");
+  std::int64_t nonfinite_mult = 0, nonfinite_disc = 0;
+  collectively(env.comm(), "discount", [&] {
+    nonfinite_mult = load_input<T>(ctx.exec, c.mult_by, 0, arrays.a.mult, arrays.mult);
+    nonfinite_disc = load_input<T>(ctx.exec, c.discount, static_cast<std::uint64_t>(s.slice.first * s.row),
+                                   arrays.a.disc, arrays.disc);
+  });
+  // mult_by is whole on every rank, discount is split by dates.
+  nonfinite_disc = static_cast<std::int64_t>(allreduce_sum(env.comm(), static_cast<double>(nonfinite_disc)));
+  if (env.is_root() && nonfinite_mult + nonfinite_disc > 0)
+    ctx.err << "kmini: warning: discount: the input files hold " << nonfinite_mult << " (mult_by) and "
+            << nonfinite_disc << " (discount) NaN or infinite values; they propagate into the outputs as in numpy\n";
+  nonfinite = nonfinite_mult + nonfinite_disc;
+  return arrays;
+}
+
+struct Timings {
+  BestOverRepeats kernel;  // kernel-only
+  double end_to_end = std::numeric_limits<double>::infinity(), my_end_to_end = end_to_end;
+  double h2d = std::numeric_limits<double>::infinity(), e2e_kernel = h2d, d2h = h2d;  // of the best e2e
+};
+
+// Phases "warm_up", "kernel" and "end_to_end": kernel only, and end to end
+// (inputs host->device, kernel, results device->host), each the best of
+// `repeat` of the slowest rank. One untimed run first, and the two
+// interleaved, so both see the same warmed-up machine (timed one after the
+// other, the first repeats of kernel-only ran cold and e2e often came out
+// faster than the kernel alone).
+template <class T>
+Timings time_kernel(RunContext& ctx, const Config& c, const Arrays<T>& arrays) {
+  const Environment& env = ctx.env;
+  const DeviceArrays<T>& a = arrays.a;
+  Timings t;
+  {
+    ScopedRegion region("kmini::discount::warm_up");
+    compute(ctx.exec, c, a);
+    ctx.exec.fence();
+  }
+  for (std::int64_t r = 0; r < c.repeat; ++r) {
+    {
+      ScopedRegion region("kmini::discount::kernel");
+      t.kernel.add(env.comm(), time_together(env.comm(), ctx.exec, [&] { compute(ctx.exec, c, a); }));
+    }
+    ScopedRegion region("kmini::discount::end_to_end");
+    MPI_Barrier(env.comm());
+    FencedTimer<ExecSpace> timer(ctx.exec);
+    Kokkos::deep_copy(ctx.exec, a.mult, arrays.mult);
+    Kokkos::deep_copy(ctx.exec, a.disc, arrays.disc);
+    const double h2d = timer.seconds();
+    compute(ctx.exec, c, a);
+    const double kernel_done = timer.seconds();
+    Kokkos::deep_copy(ctx.exec, arrays.cv, a.cv);
+    Kokkos::deep_copy(ctx.exec, arrays.sums, a.sums);
+    const double total = timer.seconds();
+    const double slowest = allreduce_max(env.comm(), total);
+    const double h2d_max = allreduce_max(env.comm(), h2d);
+    const double kernel_max = allreduce_max(env.comm(), kernel_done - h2d);
+    const double d2h_max = allreduce_max(env.comm(), total - kernel_done);
+    if (slowest < t.end_to_end) t = {t.kernel, slowest, total, h2d_max, kernel_max, d2h_max};
+  }
+  ctx.exec.fence();
+  return t;
+}
+
+// Phase "verify": bitwise against the host reference on this rank's slice.
+template <class T>
+void verify(RunContext& ctx, const Config& c, const Shape& s, const Arrays<T>& h, KernelReport& report) {
+  ScopedRegion region("kmini::discount::verify");
+  Json& m = report.metrics;
+  std::int64_t cv_bad = -1, sums_bad = -1;
+  if (c.computes_cv())
+    cv_bad = reference::first_cv_difference(h.mult.data(), h.disc.data(), h.cv.data(), s.D, s.row);
+  if (c.reduce == Reduce::PerDate) {
+    const auto ref = reference::per_date(h.mult.data(), h.disc.data(), s.D, s.row);
+    sums_bad = reference::first_difference<T>(ref.data(), h.sums.data(), s.D);
+  } else if (c.reduce == Reduce::PerId) {
+    const auto ref = reference::per_id(h.mult.data(), h.disc.data(), s.D, s.M, s.O);
+    sums_bad = reference::first_difference<T>(ref.data(), h.sums.data(), s.M);
+  }
+  report.verified = all_ranks_ok(ctx.env.comm(), cv_bad < 0 && sums_bad < 0);
+  m["verification"] = "bitwise equality with the host reference on every rank's slice (NaN matches NaN)";
+  if (cv_bad >= 0) m["first_cv_mismatch_local_index"] = Json(static_cast<long long>(cv_bad));
+  if (sums_bad >= 0) m["first_reduced_mismatch_local_index"] = Json(static_cast<long long>(sums_bad));
+}
+
+// The reductions over ranks: per_date values live on their date's rank;
+// per_id partials are added in rank order on rank 0 (deterministic for a
+// given rank count) and broadcast.
+template <class T>
+struct Reduced {
+  std::vector<T> per_id;  // per_id: the global result on every rank
+  double checksum = 0;
+};
+
+template <class T>
+Reduced<T> combine_reductions(RunContext& ctx, const Config& c, const Shape& s, const Arrays<T>& h) {
+  const Environment& env = ctx.env;
+  Reduced<T> r;
+  const std::int64_t M = s.M;
+  if (c.reduce == Reduce::PerId) {
+    std::vector<T> all(env.is_root() ? static_cast<std::size_t>(M) * env.size() : 0);
+    MPI_Gather(h.sums.data(), static_cast<int>(M), mpi_type<T>(), all.data(), static_cast<int>(M), mpi_type<T>(), 0,
+               env.comm());
+    r.per_id.assign(static_cast<std::size_t>(M), T(0));
+    if (env.is_root())
+      for (int q = 0; q < env.size(); ++q)
+        for (std::int64_t i = 0; i < M; ++i) r.per_id[i] += all[q * M + i];
+    MPI_Bcast(r.per_id.data(), static_cast<int>(M), mpi_type<T>(), 0, env.comm());
+    for (const T v : r.per_id) r.checksum += static_cast<double>(v);
+  } else if (c.reduce == Reduce::PerDate) {
+    double local = 0;
+    for (std::int64_t d = 0; d < s.D; ++d) local += static_cast<double>(h.sums(d));
+    std::vector<double> per_rank(static_cast<std::size_t>(env.size()));
+    MPI_Allgather(&local, 1, MPI_DOUBLE, per_rank.data(), 1, MPI_DOUBLE, env.comm());
+    for (double v : per_rank) r.checksum += v;
+  }
+  return r;
+}
+
+// Phase "write": cv and the reduction, collective and atomic. Returns the
+// slowest rank's seconds.
+template <class T>
+double write_outputs(RunContext& ctx, const Config& c, const Shape& s, const Arrays<T>& h, const Reduced<T>& r) {
+  const Environment& env = ctx.env;
+  ScopedRegion write_region("kmini::discount::write");
+  Kokkos::Timer write_timer;
+  if (!c.write_cv.empty())
+    npy::write_distributed(env.comm(), ctx.output_path(c.write_cv), npy::DTypeOf<T>::value, {c.dates, s.M, s.O},
+                           static_cast<std::uint64_t>(s.slice.first * s.row),
+                           static_cast<std::uint64_t>(s.D * s.row), h.cv.data());
+  if (!c.write_reduced.empty()) {
+    if (c.reduce == Reduce::PerDate)
+      npy::write_distributed(env.comm(), ctx.output_path(c.write_reduced), npy::DTypeOf<T>::value, {c.dates},
+                             static_cast<std::uint64_t>(s.slice.first), static_cast<std::uint64_t>(s.D),
+                             h.sums.data());
+    else
+      npy::write_distributed(env.comm(), ctx.output_path(c.write_reduced), npy::DTypeOf<T>::value, {s.M}, 0,
+                             env.is_root() ? static_cast<std::uint64_t>(s.M) : 0, r.per_id.data());
+  }
+  return allreduce_max(env.comm(), write_timer.seconds());
+}
+
+// The metrics and the two summary rows (kernel only, end to end).
+template <class T>
+void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings& t, std::int64_t nonfinite,
+                double reduced_checksum, double write_seconds, KernelReport& report) {
+  const Environment& env = ctx.env;
+  Json& m = report.metrics;
+  const std::int64_t D = s.D, M = s.M, O = s.O, row = s.row;
+  const bool cv_on = c.computes_cv();
+  // Bytes each rank's kernel must move, and what crosses host<->device.
+  const double bytes = sizeof(T);
+  const double elements = static_cast<double>(D) * static_cast<double>(row);
+  const double reduced_out = c.reduce == Reduce::PerDate ? D : c.reduce == Reduce::PerId ? M : 0;
+  const double kernel_bytes = bytes * (elements + row + (cv_on ? elements : 0) + reduced_out);
+  const double h2d_bytes = bytes * (elements + row), d2h_bytes = bytes * ((cv_on ? elements : 0) + reduced_out);
+  const double flops = elements * (c.reduce == Reduce::None ? 1 : 2);
+  const double total_bytes = allreduce_sum(env.comm(), kernel_bytes);
+  const double total_flops = allreduce_sum(env.comm(), flops);
+  const double kernel_seconds = t.kernel.slowest();
+  const double per_rank_bw = total_bytes / env.size() / kernel_seconds;
+  const double roof = ctx.roof_bandwidth();
+
+  const char* reduce_names[] = {"none", "per_date", "per_id"};
+  m["dates"] = Json(static_cast<long long>(c.dates));
+  m["ids"] = Json(static_cast<long long>(M));
+  m["terms"] = Json(static_cast<long long>(O));
+  m["precision"] = c.single ? "single" : "double";
+  m["reduce"] = reduce_names[static_cast<int>(c.reduce)];
+  m["nonfinite_inputs"] = Json(static_cast<long long>(nonfinite));
+  m["policy"] = c.reduce == Reduce::None ? (c.policy == Policy::Flat ? "flat" : "mdrange") : "fused reduction";
+  m["cv_computed"] = cv_on;
+  m["inputs"]["mult_by"] = describe(c.mult_by);
+  m["inputs"]["discount"] = describe(c.discount);
+  m["dates_per_rank_max"] = Json(static_cast<long long>(date_slice(c.dates, 0, env.size()).count));
+  m["repeat"] = Json(static_cast<long long>(c.repeat));
+  Json& k = m["kernel"];
+  k["best_seconds"] = kernel_seconds;
+  k["bytes_all_ranks"] = total_bytes;
+  k["flops_all_ranks"] = total_flops;
+  k["bandwidth_bytes_per_s_per_rank"] = per_rank_bw;
+  k["aggregate_bandwidth_bytes_per_s"] = total_bytes / kernel_seconds;
+  k["roof_bandwidth_bytes_per_s"] = roof;
+  k["fraction_of_roof"] = per_rank_bw / roof;
+  k["arithmetic_intensity_flops_per_byte"] = total_flops / total_bytes;
+  k["gflops_per_s"] = total_flops / kernel_seconds / 1e9;
+  Json& e = m["end_to_end"];
+  e["best_seconds"] = t.end_to_end;
+  e["host_to_device_seconds"] = t.h2d;
+  e["kernel_seconds"] = t.e2e_kernel;
+  e["device_to_host_seconds"] = t.d2h;
+  e["host_to_device_bytes_all_ranks"] = allreduce_sum(env.comm(), h2d_bytes);
+  e["device_to_host_bytes_all_ranks"] = allreduce_sum(env.comm(), d2h_bytes);
+  e["arithmetic_intensity_flops_per_transferred_byte"] =
+      total_flops / allreduce_sum(env.comm(), h2d_bytes + d2h_bytes);
+  e["kernel_fraction_of_end_to_end"] = t.e2e_kernel / t.end_to_end;
+  note_transfers(e);
+  if (c.reduce != Reduce::None) m["reduced_checksum"] = reduced_checksum;
+  m["write_seconds"] = write_seconds;
+
+  const std::string label = std::string("discount.") +
+                            (c.reduce == Reduce::None      ? "multiply"
+                             : c.reduce == Reduce::PerDate ? "per_date"
+                                                           : "per_id") +
+                            "_" + suffix(c.single);
+  const std::string size = std::to_string(c.dates) + "x" + std::to_string(M) + "x" + std::to_string(O);
+  SummaryRow kernel_row = rate_row(label, size, kernel_seconds, t.kernel.mine(), total_bytes, env.size(), "B/s");
+  kernel_row.roof_fraction = per_rank_bw / roof;
+  kernel_row.roof = kRoofStream;
+  kernel_row.verified = report.verified;
+  SummaryRow e2e_row = rate_row(label + ".e2e", size, t.end_to_end, t.my_end_to_end, total_bytes, env.size(), "B/s");
+  e2e_row.roof = kRoofStream;
+  e2e_row.verified = report.verified;
+  report.rows = {kernel_row, e2e_row};
+}
+
+template <class T>
+KernelReport run_typed(const Config& c, RunContext& ctx) {
+  Shape s;
+  s.slice = date_slice(c.dates, ctx.env.rank(), ctx.env.size());
+  s.D = s.slice.count;
+  s.M = c.ids;
+  s.O = c.terms;
+  s.row = c.row();
+  std::int64_t nonfinite = 0;
+  const Arrays<T> arrays = load_inputs<T>(ctx, c, s, nonfinite);
+  const Timings t = time_kernel<T>(ctx, c, arrays);
+  KernelReport report;
+  if (ctx.verify) verify<T>(ctx, c, s, arrays, report);
+  const Reduced<T> reduced = combine_reductions<T>(ctx, c, s, arrays);
+  const double write_seconds = write_outputs<T>(ctx, c, s, arrays, reduced);
+  report_run<T>(ctx, c, s, t, nonfinite, reduced.checksum, write_seconds, report);
+  return report;
+}
+
+}  // namespace
+
+KernelReport DiscountKernel::run(RunContext& ctx) {
+  return config_.single ? run_typed<float>(config_, ctx) : run_typed<double>(config_, ctx);
+}
+
+}  // namespace kmini::discount
