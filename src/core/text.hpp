@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace kmini {
 
@@ -66,6 +67,13 @@ inline std::string escape_cut(const std::string& text, std::size_t max_chars = k
 inline std::string quoted_value(const std::string& text, std::size_t max_chars = kShownChars) {
   std::string out = "'" + escape_cut(text, max_chars) + "'";
   if (escaped_longer_than(text, max_chars)) out += " (" + std::to_string(text.size()) + " chars)";
+  return out;
+}
+
+// "a, b, c": the items of `v` with `sep` between them.
+inline std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
   return out;
 }
 

@@ -16,6 +16,9 @@
 
 namespace kmini {
 
+// A node on one line, in YAML flow style: "[1, 2]", "{a: 1, b: 2}".
+std::string flow_text(const YAML::Node& v);
+
 class Deck;
 
 // A view of one map in the deck, at a dotted path ("rk4.init.F").
