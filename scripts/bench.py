@@ -19,36 +19,11 @@ import statistics
 import subprocess
 import sys
 
+from kmini_results import BASELINES, FIGURES, ROOF, get
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def get(d, path):
-    for k in path:
-        if not isinstance(d, dict) or k not in d:
-            return None
-        d = d[k]
-    return d
-
-
-# What each kernel's benchmark reports: (label, path under kernels.<name>, unit, scale).
-FIGURES = {
-    "stream": [("add f64 bandwidth", ["ops", "add_f64", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
-               ("add i32 bandwidth", ["ops", "add_i32", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
-               ("exp f32 bandwidth", ["ops", "exp_f32", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
-               ("roof (best op)", ["roof_bandwidth_bytes_per_s"], "GB/s", 1e-9)],
-    "rk4": [("element-steps/s", ["element_steps_per_s"], "Gelem-steps/s", 1e-9),
-            ("bytes per element-step", ["bytes_per_element_step"], "B", 1.0),
-            ("effective bandwidth", ["effective_bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9)],
-    "discount": [("kernel bandwidth", ["kernel", "bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9),
-                 ("end-to-end seconds", ["end_to_end", "best_seconds"], "s", 1.0)],
-    "gram": [("useful bit-ops/s", ["useful_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
-             ("executed bit-ops/s", ["executed_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
-             ("AND+popcount peak (probe)", ["probe_and_popcount_peak_bit_ops_per_s"], "Tbit-ops/s", 1e-12)],
-}
-# Fraction of the measured roof: bandwidth kernels of the stream roof, gram of the popcount probe.
-ROOF = {"rk4": ["fraction_of_roof"], "discount": ["kernel", "fraction_of_roof"], "gram": ["fraction_of_peak"]}
-# In-run baselines: (name, path of the speedup over it).
-BASELINES = {"gram": [("KokkosBlas::gemm float", ["baseline", "gram_speedup"])]}
 # numpy comparisons: (script, regex of the ratio numpy_time / kmini_time in its output).
 NUMPY = {
     "rk4": ("scripts/compare_numpy_rk4.py", r"ratio numpy / kmini:\s*([0-9.eE+-]+)x"),

@@ -10,11 +10,12 @@ loop, the tile kernel alone), sparse_outputs_seconds (the outputs' device
 kernels and writes, final pass), the kernel's wall seconds, and the
 outputs' cost relative to the slice loop."""
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
+
+from kmini_results import kernel, load
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,8 +41,7 @@ def main():
             cmd = [args.kmini, args.deck, "--set", "gram.baseline=false", "--set", "run.verify=false",
                    "--out", out] + extra
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-            with open(os.path.join(out, "results.json")) as f:
-                r = json.load(f)["kernels"]["gram"]
+            r = kernel(load(os.path.join(out, "results.json")), "gram")
             m = r
             figures[name].append((m["compute_seconds"], m.get("sparse_outputs_seconds", 0.0), r["seconds"],
                                   m.get("pairs_written")))

@@ -15,10 +15,11 @@ stream roof measured in the same run, and the ratio to affine per_step of the sa
 Timings come from kmini's own results.json; there is no timing in unit tests.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
+
+from kmini_results import kernel, load
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--kmini", default="build/bin/kmini")
@@ -51,8 +52,7 @@ for n in args.sizes:
                 if done.returncode != 0:
                     sys.exit(f"bench_rk4_methods.py: {' '.join(cmd)} failed (exit {done.returncode}):\n"
                              f"{done.stdout[-2000:]}")
-                with open(os.path.join(out, "results.json")) as f:
-                    k = json.load(f)["kernels"]["rk4"]
+                k = kernel(load(os.path.join(out, "results.json")), "rk4")
                 key = (coupling, method, kerr)
                 if key not in best or k["loop_seconds"] < best[key]["loop_seconds"]:
                     best[key] = k

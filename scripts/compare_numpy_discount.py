@@ -13,7 +13,6 @@ reference, the allocating expression mult_by * discount.
 Exit status: 0 agreement, 1 disagreement or kmini failure, 2 bad usage.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -21,6 +20,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from kmini_results import get, load
 
 
 def arange(n, dtype, shape):
@@ -59,10 +60,9 @@ def main():
         if run.returncode != 0:
             print(f"kmini failed (exit {run.returncode})", file=sys.stderr)
             return 1
-        with open(os.path.join(out, "results.json")) as f:
-            results = json.load(f)
+        results = load(os.path.join(out, "results.json"))
         deck = results["deck"]["discount"]
-        k = results["kernels"]["discount"]
+        k = get(results, "kernels", "discount")
         if k["inputs"] != {"mult_by": "arange", "discount": "arange"}:
             print("the deck's inputs must be arange for numpy to rebuild them", file=sys.stderr)
             return 2

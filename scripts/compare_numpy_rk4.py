@@ -16,7 +16,6 @@ kernels.rk4.loop_seconds) against numpy's time loop, both excluding setup.
 Exit status: 0 agreement, 1 disagreement or kmini failure, 2 bad usage.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -24,6 +23,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from kmini_results import kernel, load
 
 
 def rhs(F, G, d, kerr):
@@ -74,9 +75,15 @@ def main():
     args = ap.parse_args()
     if args.n < 1 or args.steps < 1:
         ap.error("--n and --steps must be >= 1")
-    out = args.out or tempfile.mkdtemp(prefix="kmini_rk4_numpy_")
-    os.makedirs(out, exist_ok=True)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        return compare(args, args.out)
+    # Inputs and kmini's outputs in a folder removed on every exit, Ctrl-C included.
+    with tempfile.TemporaryDirectory(prefix="kmini_rk4_numpy_") as out:
+        return compare(args, out)
 
+
+def compare(args, out):
     ctype = np.complex64 if args.precision == "single" else np.complex128
     rng = np.random.default_rng(2024)
     shape = (args.n, args.n)
@@ -100,12 +107,11 @@ def main():
     if run.returncode != 0:
         sys.stderr.write(run.stdout + "kmini failed with exit status %d\n" % run.returncode)
         return 1
-    with open(os.path.join(out, "results.json")) as f:
-        results = json.load(f)
-    rk4 = results["kernels"]["rk4"]
+    results = load(os.path.join(out, "results.json"))
+    rk4 = kernel(results, "rk4")
     deck = results["deck"]["rk4"]
     per_stage = rk4["coupling"] == "per_stage"
-    delta0 = complex(*deck["delta0"])
+    delta0 = complex(*deck.get("delta0", [0, 0]))  # per_stage decks record none
     kmini_delta = np.load(os.path.join(out, "delta.npy"))
 
     print("numpy: %d steps of RK4 on %dx%d %s fields (%s, kerr = %g; kmini method %s) ..." % (

@@ -3,7 +3,7 @@
 
   scripts/scaling.py study DECK [--kernels K,...] [--ranks 1,2,4] [--mode strong|weak|both]
                      [--launcher mpirun|srun|'TEMPLATE'] [--out DIR] [--dry-run]
-  scripts/scaling.py model --kernel gram --rows 100000 --cols 200000 [--gpus 1..1024] [--out DIR]
+  scripts/scaling.py model [--rows 100000] [--cols 200000] [--max-gpus 1024] [--summary-only] [--out DIR]
 
 `study` runs kmini once per (kernel, mode, rank count), collects every results.json into
 DIR/scaling.csv, plots DIR/<kernel>_<mode>.png (time, speedup, parallel efficiency against ranks,
@@ -23,6 +23,8 @@ import shlex
 import subprocess
 import sys
 
+from kmini_results import TIME, get
+
 try:
     import yaml
     import matplotlib
@@ -40,10 +42,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #           'per_rank' (the key is already per rank: unchanged in weak, divided in strong)
 #   time:   the metric (path under kernels.<name> in results.json) a study times; default 'seconds'
 KERNELS = {
-    "stream": {"key": "stream.n", "growth": "per_rank", "time": ["ops", "add_f64", "best_seconds"]},
-    "rk4": {"key": "rk4.n", "growth": "sqrt", "time": ["loop_seconds"]},  # n×n elements, rows split
-    "discount": {"key": "discount.dates", "growth": "linear", "time": ["kernel", "best_seconds"]},
-    "gram": {"key": "gram.A.random.rows", "growth": "sqrt", "time": ["compute_seconds"]},  # work ∝ rows²·cols
+    "stream": {"key": "stream.n", "growth": "per_rank"},
+    "rk4": {"key": "rk4.n", "growth": "sqrt"},  # n×n elements, rows split
+    "discount": {"key": "discount.dates", "growth": "linear"},
+    "gram": {"key": "gram.A.random.rows", "growth": "sqrt"},  # work ∝ rows²·cols
 }
 
 LAUNCHERS = {
@@ -99,14 +101,6 @@ def predict_seconds(kernel, p, base, mode, net):
     return base["compute_seconds"] * share
 
 
-def _get(d, *path, default=None):
-    for k in path:
-        if not isinstance(d, dict) or k not in d:
-            return default
-        d = d[k]
-    return d
-
-
 def single_rank_figures(kernel, results):
     """What the model needs, read from a one-rank results.json (kernel-specific metric names
     with fallbacks, so the model degrades to 'compute only' rather than failing)."""
@@ -117,17 +111,17 @@ def single_rank_figures(kernel, results):
         steps = deck.get("steps", 1)
         return {"steps": steps, "step_seconds": k.get("loop_seconds", seconds) / max(steps, 1)}
     if kernel == "gram":
-        rows = _get(deck, "A", "random", "rows", default=0) or k.get("rows", 0)
-        cols = _get(deck, "A", "random", "cols", default=0) or k.get("cols", 0)
-        writes_c = bool(_get(deck, "write", "C", default=""))
+        rows = get(deck, "A", "random", "rows", default=0) or k.get("rows", 0)
+        cols = get(deck, "A", "random", "cols", default=0) or k.get("cols", 0)
+        writes_c = bool(get(deck, "write", "C", default=""))
         return {"compute_seconds": k.get("compute_seconds", seconds), "a_bytes": rows * math.ceil(cols / 64) * 8,
                 "c_bytes": 4 * rows * rows if writes_c else 0}
     if kernel == "discount":
-        writes_cv = bool(_get(deck, "write", "cv", default=""))
+        writes_cv = bool(get(deck, "write", "cv", default=""))
         n = deck.get("dates", 0) * deck.get("ids", 0) * deck.get("terms", 0)
         item = 4 if deck.get("precision") == "single" else 8
-        return {"compute_seconds": _get(k, "kernel", "best_seconds", default=seconds), "out_bytes": n * item if writes_cv else 0}
-    return {"compute_seconds": _get(k, *KERNELS[kernel].get("time", ["seconds"]), default=seconds)}
+        return {"compute_seconds": get(k, "kernel", "best_seconds", default=seconds), "out_bytes": n * item if writes_cv else 0}
+    return {"compute_seconds": get(k, TIME.get(kernel, ["seconds"]), default=seconds)}
 
 
 # ------------------------------------------------------------------ study ----
@@ -271,7 +265,7 @@ def study(args):
                     res = json.load(f)
                 last_results = res
                 kres = res["kernels"][kernel]
-                seconds = _get(kres, *KERNELS[kernel].get("time", ["seconds"]), default=kres["seconds"])
+                seconds = get(kres, TIME.get(kernel, ["seconds"]), default=kres["seconds"])
                 rows.append({"kernel": kernel, "mode": mode, "ranks": p, "size_key": key, "size": size,
                              "seconds": seconds, "verified": kres.get("verified"), "results": res})
             if args.dry_run or not rows:

@@ -1,0 +1,56 @@
+"""Reading kmini's results.json, for every script that does: one getter, and per kernel the
+metric paths (under kernels.<name>) that the benchmark and scaling scripts report.
+
+  from kmini_results import get, load, FIGURES, ROOF, BASELINES, TIME
+"""
+import json
+
+# What each kernel's benchmark reports: (label, path under kernels.<name>, unit, scale).
+FIGURES = {
+    "stream": [("add f64 bandwidth", ["ops", "add_f64", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
+               ("add i32 bandwidth", ["ops", "add_i32", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
+               ("exp f32 bandwidth", ["ops", "exp_f32", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
+               ("roof (best op)", ["roof_bandwidth_bytes_per_s"], "GB/s", 1e-9)],
+    "rk4": [("element-steps/s", ["element_steps_per_s"], "Gelem-steps/s", 1e-9),
+            ("bytes per element-step", ["bytes_per_element_step"], "B", 1.0),
+            ("effective bandwidth", ["effective_bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9)],
+    "discount": [("kernel bandwidth", ["kernel", "bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9),
+                 ("end-to-end seconds", ["end_to_end", "best_seconds"], "s", 1.0)],
+    "gram": [("useful bit-ops/s", ["useful_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
+             ("executed bit-ops/s", ["executed_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
+             ("AND+popcount peak (probe)", ["probe_and_popcount_peak_bit_ops_per_s"], "Tbit-ops/s", 1e-12)],
+}
+# Fraction of the measured roof: bandwidth kernels of the stream roof, gram of the popcount probe.
+ROOF = {"rk4": ["fraction_of_roof"], "discount": ["kernel", "fraction_of_roof"], "gram": ["fraction_of_peak"]}
+# In-run baselines: (name, path of the speedup over it).
+BASELINES = {"gram": [("KokkosBlas::gemm float", ["baseline", "gram_speedup"])]}
+# The time a scaling study measures per kernel (the kernel's timed part, not its I/O).
+TIME = {
+    "stream": ["ops", "add_f64", "best_seconds"],
+    "rk4": ["loop_seconds"],
+    "discount": ["kernel", "best_seconds"],
+    "gram": ["compute_seconds"],
+}
+
+
+def get(d, *path, default=None):
+    """d[path[0]][path[1]]..., or `default` where a step is missing. The path is given as
+    arguments or as one list: get(k, "kernel", "best_seconds") == get(k, ["kernel", "best_seconds"])."""
+    if len(path) == 1 and isinstance(path[0], (list, tuple)):
+        path = tuple(path[0])
+    for k in path:
+        if not isinstance(d, dict) or k not in d:
+            return default
+        d = d[k]
+    return d
+
+
+def load(path):
+    """The results.json at `path`."""
+    with open(path) as f:
+        return json.load(f)
+
+
+def kernel(results, name):
+    """kernels.<name> of a results.json (KeyError when the kernel did not run)."""
+    return results["kernels"][name]
