@@ -13,6 +13,7 @@ KMINI_APT_PACKAGES=(
   libopenmpi-dev openmpi-bin
   libyaml-cpp-dev libgtest-dev
   python3-numpy python3-matplotlib python3-yaml
+  clang-format
 )
 
 kmini_log() { echo "[kmini] $*" >&2; }
