@@ -1,7 +1,7 @@
 #include "core/collective.hpp"
 
-#include "core/format.hpp"
 #include "core/device_memory.hpp"
+#include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 
 namespace kmini {

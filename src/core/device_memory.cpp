@@ -2,8 +2,8 @@
 
 #include "core/format.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <unistd.h>
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdio>

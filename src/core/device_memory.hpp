@@ -31,7 +31,6 @@ struct RankMemory {
 };
 RankMemory device_memory_per_rank(MPI_Comm comm);
 
-
 // The one-line reason `need` does not fit `memory`, or "" when it fits:
 // "needs 96 EiB of device memory per rank, the device has 23.1 GiB available".
 std::string memory_shortfall(const ByteCount& need, const RankMemory& memory);

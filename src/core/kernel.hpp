@@ -27,8 +27,8 @@ using MemSpace = ExecSpace::memory_space;
 // One line of the summary table. Rates are in base units ("B/s", "bitop/s");
 // the table adds the SI prefix.
 struct SummaryRow {
-  std::string label;  // "stream.add_f64"
-  std::string size;   // "n=4194304"
+  std::string label;           // "stream.add_f64"
+  std::string size;            // "n=4194304"
   double seconds = 0;          // the slowest rank's
   double rank_seconds = NAN;   // this rank's share of `seconds` (its time in the same repeat)
   double throughput = NAN;     // per rank
@@ -73,9 +73,7 @@ struct RunContext {
     return *stream_bandwidth;
   }
   // Output paths in decks are relative to --out DIR unless absolute.
-  std::string output_path(const std::string& p) const {
-    return (p.empty() || p[0] == '/') ? p : out_dir + "/" + p;
-  }
+  std::string output_path(const std::string& p) const { return (p.empty() || p[0] == '/') ? p : out_dir + "/" + p; }
 };
 
 // Device memory a kernel's plan needs per rank, and the deck setting that

@@ -68,8 +68,8 @@ std::vector<std::string> device_mapping_flags(int node_local_rank) {
 #if KMINI_KOKKOS_4
   // Kokkos 4 maps by node-local rank itself, reading the launcher's variables;
   // provide the rank we computed with MPI when the launcher set none of them.
-  const char* launcher_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
-                                 "MPI_LOCALRANKID", "SLURM_LOCALID", "PMI_LOCAL_RANK"};
+  const char* launcher_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                 "SLURM_LOCALID", "PMI_LOCAL_RANK"};
   bool launcher_known = false;
   for (const char* v : launcher_vars) launcher_known = launcher_known || std::getenv(v);
   if (!launcher_known) setenv("MPI_LOCALRANKID", std::to_string(node_local_rank).c_str(), 0);
@@ -97,7 +97,7 @@ struct FlagSpec {
   const char* alias;  // another accepted spelling (Kokkos 3.4's), or nullptr
   Kind kind;
   const char* expected;
-  int first_version;   // the Kokkos versions that honour the flag: [first, last)
+  int first_version;  // the Kokkos versions that honour the flag: [first, last)
   int last_version;
   const char* instead;  // what to use where it is not honoured
 };
@@ -190,12 +190,11 @@ std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int 
     }
     const std::string shown = escape_cut(arg), flag = prefix + f->name;
     if (!valid_value(*f, has_value, value))
-      throw UsageError("" + shown + ": " + (has_value ? "got " + quoted_value(value) : "no value") +
-                       ", expected " + prefix + name + f->expected);
+      throw UsageError("" + shown + ": " + (has_value ? "got " + quoted_value(value) : "no value") + ", expected " +
+                       prefix + name + f->expected);
     for (const auto& [other, other_arg] : seen)
       if (other == f)
-        throw UsageError("" + flag + " given twice (" + quoted_value(other_arg) + " and " +
-                         quoted_value(arg) + ")");
+        throw UsageError("" + flag + " given twice (" + quoted_value(other_arg) + " and " + quoted_value(arg) + ")");
     seen.emplace_back(f, arg);
     if (version < f->first_version || version >= f->last_version)
       throw UsageError("" + shown + ": not supported by " + kokkos + " (" + f->instead + ")");

@@ -86,18 +86,15 @@ std::optional<AllocationFailure> allocation_failure(const std::exception& e);
 
 // Names for results.json.
 inline std::string execution_space_name() { return Kokkos::DefaultExecutionSpace::name(); }
-inline std::string memory_space_name() {
-  return Kokkos::DefaultExecutionSpace::memory_space::name();
-}
+inline std::string memory_space_name() { return Kokkos::DefaultExecutionSpace::memory_space::name(); }
 inline std::string version_string() {
-  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
-         "." + std::to_string(KOKKOS_VERSION % 100);
+  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) + "." +
+         std::to_string(KOKKOS_VERSION % 100);
 }
 
 // True when device memory is the host's memory (create_mirror_view aliases,
 // host<->device copies cost nothing).
 inline constexpr bool device_is_host_accessible =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                               Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
 
 }  // namespace kmini::compat

@@ -2,18 +2,18 @@
 
 #include "core/errors.hpp"
 
+#include <unistd.h>
 #include <atomic>
 #include <cstring>
-#include <unistd.h>
 
 namespace kmini::termination {
 
 namespace {
 
-constexpr int kSlots = 64;          // outputs in flight at once: a handful at most
-constexpr int kPathBytes = 4096;    // PATH_MAX on Linux
+constexpr int kSlots = 64;        // outputs in flight at once: a handful at most
+constexpr int kPathBytes = 4096;  // PATH_MAX on Linux
 struct Slot {
-  std::atomic<int> state{0};        // 0 free, 1 being filled, 2 registered
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 registered
   char path[kPathBytes];
 };
 Slot g_slots[kSlots];

@@ -47,8 +47,7 @@ int second_document_line(const std::string& text) {
   std::istringstream in(text);
   YAML::Parser parser(in);
   DocumentStarts starts;
-  while (starts.lines.size() < 2 && parser.HandleNextDocument(starts)) {
-  }
+  while (starts.lines.size() < 2 && parser.HandleNextDocument(starts)) {}
   return starts.lines.size() >= 2 && starts.lines[1] >= 0 ? starts.lines[1] + 1 : 0;
 }
 
@@ -77,11 +76,10 @@ class UniqueKeys {
           std::string msg = escape_cut(full) + ": " + what + " given twice";
           if (lines_)
             msg = origin_ + ":" + std::to_string(line) + ": " + msg +
-                  (seen.first->second == line ? " (line " + std::to_string(line) + ")"
-                                              : " (lines " + std::to_string(seen.first->second) + " and " +
-                                                    std::to_string(line) + ")");
-          else
-            msg = origin_ + ": " + msg;
+                  (seen.first->second == line
+                       ? " (line " + std::to_string(line) + ")"
+                       : " (lines " + std::to_string(seen.first->second) + " and " + std::to_string(line) + ")");
+          else msg = origin_ + ": " + msg;
           throw UsageError(msg);
         }
         check(kv.second, full);
@@ -186,8 +184,7 @@ YAML::Node Deck::load_one_document(const std::string& text, const std::string& o
 
 Deck Deck::from_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw UsageError(path + ": is a directory, expected a YAML deck file");
+  if (std::filesystem::is_directory(path, ec)) throw UsageError(path + ": is a directory, expected a YAML deck file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(path + ": cannot open deck file");
   std::ostringstream text;
@@ -239,7 +236,8 @@ void Deck::apply_set(const std::string& assignment) {
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
       next.reset(node[parts[i]]);
     } else if (!next.IsMap()) {
-      throw UsageError(where + ": " + quoted_value(parts[i]) + " is not a section or map, cannot set " + quoted_value(key));
+      throw UsageError(where + ": " + quoted_value(parts[i]) + " is not a section or map, cannot set " +
+                       quoted_value(key));
     }
     node.reset(next);
   }
@@ -286,6 +284,5 @@ void Deck::check_all_keys_known() const {
   if (!root_.IsMap()) throw UsageError(origin_ + ": a deck is a map of sections (run, stream, ...)");
   check_map(root_, "");
 }
-
 
 }  // namespace kmini

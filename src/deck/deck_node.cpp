@@ -52,8 +52,7 @@ std::string fmt(double v) { return format_g(v, 6); }
 YAML::Node DeckNode::lookup(const std::string& key) const {
   deck_->known_.insert(full(key));
   if (!node_.IsDefined() || node_.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
-  if (!node_.IsMap())
-    throw UsageError(deck_->where(path_, node_) + ": " + path_ + ": expected a map of keys");
+  if (!node_.IsMap()) throw UsageError(deck_->where(path_, node_) + ": " + path_ + ": expected a map of keys");
   const YAML::Node& cnode = node_;
   YAML::Node v = cnode[key];
   if (v.IsDefined()) {
@@ -118,8 +117,8 @@ std::int64_t DeckNode::integer(const std::string& key, std::int64_t fallback, st
   YAML::Node v = lookup(key);
   std::int64_t out = fallback;
   if (v.IsDefined()) {
-    const std::string range = max == kNoMax ? ">= " + std::to_string(min)
-                                            : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    const std::string range =
+        max == kNoMax ? ">= " + std::to_string(min) : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
     if (!v.IsScalar() || !parse_int(v.Scalar(), out) || out < min || out > max) fail(key, "an integer " + range);
   }
   record(key, Json(static_cast<long long>(out)));
@@ -138,8 +137,8 @@ double DeckNode::real(const std::string& key, double fallback, double min, doubl
   YAML::Node v = lookup(key);
   double out = fallback;
   if (v.IsDefined()) {
-    const bool ok = v.IsScalar() && parse_real(v.Scalar(), out) && (min_exclusive ? out > min : out >= min) &&
-                    out <= max;
+    const bool ok =
+        v.IsScalar() && parse_real(v.Scalar(), out) && (min_exclusive ? out > min : out >= min) && out <= max;
     if (!ok) {
       std::string range = min_exclusive ? "> " + fmt(min) : ">= " + fmt(min);
       if (max < std::numeric_limits<double>::max()) range += " and <= " + fmt(max);

@@ -14,9 +14,9 @@ namespace kmini::discount {
 // Where an input array comes from.
 struct InputSpec {
   enum class Source { File, Arange, Random } source = Source::Arange;
-  std::string path;          // File
-  npy::Info file;            // File: validated header
-  std::uint64_t seed = 0;    // Random
+  std::string path;        // File
+  npy::Info file;          // File: validated header
+  std::uint64_t seed = 0;  // Random
 };
 
 enum class Reduce { None, PerDate, PerId };

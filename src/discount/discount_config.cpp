@@ -50,11 +50,11 @@ std::int64_t read_size(const DeckNode& s, const std::string& key, std::int64_t f
   return s.integer(key, from_file > 0 ? from_file : fallback, 1);
 }
 
-void require_file_shape(const DeckNode& init, const std::string& key, const InputSpec& spec,
-                        const npy::Shape& expected, const std::string& names) {
+void require_file_shape(const DeckNode& init, const std::string& key, const InputSpec& spec, const npy::Shape& expected,
+                        const std::string& names) {
   if (spec.source != InputSpec::Source::File || spec.file.shape == expected) return;
-  init.child(key).fail("file", "shape " + npy::shape_string(expected) + " (" + names + " from the deck); " +
-                                   spec.path + " has shape " + npy::shape_string(spec.file.shape));
+  init.child(key).fail("file", "shape " + npy::shape_string(expected) + " (" + names + " from the deck); " + spec.path +
+                                   " has shape " + npy::shape_string(spec.file.shape));
 }
 
 // D * M * O * 2 * bytes must be a valid byte count.
@@ -67,7 +67,8 @@ void check_no_overflow(const DeckNode& s, const Config& c, std::initializer_list
 std::string size_key(const DeckNode& s, const Config& c) {
   std::string key = "dates";
   std::int64_t largest = 0;
-  for (const auto& [k, v] : {std::pair<const char*, std::int64_t>{"dates", c.dates}, {"ids", c.ids}, {"terms", c.terms}})
+  for (const auto& [k, v] :
+       {std::pair<const char*, std::int64_t>{"dates", c.dates}, {"ids", c.ids}, {"terms", c.terms}})
     if (s.has(k) && v > largest) {
       key = k;
       largest = v;
@@ -128,8 +129,9 @@ Config read_config(const DeckNode& s, MPI_Comm) {
 
   // The global array must be addressable (whether each rank's slice fits its
   // device is checked by the driver: memory_needs).
-  check_no_overflow(s, c, {static_cast<std::uint64_t>(c.dates), static_cast<std::uint64_t>(c.ids),
-                           static_cast<std::uint64_t>(c.terms), 2 * c.element_size()});
+  check_no_overflow(s, c,
+                    {static_cast<std::uint64_t>(c.dates), static_cast<std::uint64_t>(c.ids),
+                     static_cast<std::uint64_t>(c.terms), 2 * c.element_size()});
   return c;
 }
 
@@ -142,8 +144,8 @@ void DiscountKernel::print_plan(std::ostream& os, const Environment& env) const 
   const char* reduce[] = {"none", "per_date", "per_id"};
   os << "discount: D x M x O = " << c.dates << " x " << c.ids << " x " << c.terms << " ("
      << (c.single ? "single" : "double") << "), reduce = " << reduce[static_cast<int>(c.reduce)]
-     << (c.computes_cv() ? ", cv computed" : ", cv not computed") << ", dates per rank <= "
-     << date_slice(c.dates, 0, env.size()).count << ", device memory per rank <= "
+     << (c.computes_cv() ? ", cv computed" : ", cv not computed")
+     << ", dates per rank <= " << date_slice(c.dates, 0, env.size()).count << ", device memory per rank <= "
      << format_number(bytes_per_rank(c, date_slice(c.dates, 0, env.size()).count).approx() / (1 << 20))
      << " MiB, repeat = " << c.repeat << "\n";
 }

@@ -20,13 +20,14 @@ namespace kmini::discount::detail {
 // ones (the Kokkos 4.6 development snapshot crashes on that move assignment).
 template <class T>
 struct DeviceArrays {
-  DeviceArrays(std::int64_t dates, std::int64_t ids, std::int64_t terms, bool cv_on, Reduce reduce,
-               std::int64_t blocks)
+  DeviceArrays(std::int64_t dates, std::int64_t ids, std::int64_t terms, bool cv_on, Reduce reduce, std::int64_t blocks)
       : mult("kmini::discount::mult_by", ids, terms),
         disc("kmini::discount::discount", dates, ids, terms),
         cv("kmini::discount::cv", cv_on ? dates : 0, cv_on ? ids : 0, cv_on ? terms : 0),
         partial("kmini::discount::block_sums", reduce == Reduce::PerDate ? dates : 0, blocks),
-        sums("kmini::discount::sums", reduce == Reduce::PerDate ? dates : reduce == Reduce::PerId ? ids : 0) {}
+        sums("kmini::discount::sums", reduce == Reduce::PerDate ? dates
+                                      : reduce == Reduce::PerId ? ids
+                                                                : 0) {}
   Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> mult;       // M x O
   Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> disc, cv;  // D_local x M x O (cv empty when not computed)
   Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> partial;    // per_date block sums

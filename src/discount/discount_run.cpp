@@ -24,9 +24,16 @@ namespace {
 
 using namespace detail;
 
-template <class T> MPI_Datatype mpi_type();
-template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
-template <> MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+template <class T>
+MPI_Datatype mpi_type();
+template <>
+MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
 
 const char* suffix(bool single) { return single ? "f32" : "f64"; }
 
@@ -133,8 +140,7 @@ void verify(RunContext& ctx, const Config& c, const Shape& s, const Arrays<T>& h
   ScopedRegion region("kmini::discount::verify");
   Json& m = report.metrics;
   std::int64_t cv_bad = -1, sums_bad = -1;
-  if (c.computes_cv())
-    cv_bad = reference::first_cv_difference(h.mult.data(), h.disc.data(), h.cv.data(), s.D, s.row);
+  if (c.computes_cv()) cv_bad = reference::first_cv_difference(h.mult.data(), h.disc.data(), h.cv.data(), s.D, s.row);
   if (c.reduce == Reduce::PerDate) {
     const auto ref = reference::per_date(h.mult.data(), h.disc.data(), s.D, s.row);
     sums_bad = reference::first_difference<T>(ref.data(), h.sums.data(), s.D);
@@ -191,13 +197,12 @@ double write_outputs(RunContext& ctx, const Config& c, const Shape& s, const Arr
   Kokkos::Timer write_timer;
   if (!c.write_cv.empty())
     npy::write_distributed(env.comm(), ctx.output_path(c.write_cv), npy::DTypeOf<T>::value, {c.dates, s.M, s.O},
-                           static_cast<std::uint64_t>(s.slice.first * s.row),
-                           static_cast<std::uint64_t>(s.D * s.row), h.cv.data());
+                           static_cast<std::uint64_t>(s.slice.first * s.row), static_cast<std::uint64_t>(s.D * s.row),
+                           h.cv.data());
   if (!c.write_reduced.empty()) {
     if (c.reduce == Reduce::PerDate)
       npy::write_distributed(env.comm(), ctx.output_path(c.write_reduced), npy::DTypeOf<T>::value, {c.dates},
-                             static_cast<std::uint64_t>(s.slice.first), static_cast<std::uint64_t>(s.D),
-                             h.sums.data());
+                             static_cast<std::uint64_t>(s.slice.first), static_cast<std::uint64_t>(s.D), h.sums.data());
     else
       npy::write_distributed(env.comm(), ctx.output_path(c.write_reduced), npy::DTypeOf<T>::value, {s.M}, 0,
                              env.is_root() ? static_cast<std::uint64_t>(s.M) : 0, r.per_id.data());
@@ -256,8 +261,7 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
   e["device_to_host_seconds"] = t.d2h;
   e["host_to_device_bytes_all_ranks"] = allreduce_sum(env.comm(), h2d_bytes);
   e["device_to_host_bytes_all_ranks"] = allreduce_sum(env.comm(), d2h_bytes);
-  e["arithmetic_intensity_flops_per_transferred_byte"] =
-      total_flops / allreduce_sum(env.comm(), h2d_bytes + d2h_bytes);
+  e["arithmetic_intensity_flops_per_transferred_byte"] = total_flops / allreduce_sum(env.comm(), h2d_bytes + d2h_bytes);
   e["kernel_fraction_of_end_to_end"] = t.e2e_kernel / t.end_to_end;
   note_transfers(e);
   if (c.reduce != Reduce::None) m["reduced_checksum"] = reduced_checksum;

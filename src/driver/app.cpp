@@ -3,12 +3,12 @@
 #include "core/collective.hpp"
 #include "core/device_memory.hpp"
 #include "core/errors.hpp"
+#include "core/kernel.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
 #include "core/timer.hpp"
 #include "default_deck.hpp"
 #include "driver/cli.hpp"
-#include "core/kernel.hpp"
 #include "driver/kernels.hpp"
 #include "results/results.hpp"
 #include "version.hpp"
@@ -82,8 +82,8 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
   }
   if (cl.version) {
     if (env.is_root())
-      out << "kmini " << kVersion << " (Kokkos " << compat::version_string() << ", "
-          << compat::execution_space_name() << ")\n";
+      out << "kmini " << kVersion << " (Kokkos " << compat::version_string() << ", " << compat::execution_space_name()
+          << ")\n";
     return kExitSuccess;
   }
 
@@ -116,8 +116,8 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
 
   if (env.is_root()) {
     out << "kmini " << kVersion << ": deck " << deck.origin() << ", " << env.size() << " MPI rank(s), Kokkos "
-        << compat::version_string() << " on " << compat::execution_space_name() << " ("
-        << ExecSpace().concurrency() << " threads/lanes per rank)\n";
+        << compat::version_string() << " on " << compat::execution_space_name() << " (" << ExecSpace().concurrency()
+        << " threads/lanes per rank)\n";
     out << (cl.dry_run ? "plan (dry run, nothing is executed):\n" : "plan:\n");
     for (const auto& name : order) {
       out << "  ";

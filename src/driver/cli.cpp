@@ -29,8 +29,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       cl.out_dir = dir;
       out_given = true;
     } else if (a.rfind("--kokkos-", 0) == 0) continue;  // checked by Environment (compat::kokkos_flags)
-    else if (!a.empty() && a[0] == '-')
-      throw UsageError("unknown option " + quoted_value(a) + " (see --help)");
+    else if (!a.empty() && a[0] == '-') throw UsageError("unknown option " + quoted_value(a) + " (see --help)");
     else if (a.empty()) throw UsageError("empty deck name");
     else if (cl.deck.empty()) cl.deck = a;
     else throw UsageError("more than one deck given (" + quoted_value(cl.deck) + " and " + quoted_value(a) + ")");

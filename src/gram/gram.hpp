@@ -19,25 +19,25 @@ namespace kmini::gram {
 struct Source {
   enum class Kind { Random, Unpacked, Packed } kind = Kind::Random;
   std::int64_t rows = 0, cols = 0;
-  double density = 0.5;         // random
-  std::uint64_t seed = 1;       // random
-  std::string path;             // unpacked / packed .npy
+  double density = 0.5;    // random
+  std::uint64_t seed = 1;  // random
+  std::string path;        // unpacked / packed .npy
   std::uint64_t data_offset = 0;
   bool bool_dtype = false;
 };
 
 struct Config {
   Source a;
-  Source b;                          // targets; b.rows == 0: none (C = A A^T)
-  std::int64_t row_slice = 0;        // 0: auto
-  double memory_budget = 0;          // bytes of device memory for packed A + one slice
-  bool budget_given = false;         // memory_budget set in the deck (not auto)
+  Source b;                                    // targets; b.rows == 0: none (C = A A^T)
+  std::int64_t row_slice = 0;                  // 0: auto
+  double memory_budget = 0;                    // bytes of device memory for packed A + one slice
+  bool budget_given = false;                   // memory_budget set in the deck (not auto)
   Similarity similarity = Similarity::Counts;  // counts: int32 values, else float32
-  bool upper = false;                // triangle: upper (packed rows i, j >= i)
+  bool upper = false;                          // triangle: upper (packed rows i, j >= i)
   std::string write_c, write_summary;
-  std::string write_pairs;           // pairs with value >= pairs_min
+  std::string write_pairs;  // pairs with value >= pairs_min
   double pairs_min = 0;
-  std::string write_top_k;           // the top_k best partners of every row of A
+  std::string write_top_k;  // the top_k best partners of every row of A
   std::int64_t top_k = 0;
   std::vector<double> count_at_least;  // thresholds (in the deck's order)
   bool two_inputs() const { return b.rows > 0; }
@@ -53,7 +53,7 @@ struct Slice {
   std::int64_t r0 = 0, r1 = 0;
   int rank = 0;
   std::int64_t round = 0;  // slices of round k are the k-th `ranks` slices, one per rank
-  double work = 0;  // word-pair popcounts executed
+  double work = 0;         // word-pair popcounts executed
 };
 
 struct Plan {

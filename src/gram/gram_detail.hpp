@@ -47,7 +47,7 @@ using Packed = PackedView<MemSpace>;
 struct Inputs {
   Packed a, b;  // b is empty with one input
   bool two = false;
-  double pack_seconds = 0;  // the slowest rank's
+  double pack_seconds = 0;                               // the slowest rank's
   const Packed& targets() const { return two ? b : a; }  // the rows of C's columns
 };
 Packed load_packed(const ExecSpace& exec, const Source& a, const char* label);
@@ -73,10 +73,10 @@ std::vector<std::int64_t> check_rows(const Plan& p);
 
 // What the slice loop measured and accumulated.
 struct SlicePass {
-  BestOverRepeats compute;    // the slice loop alone, best of `repeat`
-  double post_seconds = 0;    // this rank's summary, similarity and host copies
-  double executed_words = 0;  // word-pair popcounts of this rank's slices
-  std::uint64_t checksum = 0; // this rank's part of the summary checksum
+  BestOverRepeats compute;     // the slice loop alone, best of `repeat`
+  double post_seconds = 0;     // this rank's summary, similarity and host copies
+  double executed_words = 0;   // word-pair popcounts of this rank's slices
+  std::uint64_t checksum = 0;  // this rank's part of the summary checksum
 };
 
 // Row sums, histogram and checksum over all ranks, and the trace.
@@ -101,8 +101,8 @@ void verify(RunContext& ctx, const Config& c, const Plan& plan, const CheckedRow
             KernelReport& report);
 
 // Phases "probe" and "baseline_sgemm" and the report (gram_report.cpp).
-void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass,
-                       double pack_seconds, const Summary& summary, bool with_checksum, KernelReport& report);
+void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
+                       const Summary& summary, bool with_checksum, KernelReport& report);
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report);
 void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary);
 

@@ -15,7 +15,8 @@ namespace {
 template <class T>
 Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace> unpacked(const Source& a, const std::vector<std::int64_t>& which,
                                                          const char* label) {
-  Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace> m(std::string(label), static_cast<std::int64_t>(which.size()), a.cols);
+  Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace> m(std::string(label), static_cast<std::int64_t>(which.size()),
+                                                    a.cols);
   auto h = Kokkos::create_mirror_view(m);
   for (std::size_t t = 0; t < which.size(); ++t) {
     const auto row = host_rows(a, which[t], 1);

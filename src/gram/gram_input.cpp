@@ -51,8 +51,8 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
     for (std::int64_t i = 0; i < n; ++i)
       if (data[i * nb + nb - 1] & pad_mask)
         throw UsageError(a.path + ": row " + std::to_string(r0 + i) + " has 1 bits past column " +
-                         std::to_string(a.cols) + " (expected numpy packbits output with cols: " +
-                         std::to_string(a.cols) + ")");
+                         std::to_string(a.cols) +
+                         " (expected numpy packbits output with cols: " + std::to_string(a.cols) + ")");
   }
 }
 
@@ -79,10 +79,8 @@ Packed load_packed(const ExecSpace& exec, const Source& a, const char* label) {
     auto dev_n = Kokkos::subview(dev, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
     auto host_n = Kokkos::subview(host, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
     Kokkos::deep_copy(exec, dev_n, host_n);
-    if (a.kind == Source::Kind::Packed)
-      pack_packed_bytes(exec, packed, dev_n, r0);
-    else
-      pack_unpacked_bytes(exec, packed, dev_n, r0);
+    if (a.kind == Source::Kind::Packed) pack_packed_bytes(exec, packed, dev_n, r0);
+    else pack_unpacked_bytes(exec, packed, dev_n, r0);
   }
   exec.fence();
   return packed;

@@ -349,7 +349,7 @@ template <class Exec>
 double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
   constexpr int kWords = 128, kRows = 8;
   Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
-                                                                                workers * kRows, kWords);
+                                                                               workers * kRows, kWords);
   Kokkos::parallel_for(
       "kmini::gram::probe_fill", Kokkos::RangePolicy<Exec>(exec, 0, workers * kRows * kWords),
       KOKKOS_LAMBDA(const std::int64_t e) { block.data()[e] = random::hash(7, static_cast<std::uint64_t>(e)); });

@@ -17,13 +17,13 @@ struct TileParams {
   static constexpr int tile = 64;
   static constexpr int stage_words = 1;  // staging: one word per thread, coalesced
   static constexpr int granule = 1;      // packed rows are padded to this many words
-  static constexpr int chunk = 16;  // words per stage: 2 x 64 x 17 x 8 B + 16 KiB C tile = 33 KiB
+  static constexpr int chunk = 16;       // words per stage: 2 x 64 x 17 x 8 B + 16 KiB C tile = 33 KiB
   static constexpr int mr = 4, nr = 4;
   static constexpr int team_size = (tile / mr) * (tile / nr);
-  static constexpr bool word_major = true;    // scratch [k][row]
-  static constexpr bool interleaved = true;   // thread's rows are tx, tx + 16, ...
-  static constexpr int pad = 1;               // words added to each scratch line
-  using acc_type = std::uint32_t;             // __popcll returns int; 32-bit adds
+  static constexpr bool word_major = true;   // scratch [k][row]
+  static constexpr bool interleaved = true;  // thread's rows are tx, tx + 16, ...
+  static constexpr int pad = 1;              // words added to each scratch line
+  using acc_type = std::uint32_t;            // __popcll returns int; 32-bit adds
 };
 #else
 // Host (Serial/OpenMP): one thread per team works through the tile's 4 x 4
@@ -41,7 +41,7 @@ struct TileParams {
   static constexpr int team_size = 1;
   static constexpr bool word_major = false;   // scratch [row][k]
   static constexpr bool interleaved = false;  // micro-tile rows are contiguous
-  static constexpr int pad = 8;                    // one cache line: avoids 4 KiB set aliasing
+  static constexpr int pad = 8;               // one cache line: avoids 4 KiB set aliasing
   using acc_type = std::uint64_t;             // matches vpopcntq's 64-bit lanes
 };
 #endif

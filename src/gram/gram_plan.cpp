@@ -122,8 +122,8 @@ ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
   const auto targets = static_cast<std::uint64_t>(p.targets), b_rows = static_cast<std::uint64_t>(c.b.rows);
   const auto height = static_cast<std::uint64_t>(p.height);
   ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));  // packed A, B
-  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));           // one slice
-  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);  // ones, row sums
+  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));            // one slice
+  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);   // ones, row sums
   if (!c.write_top_k.empty())  // the lists (+ their host copy and records for the merge on host backends)
     bytes += ByteCount::of(rows, static_cast<std::uint64_t>(c.top_k) * (host ? 16 + 16 + 12 : 16));
   if (!c.write_pairs.empty()) bytes += ByteCount::of(height + 1, 16);  // pairs per row, offsets
@@ -168,7 +168,10 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
   os << "gram: A " << p.rows << " x " << p.cols << " (" << describe(c.a) << ")";
   if (c.two_inputs()) os << " x B " << c.b.rows << " x " << c.b.cols << " (" << describe(c.b) << "): C = A B^T";
   os << ", " << similarity_name(c.similarity) << ", "
-     << (c.two_inputs() ? "all tiles" : c.upper ? "upper triangle" : "full triangle") << "\n"
+     << (c.two_inputs() ? "all tiles"
+         : c.upper      ? "upper triangle"
+                        : "full triangle")
+     << "\n"
      << "    packed " << (c.two_inputs() ? "A and B " : "A ") << gib(p.packed_bytes) << " per rank"
      << (p.top_k_bytes > 0 ? ", top-k lists " + gib(p.top_k_bytes) : std::string()) << "; " << p.slices.size()
      << " row slice(s) of " << p.height << " rows in " << p.rounds() << " round(s), " << gib(p.slice_bytes)

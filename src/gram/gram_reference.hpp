@@ -30,7 +30,8 @@ inline HostPacked pack(const std::vector<std::uint8_t>& unpacked, std::int64_t r
 // C(i, j) of A B^T: row i of a, row j of b.
 inline std::int64_t count(const HostPacked& a, std::int64_t i, const HostPacked& b, std::int64_t j) {
   std::int64_t c = 0;
-  for (std::int64_t w = 0; w < a.words; ++w) c += __builtin_popcountll(a.bits[i * a.words + w] & b.bits[j * b.words + w]);
+  for (std::int64_t w = 0; w < a.words; ++w)
+    c += __builtin_popcountll(a.bits[i * a.words + w] & b.bits[j * b.words + w]);
   return c;
 }
 inline std::int64_t count(const HostPacked& p, std::int64_t i, std::int64_t j) { return count(p, i, p, j); }
@@ -88,9 +89,8 @@ inline std::vector<Pair> top_k(const HostGram& g, const std::string& kind, std::
   std::vector<Pair> all;
   for (std::int64_t j = 0; j < g.targets; ++j)
     if (!g.symmetric || j != i) all.push_back({i, j, value(g, kind, i, j)});
-  std::sort(all.begin(), all.end(), [](const Pair& x, const Pair& y) {
-    return x.value != y.value ? x.value > y.value : x.j < y.j;
-  });
+  std::sort(all.begin(), all.end(),
+            [](const Pair& x, const Pair& y) { return x.value != y.value ? x.value > y.value : x.j < y.j; });
   all.resize(static_cast<std::size_t>(k), Pair{i, -1, 0.0});
   return all;
 }

@@ -27,8 +27,8 @@ std::string hex(std::uint64_t v) {
 
 }  // namespace
 
-void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass,
-                       double pack_seconds, const Summary& summary, bool with_checksum, KernelReport& report) {
+void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
+                       const Summary& summary, bool with_checksum, KernelReport& report) {
   const Environment& env = ctx.env;
   const std::int64_t rows = plan.rows, targets = plan.targets;
   const bool two = c.two_inputs();
@@ -66,10 +66,10 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   if (!two) m["trace"] = Json(static_cast<long long>(summary.trace));
   if (with_checksum) m["checksum"] = hex(summary.checksum);
 
-  SummaryRow row = rate_row(std::string("gram.") + similarity_name(c.similarity),
-                            std::to_string(rows) + "x" + std::to_string(c.a.cols) +
-                                (two ? "xB" + std::to_string(c.b.rows) : ""),
-                            compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
+  SummaryRow row =
+      rate_row(std::string("gram.") + similarity_name(c.similarity),
+               std::to_string(rows) + "x" + std::to_string(c.a.cols) + (two ? "xB" + std::to_string(c.b.rows) : ""),
+               compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
   row.roof_fraction = executed / compute_seconds / peak_all;
   row.roof = kRoofPopcount;
   if (report.verified) row.verified = *report.verified;

@@ -36,13 +36,13 @@ SliceBuffers allocate_buffers(RunContext& ctx, const Config& c, const Plan& plan
                               bool dense_float) {
   const std::int64_t rows = plan.rows, targets = plan.targets;
   const SliceBuffers buffers = collectively(ctx.env.comm(), "gram", [&] {
-    return SliceBuffers{Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
-                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones_B", c.b.rows),
-                        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", plan.height * targets),
-                        Kokkos::View<float*, MemSpace>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
-                        Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
-                        Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram",
-                                                                want_summary ? kHistogramBins : 0)};
+    return SliceBuffers{
+        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
+        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones_B", c.b.rows),
+        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", plan.height * targets),
+        Kokkos::View<float*, MemSpace>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
+        Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
+        Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram", want_summary ? kHistogramBins : 0)};
   });
   ScopedRegion compute_region("kmini::gram::compute");
   row_ones(ctx.exec, in.a, buffers.ones);
@@ -57,9 +57,9 @@ void timed_repeats(RunContext& ctx, const Config& c, const Plan& plan, const Inp
   for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
     ScopedRegion compute_region("kmini::gram::compute");
     pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
-      for (const Slice* s : mine)
-        if (s) gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts);
-    }));
+                       for (const Slice* s : mine)
+                         if (s) gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts);
+                     }));
   }
 }
 
@@ -111,9 +111,8 @@ std::unique_ptr<npy::DistributedWriter> open_dense_writer(RunContext& ctx, const
 // the final pass over this rank's slices, round by round (the writers'
 // collectives run once per round on every rank, with or without a slice).
 void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in,
-                const std::vector<const Slice*>& mine, const SliceBuffers& buffers, bool want_summary,
-                bool dense_float, npy::DistributedWriter* writer, SparseOutputs& sparse, SlicePass& pass,
-                CheckedRows& checked) {
+                const std::vector<const Slice*>& mine, const SliceBuffers& buffers, bool want_summary, bool dense_float,
+                npy::DistributedWriter* writer, SparseOutputs& sparse, SlicePass& pass, CheckedRows& checked) {
   const Environment& env = ctx.env;
   const auto& counts = buffers.counts;
   double final_compute = 0;
@@ -152,10 +151,8 @@ void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs
       if (writer) {
         // The slice values as written: counts (int32) or similarity (float32), 4 bytes each.
         blocks.upper_bytes.resize(static_cast<std::size_t>(h * w) * 4);
-        if (dense_float)
-          copy_to_host<float>(ctx.exec, buffers.sim, h * w, blocks.upper_bytes.data());
-        else
-          copy_to_host<std::int32_t>(ctx.exec, counts, h * w, blocks.upper_bytes.data());
+        if (dense_float) copy_to_host<float>(ctx.exec, buffers.sim, h * w, blocks.upper_bytes.data());
+        else copy_to_host<std::int32_t>(ctx.exec, counts, h * w, blocks.upper_bytes.data());
         reshape_for_writer(c, plan, *s, g, blocks);
       }
       pass.post_seconds += post.seconds();
@@ -225,8 +222,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const Summary summary = gather_summary(ctx, plan, buffers, want_summary, pass.checksum);
   if (ctx.verify) verify(ctx, c, plan, checked, summary, report);
   report_throughput(ctx, c, plan, pass, in.pack_seconds, summary, want_summary, report);  // probe
-  if (c.baseline) report_baseline(ctx, c, plan, pass.compute.slowest(), report);         // baseline_sgemm
-  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);     // write
+  if (c.baseline) report_baseline(ctx, c, plan, pass.compute.slowest(), report);          // baseline_sgemm
+  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);      // write
   return report;
 }
 

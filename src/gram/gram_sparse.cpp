@@ -73,14 +73,14 @@ void merge_top_k_rows(const TopKEntry* in, TopKEntry* inout, std::int64_t rows, 
 }
 
 struct SparseOutputs::Device {
-  F64View thresholds;       // count_at_least, sorted ascending
-  I64View bins;             // pairs with exactly b thresholds <= value
-  I64View per_row, offsets; // pairs of the slice's rows; their exclusive scan
-  I64View pair_i, pair_j;   // the pairs buffer
+  F64View thresholds;        // count_at_least, sorted ascending
+  I64View bins;              // pairs with exactly b thresholds <= value
+  I64View per_row, offsets;  // pairs of the slice's rows; their exclusive scan
+  I64View pair_i, pair_j;    // the pairs buffer
   F64View pair_v;
   I64View::HostMirror host_i, host_j;
   F64View::HostMirror host_v;
-  I64View best_j;           // top-k lists, rows x k, best first
+  I64View best_j;  // top-k lists, rows x k, best first
   F64View best_v;
 };
 
@@ -156,9 +156,9 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
     exec_.fence();
     for (std::int64_t li = 0; li < h; ++li) offsets[li + 1] += offsets[li];
     total = offsets[h];
-    Kokkos::deep_copy(exec_, Kokkos::subview(dev_->offsets, std::make_pair(std::int64_t(0), h + 1)),
-                      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                          offsets.data(), offsets.size()));
+    Kokkos::deep_copy(
+        exec_, Kokkos::subview(dev_->offsets, std::make_pair(std::int64_t(0), h + 1)),
+        Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(offsets.data(), offsets.size()));
   }
   // The round's slices are consecutive in row order: this slice's pairs go
   // after all earlier rounds' and the round's slices above it.

@@ -8,8 +8,8 @@
 #include "io/json.hpp"
 #include "io/npy.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <memory>

@@ -72,8 +72,8 @@ void verify(RunContext& ctx, const Config& c, const Plan& plan, const CheckedRow
     }
   }
   v["host_reference"] = small ? "all columns of the checked rows' slices"
-                              : two ? "one element per checked row (matrices above the host reference limit)"
-                                    : "diagonal only (matrix above the host reference limit)";
+                        : two ? "one element per checked row (matrices above the host reference limit)"
+                              : "diagonal only (matrix above the host reference limit)";
   // Row sums: sum_j C(i, j) = sum_k A(i, k) * colcount(k) (of B with two inputs), for the checked rows.
   std::int64_t row_sum_mismatches = 0;
   if (small) {

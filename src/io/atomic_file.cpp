@@ -2,12 +2,12 @@
 
 #include "core/errors.hpp"
 
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 
 namespace kmini {
 
@@ -38,8 +38,7 @@ std::string os_error_text(int err) { return std::strerror(err); }
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), temp_(temporary_name_for(path_)) {
   registration_ = termination::TemporaryFile(temp_);  // before the file exists: SIGTERM finds it
   file_ = std::fopen(temp_.c_str(), "wb");
-  if (!file_)
-    throw RuntimeFailure(path_ + ": cannot create the temporary output file (" + os_error_text(errno) + ")");
+  if (!file_) throw RuntimeFailure(path_ + ": cannot create the temporary output file (" + os_error_text(errno) + ")");
 }
 
 AtomicFile::~AtomicFile() {
@@ -60,10 +59,10 @@ void AtomicFile::commit() {
   const bool sized = ::fstat(::fileno(file_), &st) == 0 && static_cast<std::size_t>(st.st_size) == written_;
   if (std::fclose(file_) != 0 && !err) err = errno;
   file_ = nullptr;
-  if (err)
-    throw RuntimeFailure(path_ + ": write failed (" + os_error_text(err) + "); the previous file is unchanged");
+  if (err) throw RuntimeFailure(path_ + ": write failed (" + os_error_text(err) + "); the previous file is unchanged");
   if (!sized)
-    throw RuntimeFailure(path_ + ": write failed (the file holds fewer bytes than written); the previous file is unchanged");
+    throw RuntimeFailure(path_ +
+                         ": write failed (the file holds fewer bytes than written); the previous file is unchanged");
   if (std::rename(temp_.c_str(), path_.c_str()) != 0)
     throw RuntimeFailure(path_ + ": could not rename the finished file into place (" + os_error_text(errno) +
                          "); the previous file is unchanged");

@@ -26,8 +26,16 @@ class Json {
   Json(const char* s) : type_(Type::String), string_(s) {}
   Json(std::string s) : type_(Type::String), string_(std::move(s)) {}
 
-  static Json array() { Json j; j.type_ = Type::Array; return j; }
-  static Json object() { Json j; j.type_ = Type::Object; return j; }
+  static Json array() {
+    Json j;
+    j.type_ = Type::Array;
+    return j;
+  }
+  static Json object() {
+    Json j;
+    j.type_ = Type::Object;
+    return j;
+  }
   template <class T>
   static Json array_of(const std::vector<T>& values) {
     Json j = array();

@@ -1,21 +1,21 @@
 #include "io/npy.hpp"
 
-#include "core/collective.hpp"
 #include "core/checked_size.hpp"
+#include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "io/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <fcntl.h>
 #include <optional>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kmini::npy {
 
@@ -28,8 +28,8 @@ struct DTypeEntry {
   std::size_t size;
 };
 constexpr DTypeEntry kDTypes[] = {
-    {DType::Bool, "bool", "|b1", 1}, {DType::U1, "u1", "|u1", 1},   {DType::I4, "i4", "<i4", 4},
-    {DType::I8, "i8", "<i8", 8},     {DType::F4, "f4", "<f4", 4},   {DType::F8, "f8", "<f8", 8},
+    {DType::Bool, "bool", "|b1", 1}, {DType::U1, "u1", "|u1", 1},     {DType::I4, "i4", "<i4", 4},
+    {DType::I8, "i8", "<i8", 8},     {DType::F4, "f4", "<f4", 4},     {DType::F8, "f8", "<f8", 8},
     {DType::C8, "c8", "<c8", 8},     {DType::C16, "c16", "<c16", 16},
 };
 const DTypeEntry& entry(DType d) {
@@ -41,9 +41,7 @@ const DTypeEntry& entry(DType d) {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
 
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw UsageError(path + ": " + what);
-}
+[[noreturn]] void bad(const std::string& path, const std::string& what) { throw UsageError(path + ": " + what); }
 
 // Parser for the header dict numpy writes, e.g.
 // {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }
@@ -82,8 +80,7 @@ class HeaderParser {
     ++pos_;
     skip_ws();
     if (pos_ != s_.size()) fail("malformed header: text after the dict");
-    if (!have_descr || !have_order || !have_shape)
-      fail("header lacks one of 'descr', 'fortran_order', 'shape'");
+    if (!have_descr || !have_order || !have_shape) fail("header lacks one of 'descr', 'fortran_order', 'shape'");
   }
 
  private:
@@ -236,8 +233,8 @@ Info read_info(const std::string& path) {
     bad(path, "truncated data: shape " + shape_string(info.shape) + " of " + short_name(info.dtype) + " needs " +
                   std::to_string(want) + " bytes, the file holds " + std::to_string(have));
   if (have > want)
-    bad(path, "unexpected " + std::to_string(have - want) + " bytes after the data of shape " +
-                  shape_string(info.shape));
+    bad(path,
+        "unexpected " + std::to_string(have - want) + " bytes after the data of shape " + shape_string(info.shape));
   return info;
 }
 
@@ -282,8 +279,8 @@ std::string ElementType::descr_repr() const {
 }
 
 std::string make_header(const ElementType& element, const Shape& shape) {
-  std::string dict = "{'descr': " + element.descr_repr() + ", 'fortran_order': False, 'shape': " +
-                     shape_string(shape) + ", }";
+  std::string dict =
+      "{'descr': " + element.descr_repr() + ", 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
   // numpy's spare room for the first dimension to grow to 21 digits.
   constexpr std::size_t kGrowthAxisMaxDigits = 21;
   if (!shape.empty()) {

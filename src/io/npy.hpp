@@ -21,15 +21,40 @@ std::size_t item_size(DType d);
 const char* short_name(DType d);
 const char* descr(DType d);
 
-template <class T> struct DTypeOf;
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
-template <> struct DTypeOf<std::uint8_t> { static constexpr DType value = DType::U1; };
-template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::I4; };
-template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType::I8; };
-template <> struct DTypeOf<float> { static constexpr DType value = DType::F4; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::F8; };
-template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::C8; };
-template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::C16; };
+template <class T>
+struct DTypeOf;
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct DTypeOf<std::uint8_t> {
+  static constexpr DType value = DType::U1;
+};
+template <>
+struct DTypeOf<std::int32_t> {
+  static constexpr DType value = DType::I4;
+};
+template <>
+struct DTypeOf<std::int64_t> {
+  static constexpr DType value = DType::I8;
+};
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::F4;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::F8;
+};
+template <>
+struct DTypeOf<std::complex<float>> {
+  static constexpr DType value = DType::C8;
+};
+template <>
+struct DTypeOf<std::complex<double>> {
+  static constexpr DType value = DType::C16;
+};
 
 using Shape = std::vector<std::int64_t>;
 std::string shape_string(const Shape& s);  // "(3, 4)"

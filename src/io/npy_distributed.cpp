@@ -8,15 +8,15 @@
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <limits>
 #include <optional>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kmini::npy {
 
@@ -172,7 +172,8 @@ void DistributedWriter::write_round(const Block* block) {
   // Pieces of whole rows, at most 2^30 bytes each (MPI counts are int).
   std::int64_t pieces = 0;
   if (block && block->nrows > 0 && block->ncols > 0)
-    pieces = static_cast<std::int64_t>((std::uint64_t(block->nrows) * block->ncols * isz + kPieceBytes - 1) / kPieceBytes);
+    pieces =
+        static_cast<std::int64_t>((std::uint64_t(block->nrows) * block->ncols * isz + kPieceBytes - 1) / kPieceBytes);
   write_pieces(pieces, [&](std::int64_t p, MPI_Datatype etype, MPI_Offset& disp, MPI_Datatype& ftype, int& count,
                            const char*& data) {
     const std::int64_t per = block->nrows / pieces + (p < block->nrows % pieces ? 1 : 0);
@@ -231,8 +232,8 @@ void DistributedWriter::commit(std::int64_t length) {
     error_ = "a header of " + std::to_string(header.size()) + " bytes where " + std::to_string(header_bytes_) +
              " were left for it";
   // Writes after the header have moved the view: back to plain bytes (collective).
-  if (open_) check(MPI_File_set_view(fh_, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), nullptr, -1,
-                   "MPI_File_set_view");
+  if (open_)
+    check(MPI_File_set_view(fh_, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), nullptr, -1, "MPI_File_set_view");
   if (open_ && error_.empty() && rank == 0) {
     MPI_Status st;
     check(MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st), &st,

@@ -4,12 +4,12 @@
 #include "core/errors.hpp"
 #include "io/atomic_file.hpp"
 
-#include <cerrno>
-#include <climits>
 #include <fcntl.h>
-#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <climits>
+#include <filesystem>
 
 namespace kmini {
 

@@ -1,13 +1,13 @@
 #include "results/build_info.hpp"
 
-#include "core/kokkos_compat.hpp"
 #include "core/kernel.hpp"
+#include "core/kokkos_compat.hpp"
 #include "git_revision.hpp"
 #include "version.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
 #include <unistd.h>
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <fstream>

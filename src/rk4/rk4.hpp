@@ -41,6 +41,7 @@ class Rk4Kernel final : public Kernel {
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
   KernelReport run(RunContext& ctx) override;
+
  private:
   template <class T, class Model>
   KernelReport run_typed(RunContext& ctx, const Model& model);

@@ -116,8 +116,8 @@ struct AdvanceFunctor {
     u.one = count;
     const Kokkos::complex<double> delta = (k == 0 && !per_stage) ? delta0 : coupling(g, u);
     history(k) = delta;
-    const bool finite = compat::isfinite(delta.real()) && compat::isfinite(delta.imag()) &&
-                        compat::isfinite(s.fx) && compat::isfinite(s.fy) && compat::isfinite(s.ga);
+    const bool finite = compat::isfinite(delta.real()) && compat::isfinite(delta.imag()) && compat::isfinite(s.fx) &&
+                        compat::isfinite(s.fy) && compat::isfinite(s.ga);
     if (!finite && first_bad() < 0) first_bad() = k;
     if (k >= steps) return;
     Kokkos::complex<double> d[4];

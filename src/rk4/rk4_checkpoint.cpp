@@ -19,7 +19,7 @@ using C16 = std::complex<double>;
 
 constexpr double kMagic = 5393204;  // 0x524B34, "RK4"
 constexpr std::int64_t kFixedRows = 6;
-constexpr double kMaxN = 1 << 21;  // the deck's maximum n
+constexpr double kMaxN = 1 << 21;                             // the deck's maximum n
 constexpr std::uint64_t kReadChunk = std::uint64_t(1) << 20;  // complex elements per read (16 MiB)
 
 bool is_count(double v, double max) { return std::isfinite(v) && v >= 0 && v == std::floor(v) && v <= max; }
@@ -54,9 +54,7 @@ RawHeader read_raw_header(const std::string& path) {
   const auto not_checkpoint = [&](const std::string& what) {
     return UsageError(path + ": not an rk4 checkpoint (" + what + ")");
   };
-  const auto corrupt = [&](const std::string& what) {
-    return UsageError(path + ": checkpoint is corrupt: " + what);
-  };
+  const auto corrupt = [&](const std::string& what) { return UsageError(path + ": checkpoint is corrupt: " + what); };
   const npy::Shape& shape = r.info.shape;
   if (shape.size() != 2 || shape[1] != 2 || shape[0] < kFixedRows)
     throw not_checkpoint("shape " + npy::shape_string(shape) + ", expected (rows, 2)");
@@ -66,8 +64,7 @@ RawHeader read_raw_header(const std::string& path) {
   const double version = at(0).imag();
   if (version == 1)
     throw UsageError(path + ": checkpoint format version 1 has no integrity check (written by kmini < " +
-                     std::string(kVersion) +
-                     "); restart from the start or from a checkpoint written by this kmini");
+                     std::string(kVersion) + "); restart from the start or from a checkpoint written by this kmini");
   if (version != kCheckpointVersion)
     throw UsageError(path + ": checkpoint format version " + number(version) +
                      " is not supported (this kmini reads version " + std::to_string(kCheckpointVersion) + ")");
@@ -100,9 +97,7 @@ checkpoint::Digest digest_rank_share(const RawHeader& r, int rank, int ranks) {
 
 // The checks on the combined digest: the same on every rank.
 CheckpointHeader check_whole(const std::string& path, const RawHeader& r, const checkpoint::Digest& d) {
-  const auto corrupt = [&](const std::string& what) {
-    return UsageError(path + ": checkpoint is corrupt: " + what);
-  };
+  const auto corrupt = [&](const std::string& what) { return UsageError(path + ": checkpoint is corrupt: " + what); };
   const auto at = [&](int row) { return r.fixed[2 * row]; };
   std::uint64_t stored = 0;
   const C16 slot = r.fixed[1];
@@ -139,8 +134,7 @@ CheckpointHeader check_whole(const std::string& path, const RawHeader& r, const 
   for (int i = 0; i < 6; ++i)
     if (!std::isfinite(values[i]))
       throw corrupt(std::string("stored ") + names[i] + " is not finite (" + number(values[i]) + ")");
-  if (std::isfinite(d.first_bad_delta))
-    throw corrupt("stored delta[" + number(d.first_bad_delta) + "] is not finite");
+  if (std::isfinite(d.first_bad_delta)) throw corrupt("stored delta[" + number(d.first_bad_delta) + "] is not finite");
 
   // The device summed the same N stored values (single-precision fields are
   // widened to double exactly) in its own order (chunk lanes, the Kokkos
@@ -217,7 +211,7 @@ Digest digest_share(std::int64_t header_rows, std::uint64_t first, const std::co
   Digest d;
   d.checksum = checksum_share(2 * first, reinterpret_cast<const double*>(values), 2 * count);
   const std::uint64_t fields = 2 * static_cast<std::uint64_t>(header_rows);  // first element of (F, G) rows
-  const std::uint64_t history = 2 * kFixedRows;                               // delta[k] at 2 * (6 + k)
+  const std::uint64_t history = 2 * kFixedRows;                              // delta[k] at 2 * (6 + k)
   for (std::uint64_t j = 0; j < count; ++j) {
     const std::uint64_t e = first + j;
     const C16 v = values[j];
@@ -307,9 +301,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, const CheckpointHe
   npy::write_distributed(comm, path, npy::DType::C16, shape, 0, data.size(), data.data());
 }
 
-void read_checkpoint_data(const std::string& path, const CheckpointHeader& h, std::uint64_t first,
-                          std::uint64_t count, std::vector<std::complex<double>>& history,
-                          std::vector<std::complex<double>>& rows) {
+void read_checkpoint_data(const std::string& path, const CheckpointHeader& h, std::uint64_t first, std::uint64_t count,
+                          std::vector<std::complex<double>>& history, std::vector<std::complex<double>>& rows) {
   const npy::Info info = npy::read_info(path);
   std::vector<std::complex<double>> hist_rows(2 * static_cast<std::size_t>(h.step + 1));
   npy::read_elements(info, 2 * kFixedRows, hist_rows.size(), hist_rows.data());

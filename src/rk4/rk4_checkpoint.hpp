@@ -53,9 +53,8 @@ void write_checkpoint(MPI_Comm comm, const std::string& path, const CheckpointHe
 
 // Reads delta[0..step] and this rank's (F, G) pairs (of a checkpoint that
 // open_checkpoint accepted).
-void read_checkpoint_data(const std::string& path, const CheckpointHeader& h, std::uint64_t first,
-                          std::uint64_t count, std::vector<std::complex<double>>& history,
-                          std::vector<std::complex<double>>& rows);
+void read_checkpoint_data(const std::string& path, const CheckpointHeader& h, std::uint64_t first, std::uint64_t count,
+                          std::vector<std::complex<double>>& history, std::vector<std::complex<double>>& rows);
 
 // The integrity check's pieces, exposed for tests and tools.
 namespace checkpoint {

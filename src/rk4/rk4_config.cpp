@@ -156,14 +156,14 @@ constexpr std::uint64_t kIntegratorFixedBytes = 64 << 10;
 Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host) {
   const Problem& p = c.problem;
   const auto count = static_cast<std::uint64_t>(block_of(p.n, 0, ranks).count);  // the largest block
-  const std::uint64_t elem = c.single ? 8 : 16;                                 // complex<float | double>
+  const std::uint64_t elem = c.single ? 8 : 16;                                  // complex<float | double>
   const auto k0 = static_cast<std::uint64_t>(c.resumed ? c.resumed->step : 0);
   const auto steps = static_cast<std::uint64_t>(p.steps);
   const ByteCount fixed(kIntegratorFixedBytes);
   Rk4Memory m;
   // F, G and their next-step buffers (+ the stage accumulators of stages with per_stage)
   m.fields = ByteCount::of(count, (uses_stages(p) && p.per_stage ? 6 : 4) * elem);
-  m.history = ByteCount::of(steps + 1, 16);   // delta[0..steps], complex<double>
+  m.history = ByteCount::of(steps + 1, 16);                          // delta[0..steps], complex<double>
   m.total = m.fields + ByteCount::of(count, 8) + m.history + fixed;  // + the invariant, 8 bytes per element
   if (host) {
     m.total += m.history;  // its host copy for the outputs

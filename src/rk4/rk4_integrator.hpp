@@ -8,8 +8,8 @@
 #include "rk4/rk4_kernels.hpp"
 #include "rk4/rk4_stage_kernels.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <stdexcept>
@@ -28,7 +28,7 @@ struct Problem {
   std::int64_t n = 256;  // fields are n x n
   double dt = 1e-3;
   std::int64_t steps = 100;
-  double g = 0;  // delta = g * sum(F)
+  double g = 0;                                                    // delta = g * sum(F)
   Kokkos::complex<double> delta0 = Kokkos::complex<double>(0, 0);  // per_step: delta of step 1
   bool per_stage = true;
   Method method = Method::Auto;
@@ -76,7 +76,8 @@ class Integrator {
         map_("kmini::rk4::step_map", kMapSize),
         sums_("kmini::rk4::sums"),
         sums_host_(Kokkos::create_mirror_view(sums_)),
-        stage_sums_{Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums"), Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums")},
+        stage_sums_{Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums"),
+                    Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums")},
         first_bad_("kmini::rk4::first_bad_step"),
         I0_("kmini::rk4::invariant0", 0) {
     MPI_Comm_size(comm_, &ranks_);
@@ -106,8 +107,8 @@ class Integrator {
     Kokkos::deep_copy(exec_, sums_, sums_host_);
     Kokkos::deep_copy(exec_, first_bad_, std::int64_t(-1));
     if (track_invariant && g_is_real()) {
-      I0_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::rk4::invariant0"),
-                                       count_);
+      I0_ =
+          Kokkos::View<double*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::rk4::invariant0"), count_);
       compute_invariant(exec_, F(), G(), I0_);
     }
     first_touch();
@@ -117,10 +118,8 @@ class Integrator {
 
   // One step: k -> k + 1.
   void step() {
-    if (affine_)
-      step_affine();
-    else
-      step_stages();
+    if (affine_) step_affine();
+    else step_stages();
     cur_ = 1 - cur_;
     ++k_;
     advance();

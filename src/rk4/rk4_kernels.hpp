@@ -57,8 +57,8 @@ struct StepTuning {
 // How an initial field is produced.
 struct InitSpec {
   enum class Kind { Fill, File, Random } kind = Kind::Fill;
-  double re = 1, im = 0;  // fill
-  std::string path;       // file
+  double re = 1, im = 0;   // fill
+  std::string path;        // file
   std::uint64_t seed = 1;  // random: re, im uniform in [-scale, scale)
   double scale = 1;
 };

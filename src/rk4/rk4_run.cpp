@@ -62,13 +62,10 @@ template <class T, class It>
   const auto history = history_to_host(it.history(), 0, bad);
   std::string msg = "rk4: delta or the fields became non-finite at step " + std::to_string(bad) +
                     " (t = " + fmt(static_cast<double>(bad) * p.dt) + ")";
-  if (bad > 0)
-    msg += "; last finite delta[" + std::to_string(bad - 1) + "] = " + fmt(history[bad - 1]);
-  else
-    msg += ": the initial state is not finite";
+  if (bad > 0) msg += "; last finite delta[" + std::to_string(bad - 1) + "] = " + fmt(history[bad - 1]);
+  else msg += ": the initial state is not finite";
   if (!c.write_delta.empty() && bad > 0) {
-    write_delta<T>(ctx.env, ctx.output_path(c.write_delta), std::vector<C16>(history.begin(), history.end() - 1),
-                   p.dt);
+    write_delta<T>(ctx.env, ctx.output_path(c.write_delta), std::vector<C16>(history.begin(), history.end() - 1), p.dt);
     msg += "; " + c.write_delta + " holds delta[0.." + std::to_string(bad - 1) + "]";
   }
   throw RuntimeFailure(msg);
@@ -146,9 +143,8 @@ std::vector<C16> write_outputs(RunContext& ctx, const Config& c, const Block& b,
 // outcome: the reference comparison, and the main run reproducing the
 // verification run bitwise (same code, same ranks).
 template <class T, class It>
-void report_run(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, const It& it,
-                const LoopTiming& loop, const std::vector<C16>& history, const std::optional<Verification>& check,
-                KernelReport& report) {
+void report_run(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, const It& it, const LoopTiming& loop,
+                const std::vector<C16>& history, const std::optional<Verification>& check, KernelReport& report) {
   const Problem& p = c.problem;
   const Environment& env = ctx.env;
   Json& m = report.metrics;

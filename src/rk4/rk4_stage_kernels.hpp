@@ -48,7 +48,14 @@ struct StageFunctor {
                const Kokkos::View<Complex*, Mem>& f_acc, const Kokkos::View<Complex*, Mem>& g_acc,
                const Kokkos::View<Kokkos::complex<double>*, Mem>& history_, const Kokkos::View<Sums, Mem>& in_,
                std::int64_t chunks)
-      : f0(f_old), g0(g_old), fs(f_stage), gs(g_stage), fa(f_acc), ga(g_acc), history(history_), in(in_),
+      : f0(f_old),
+        g0(g_old),
+        fs(f_stage),
+        gs(g_stage),
+        fa(f_acc),
+        ga(g_acc),
+        history(history_),
+        in(in_),
         full_chunks(chunks) {}
 
   // Per-component arrays of `Chunk` elements.
@@ -89,7 +96,7 @@ struct StageFunctor {
     return axpy(acc, T(2), kk);
   }
   KOKKOS_FORCEINLINE_FUNCTION static Element<T> finish(const Element<T>& u0, const Element<T>& acc,
-                                                      const Element<T>& k4, const T sixth) {
+                                                       const Element<T>& k4, const T sixth) {
     return {u0.x + sixth * (acc.x + k4.x), u0.y + sixth * (acc.y + k4.y), u0.a + sixth * (acc.a + k4.a),
             u0.c + sixth * (acc.c + k4.c)};
   }
@@ -182,11 +189,10 @@ struct RecordFunctor {
 
   KOKKOS_INLINE_FUNCTION void operator()(const int) const {
     const Sums s = sums();
-    const Kokkos::complex<double> delta =
-        (k == 0 && !per_stage) ? delta0 : Kokkos::complex<double>(g * s.fx, g * s.fy);
+    const Kokkos::complex<double> delta = (k == 0 && !per_stage) ? delta0 : Kokkos::complex<double>(g * s.fx, g * s.fy);
     history(k) = delta;
-    const bool finite = compat::isfinite(delta.real()) && compat::isfinite(delta.imag()) &&
-                        compat::isfinite(s.fx) && compat::isfinite(s.fy) && compat::isfinite(s.ga);
+    const bool finite = compat::isfinite(delta.real()) && compat::isfinite(delta.imag()) && compat::isfinite(s.fx) &&
+                        compat::isfinite(s.fy) && compat::isfinite(s.ga);
     if (!finite && first_bad() < 0) first_bad() = k;
   }
 };

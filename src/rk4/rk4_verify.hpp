@@ -29,10 +29,10 @@ inline reference::GlobalSum global_sum(MPI_Comm comm) {
 
 struct Verification {
   std::int64_t steps = 0;
-  double delta_error = 0;  // max |delta - delta_ref| / max |delta_ref|
-  double field_error = 0;  // max |F - F_ref|, |G - G_ref| over max(1, |F_ref|, |G_ref|)
-  double tolerance = 0;        // of the fields
-  double delta_tolerance = 0;  // of delta: the fields' plus the reductions' rounding (summation_tolerance)
+  double delta_error = 0;           // max |delta - delta_ref| / max |delta_ref|
+  double field_error = 0;           // max |F - F_ref|, |G - G_ref| over max(1, |F_ref|, |G_ref|)
+  double tolerance = 0;             // of the fields
+  double delta_tolerance = 0;       // of delta: the fields' plus the reductions' rounding (summation_tolerance)
   std::vector<C16> device_history;  // delta[k0..k0+steps] of the verification run
   bool ok() const { return delta_error <= delta_tolerance && field_error <= tolerance; }
 };
@@ -89,7 +89,8 @@ Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64
 
   const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage, p.kerr};
   const auto allsum = global_sum(ctx.env.comm());
-  const C16 delta_start = (k0 == 0) ? reference::initial_delta(ref, setup, allsum) : p.g * allsum(reference::local_sum(ref.F));
+  const C16 delta_start =
+      (k0 == 0) ? reference::initial_delta(ref, setup, allsum) : p.g * allsum(reference::local_sum(ref.F));
   const double abs_before = abs_sum(ref.F);
   const auto ref_history = reference::run(ref, delta_start, steps, setup, allsum);
   const double abs_delta = std::abs(p.g) * allreduce_max(ctx.env.comm(), std::max(abs_before, abs_sum(ref.F))) *
@@ -102,7 +103,8 @@ Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64
     err = std::isnan(e) ? INFINITY : std::max(err, e);
   }
   v.delta_error = err / std::max(scale, std::numeric_limits<double>::min());
-  const auto terms = static_cast<std::int64_t>(allreduce_max(ctx.env.comm(), static_cast<double>(b.count))) + ctx.env.size();
+  const auto terms =
+      static_cast<std::int64_t>(allreduce_max(ctx.env.comm(), static_cast<double>(b.count))) + ctx.env.size();
   v.delta_tolerance = v.tolerance + summation_tolerance(terms, abs_delta, scale);
   const auto F = to_host<T>(it.F()), G = to_host<T>(it.G());
   double fscale = 1, ferr = 0;

@@ -14,9 +14,16 @@ namespace kmini::stream {
 
 namespace {
 
-template <class T> const char* suffix();
-template <> const char* suffix<double>() { return "f64"; }
-template <> const char* suffix<std::int32_t>() { return "i32"; }
+template <class T>
+const char* suffix();
+template <>
+const char* suffix<double>() {
+  return "f64";
+}
+template <>
+const char* suffix<std::int32_t>() {
+  return "i32";
+}
 
 // Distinct seeds per array so a and b differ.
 std::uint64_t seed_for(const RunContext& ctx, std::uint64_t array) { return ctx.seed * 16 + array; }
@@ -41,8 +48,8 @@ Arrays<T> allocate(const RunContext& ctx, std::int64_t n, bool with_b) {
   return collectively(ctx.env.comm(), "stream", [&] {
     typename Arrays<T>::Device a("kmini::stream::a", n), b("kmini::stream::b", with_b ? n : 0),
         c("kmini::stream::c", n);
-    return Arrays<T>{a, b, c, Kokkos::create_mirror_view(a), Kokkos::create_mirror_view(b),
-                     Kokkos::create_mirror_view(c)};
+    return Arrays<T>{
+        a, b, c, Kokkos::create_mirror_view(a), Kokkos::create_mirror_view(b), Kokkos::create_mirror_view(c)};
   });
 }
 
@@ -68,11 +75,11 @@ OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
   Kokkos::deep_copy(ctx.exec, ha, a);
   Kokkos::deep_copy(ctx.exec, hb, b);
   r.transfer_inclusive_seconds = best_time(ctx, repeat, [&] {
-    Kokkos::deep_copy(ctx.exec, a, ha);
-    Kokkos::deep_copy(ctx.exec, b, hb);
-    add(ctx.exec, a, b, c);
-    Kokkos::deep_copy(ctx.exec, hc, c);
-  }).slowest();
+                                   Kokkos::deep_copy(ctx.exec, a, ha);
+                                   Kokkos::deep_copy(ctx.exec, b, hb);
+                                   add(ctx.exec, a, b, c);
+                                   Kokkos::deep_copy(ctx.exec, hc, c);
+                                 }).slowest();
   if (ctx.verify) {
     ctx.exec.fence();
     const auto check = reference::add<T>(hc, seed_for(ctx, 1), seed_for(ctx, 2), first);
@@ -98,10 +105,10 @@ OpResult run_exp(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
   const auto &ha = arrays.ha, &hc = arrays.hc;
   Kokkos::deep_copy(ctx.exec, ha, a);
   r.transfer_inclusive_seconds = best_time(ctx, repeat, [&] {
-    Kokkos::deep_copy(ctx.exec, a, ha);
-    exp(ctx.exec, a, c);
-    Kokkos::deep_copy(ctx.exec, hc, c);
-  }).slowest();
+                                   Kokkos::deep_copy(ctx.exec, a, ha);
+                                   exp(ctx.exec, a, c);
+                                   Kokkos::deep_copy(ctx.exec, hc, c);
+                                 }).slowest();
   if (ctx.verify) {
     ctx.exec.fence();
     const auto check = reference::exp(hc, seed_for(ctx, 3), first);

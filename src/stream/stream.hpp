@@ -18,8 +18,8 @@ struct Config {
 
 // Result of one operation at one element type.
 struct OpResult {
-  std::string name;  // "add_f64"
-  double bytes = 0;  // moved per kernel call, per rank
+  std::string name;         // "add_f64"
+  double bytes = 0;         // moved per kernel call, per rank
   double best_seconds = 0;  // the slowest rank's, best repeat
   double rank_seconds = 0;  // this rank's in that repeat
   double transfer_inclusive_seconds = 0;

@@ -17,17 +17,17 @@ struct CaseFile {
 };
 
 struct BadCase {
-  std::string family;              // "deck.wrong_type", "npy.truncate", ...
-  std::string id;                  // family + ".NNN", unique
-  std::string what;                // what was made bad, one line
-  std::vector<CaseFile> files;     // deck.yaml, inputs: written first
-  std::vector<std::string> args;   // argv after "kmini", paths relative to the case directory
-  bool own_out = false;            // args hold their own --out options
+  std::string family;                        // "deck.wrong_type", "npy.truncate", ...
+  std::string id;                            // family + ".NNN", unique
+  std::string what;                          // what was made bad, one line
+  std::vector<CaseFile> files;               // deck.yaml, inputs: written first
+  std::vector<std::string> args;             // argv after "kmini", paths relative to the case directory
+  bool own_out = false;                      // args hold their own --out options
   std::vector<std::string> out_dirs{"out"};  // must be absent or empty afterwards
   // Substrings the error line must contain; "a||b" accepts either.
   std::vector<std::string> must_name;
   int expect_exit = 2;
-  double time_limit_s = 20;        // a case running longer counts as a hang
+  double time_limit_s = 20;  // a case running longer counts as a hang
 };
 
 enum class Where { InProcess, SubprocessOnly };

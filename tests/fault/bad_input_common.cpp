@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -298,8 +298,8 @@ std::string report(const std::string& family, std::size_t cases, const std::vect
       os << "    problems: " << problems << "\n";
       os << "    stderr: " << printable(f.stderr_text, 600) << "\n";
     } else {
-      os << "  FAILED " << f.c.id << ": " << f.c.what << " -- " << problems << " -- stderr: "
-         << printable(f.stderr_text, 160) << "\n";
+      os << "  FAILED " << f.c.id << ": " << f.c.what << " -- " << problems
+         << " -- stderr: " << printable(f.stderr_text, 160) << "\n";
     }
   }
   return os.str();

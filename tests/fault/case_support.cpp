@@ -102,9 +102,7 @@ void DeckTree::remove(const std::string& path) {
                level->end());
 }
 
-bool DeckTree::has(const std::string& path) const {
-  return const_cast<DeckTree*>(this)->walk(path, false) != nullptr;
-}
+bool DeckTree::has(const std::string& path) const { return const_cast<DeckTree*>(this)->walk(path, false) != nullptr; }
 
 void DeckTree::add_duplicate(const std::string& parent, const std::string& key, const std::string& flow) {
   std::vector<Entry>* level = &root_;

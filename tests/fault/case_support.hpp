@@ -25,7 +25,10 @@ class Rng {
   std::int64_t between(std::int64_t lo, std::int64_t hi) {  // inclusive
     return lo + static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(hi - lo + 1));
   }
-  template <class T> const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[below(v.size())];
+  }
   // k distinct indices of [0, n), in increasing order.
   std::vector<std::size_t> sample(std::size_t n, std::size_t k);
 
@@ -64,8 +67,8 @@ class DeckTree {
   };
   static Entry* find(std::vector<Entry>& level, const std::string& key);
   Entry* walk(const std::string& path, bool create);
-  static void print(const std::vector<Entry>& level, int indent, const std::string& prefix, std::string& out,
-                    int& line, std::map<std::string, int>* lines, std::multimap<std::string, int>* all_lines);
+  static void print(const std::vector<Entry>& level, int indent, const std::string& prefix, std::string& out, int& line,
+                    std::map<std::string, int>* lines, std::multimap<std::string, int>* all_lines);
   std::vector<Entry> root_;
 };
 
@@ -87,13 +90,13 @@ enum class KeyType { Integer, Real, Boolean, Choice, Text, OutputPath, RealPair,
 struct KeySpec {
   std::string path;
   KeyType type = KeyType::Integer;
-  double min = 0, max = 0;        // Integer/Real: the valid range
-  bool min_exclusive = false;     // Real: (min, max]
-  bool has_max = false;           // Integer: a max below int64's
-  std::vector<std::string> names; // Choice/NameList options; OutputPath: accepted suffixes
-  std::string valid;              // a valid value (flow text)
+  double min = 0, max = 0;                                   // Integer/Real: the valid range
+  bool min_exclusive = false;                                // Real: (min, max]
+  bool has_max = false;                                      // Integer: a max below int64's
+  std::vector<std::string> names;                            // Choice/NameList options; OutputPath: accepted suffixes
+  std::string valid;                                         // a valid value (flow text)
   std::vector<std::pair<std::string, std::string>> context;  // set first ("" value: remove the path)
-  bool word_auto = false;         // `auto` is also valid
+  bool word_auto = false;                                    // `auto` is also valid
 };
 const std::vector<KeySpec>& deck_keys();
 const KeySpec* find_key(const std::string& path);
@@ -102,10 +105,10 @@ void apply_context(DeckTree& deck, const KeySpec& k);
 
 // --- .npy bytes ---------------------------------------------------------------
 struct NpyParts {
-  std::string descr;   // "<f8"
+  std::string descr;  // "<f8"
   bool fortran = false;
-  std::string shape;   // "(3, 4)" as written in the dict
-  std::string extra;   // more dict text, e.g. "'foo': 1, "
+  std::string shape;  // "(3, 4)" as written in the dict
+  std::string extra;  // more dict text, e.g. "'foo': 1, "
   int major = 1;
   std::vector<std::string> omit;  // dict keys left out
 };

@@ -1,8 +1,8 @@
 // Deck, --set and command-line families: each case bad by construction, with
 // what its error line must name (the deck line and key, or the --set, or the
 // option, or the file).
-#include "case_support.hpp"
 #include "deck_cases.hpp"
+#include "case_support.hpp"
 
 #include <algorithm>
 #include <set>
@@ -71,8 +71,8 @@ std::vector<std::string> out_of_range_forms(const KeySpec& k) {
     else v.insert(v.end(), {"-1", "-7"});
     v.push_back("-9223372036854775808");
     if (k.has_max) v.insert(v.end(), {number_text(k.max + 1), number_text(k.max * 10)});
-    v.insert(v.end(), {"9223372036854775808", "18446744073709551616", "1e19", "1e400", "-1e400", ".nan",
-                       ".inf", "-.inf", "nan", "inf"});
+    v.insert(v.end(), {"9223372036854775808", "18446744073709551616", "1e19", "1e400", "-1e400", ".nan", ".inf",
+                       "-.inf", "nan", "inf"});
   } else if (k.type == T::Real) {
     if (k.min_exclusive && k.min == 0) v.insert(v.end(), {"0", "0.0", "-0.0", "-1e-300", "-5"});
     else if (k.min == 0) v.insert(v.end(), {"-1e-300", "-1"});
@@ -111,8 +111,8 @@ std::vector<std::string> bad_choice_forms(const KeySpec& k) {
 // A misspelling of `key` that is no key kmini knows at that level and that
 // YAML reads as a plain string.
 std::string typo(Rng& rng, const std::string& path) {
-  static const std::set<std::string> yaml_words{"y", "Y", "n", "N", "yes", "no", "on", "off", "true", "false",
-                                                "null", "Null", "NULL", "~", "True", "False"};
+  static const std::set<std::string> yaml_words{"y",    "Y",     "n",    "N",    "yes",  "no", "on",   "off",
+                                                "true", "false", "null", "Null", "NULL", "~",  "True", "False"};
   const std::string key = last_of(path), parent = parent_of(path);
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string t = key;
@@ -248,9 +248,9 @@ std::vector<BadCase> unknown_kernel(std::uint64_t seed) {
   const KeySpec& kernels = *find_key("run.kernels");
   const KeySpec& ops = *find_key("stream.ops");
   std::vector<BadCase> out;
-  for (const std::string v : {"[strem]", "[stream, rk5]", "[Stream]", "[gramm]", "['gram ']", "[discount, '']",
-                              "[rk4, stream, bogus]", "[STREAM]", "[stream-add]", "[rk4, discount, gram, stream, x]",
-                              "[gram, gram2]", "[' stream']"})
+  for (const std::string v :
+       {"[strem]", "[stream, rk5]", "[Stream]", "[gramm]", "['gram ']", "[discount, '']", "[rk4, stream, bogus]",
+        "[STREAM]", "[stream-add]", "[rk4, discount, gram, stream, x]", "[gram, gram2]", "[' stream']"})
     out.push_back(value_case(kernels, v, rng.below(3) == 0, "unknown kernel"));
   for (const std::string v : {"[add, mul]", "[Add]", "[exp, copy]", "[add, exp, triad]", "[]"})
     out.push_back(value_case(ops, v, rng.below(3) == 0, "unknown or no stream op"));
@@ -414,8 +414,7 @@ std::vector<BadCase> duplicate_key(std::uint64_t seed) {
     dup_case(k, k.valid, k.valid, "duplicate key, same value twice");
   }
   // Duplicates inside one flow map.
-  for (const auto& [section, text, key] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
+  for (const auto& [section, text, key] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"stream", "{n: 1000, repeat: 1, n: 5}", "stream.n"},
            {"gram.A", "{random: {rows: 8, cols: 16, rows: 9}}", "gram.A.random.rows"},
            {"rk4.init", "{F: {fill: [1, 0]}, F: {fill: [2, 0]}}", "rk4.init.F"}}) {
@@ -517,8 +516,8 @@ std::vector<BadCase> set_form(std::uint64_t) {
   add("unclosed '[' in the value", {"--set", "stream.ops=[add,"}, {"--set stream.ops="});
   add("unclosed '{' in the value", {"--set", "rk4.init.F={fill: [1, 0]"}, {"--set rk4.init.F="});
   add("unterminated quote in the value", {"--set", "rk4.write.F=\"F.npy"}, {"--set rk4.write.F="});
-  add("value with a newline and a second document (issue 9)",
-      {"--set", "stream.n=1000\n---\nrun: {kernels: [bogus]}"}, {"--set stream.n=", "stream.n"});
+  add("value with a newline and a second document (issue 9)", {"--set", "stream.n=1000\n---\nrun: {kernels: [bogus]}"},
+      {"--set stream.n=", "stream.n"});
   add("value with a newline and a second key", {"--set", "stream.n=1000\nrepeat: 5"}, {"--set stream.n="});
   add("unknown section (issue 9: blamed on the deck)", {"--set", "bogus.x=1"}, {"--set bogus.x=1", "bogus"});
   add("unknown key in a section", {"--set", "stream.bogus=1"}, {"--set stream.bogus=1", "stream.bogus"});
@@ -552,8 +551,7 @@ std::vector<BadCase> cli_args(std::uint64_t) {
     out.push_back(c);
   };
   add("two --out options (issue 9)", {"deck.yaml", "--out", "out", "--out", "out2"}, {"--out"}, {"out", "out2"});
-  add("two --out options, = and space forms", {"deck.yaml", "--out=out", "--out", "out2"}, {"--out"},
-      {"out", "out2"});
+  add("two --out options, = and space forms", {"deck.yaml", "--out=out", "--out", "out2"}, {"--out"}, {"out", "out2"});
   add("the same --out twice", {"deck.yaml", "--out", "out", "--out", "out"}, {"--out"}, {"out"});
   add("two --out options with --dry-run", {"deck.yaml", "--dry-run", "--out", "out", "--out", "out2"}, {"--out"},
       {"out", "out2"});
@@ -683,19 +681,18 @@ std::vector<BadCase> cross_key(std::uint64_t) {
     base_deck().text(&lines);
     out.back().must_name.front() += "||" + at_line(lines["gram.row_slice"]);
   }
-  add("rk4.init.F with fill and random", {{"rk4.init.F.fill", "[1, 0]"}, {"rk4.init.F.random.seed", "1"}},
-      "rk4.init.F", "rk4.init.F");
+  add("rk4.init.F with fill and random", {{"rk4.init.F.fill", "[1, 0]"}, {"rk4.init.F.random.seed", "1"}}, "rk4.init.F",
+      "rk4.init.F");
   add("rk4.init.G with none of fill/file/random", {{"rk4.init.G", "{}"}}, "rk4.init.G", "rk4.init.G");
   add("discount.init.mult_by with arange and random",
-      {{"discount.init.mult_by.arange", "{}"}, {"discount.init.mult_by.random.seed", "1"}},
-      "discount.init.mult_by", "discount.init.mult_by");
+      {{"discount.init.mult_by.arange", "{}"}, {"discount.init.mult_by.random.seed", "1"}}, "discount.init.mult_by",
+      "discount.init.mult_by");
   add("gram.A with file and random", {{"gram.A.file", "A.npy"}}, "gram.A", "gram.A");
   NpyParts packed;
   packed.descr = "|u1";
   packed.shape = "(8, 2)";
-  add("gram.A packed without cols",
-      {{"gram.A.random", ""}, {"gram.A.file", "packed.npy"}, {"gram.A.packed", "true"}}, "gram.A.cols", "gram.A",
-      {CaseFile{"packed.npy", npy_file(packed, std::string(16, '\0')), false}});
+  add("gram.A packed without cols", {{"gram.A.random", ""}, {"gram.A.file", "packed.npy"}, {"gram.A.packed", "true"}},
+      "gram.A.cols", "gram.A", {CaseFile{"packed.npy", npy_file(packed, std::string(16, '\0')), false}});
   return out;
 }
 

@@ -24,7 +24,7 @@ namespace {
 
 const Environment* g_env = nullptr;
 int g_real_stderr = -1;
-char g_current[4096] = "";                 // what to print if the case crashes or hangs
+char g_current[4096] = "";                   // what to print if the case crashes or hangs
 std::atomic<std::int64_t> g_deadline_ms{0};  // 0: no case running
 
 std::int64_t now_ms() {

@@ -19,9 +19,9 @@ struct NpyBase {
   std::vector<std::int64_t> shape;
   int major = 1;
   std::string data;
-  std::vector<std::string> accepted;  // descrs the key accepts
+  std::vector<std::string> accepted;                      // descrs the key accepts
   std::vector<std::pair<std::string, std::string>> deck;  // more deck values ("" removes)
-  bool binary = false;  // gram: every element 0 or 1
+  bool binary = false;                                    // gram: every element 0 or 1
 
   std::string bytes() const { return npy_file(parts(), data); }
   NpyParts parts() const {
@@ -65,18 +65,60 @@ const std::vector<NpyBase>& bases() {
     Rng rng(20240909);
     std::vector<NpyBase> b;
     const std::vector<std::pair<std::string, std::string>> gram_deck{{"run.kernels", "[gram]"}, {"gram.A.random", ""}};
-    b.push_back({"A_u1.npy", "gram.A.file", "|u1", {8, 16}, 1, random_values<std::uint8_t>(rng, 128, true),
-                 {"|u1", "<u1", "|b1", "<b1"}, gram_deck, true});
-    b.push_back({"A_bool.npy", "gram.A.file", "|b1", {8, 16}, 1, random_values<std::uint8_t>(rng, 128, true),
-                 {"|u1", "<u1", "|b1", "<b1"}, gram_deck, true});
-    b.push_back({"mult_by_f8.npy", "discount.init.mult_by.file", "<f8", {3, 2}, 1, random_values<double>(rng, 6, false),
-                 {"<f8", "<f4"}, {{"run.kernels", "[discount]"}}, false});
-    b.push_back({"discount_f4.npy", "discount.init.discount.file", "<f4", {2, 3, 2}, 1,
-                 random_values<float>(rng, 12, false), {"<f8", "<f4"}, {{"run.kernels", "[discount]"}}, false});
-    b.push_back({"F_c8.npy", "rk4.init.F.file", "<c8", {8, 8}, 1, random_complex(rng, 64, 4), {"<c8", "<c16"},
-                 {{"run.kernels", "[rk4]"}}, false});
-    b.push_back({"G_c16_v2.npy", "rk4.init.G.file", "<c16", {8, 8}, 2, random_complex(rng, 64, 8), {"<c8", "<c16"},
-                 {{"run.kernels", "[rk4]"}}, false});
+    b.push_back({"A_u1.npy",
+                 "gram.A.file",
+                 "|u1",
+                 {8, 16},
+                 1,
+                 random_values<std::uint8_t>(rng, 128, true),
+                 {"|u1", "<u1", "|b1", "<b1"},
+                 gram_deck,
+                 true});
+    b.push_back({"A_bool.npy",
+                 "gram.A.file",
+                 "|b1",
+                 {8, 16},
+                 1,
+                 random_values<std::uint8_t>(rng, 128, true),
+                 {"|u1", "<u1", "|b1", "<b1"},
+                 gram_deck,
+                 true});
+    b.push_back({"mult_by_f8.npy",
+                 "discount.init.mult_by.file",
+                 "<f8",
+                 {3, 2},
+                 1,
+                 random_values<double>(rng, 6, false),
+                 {"<f8", "<f4"},
+                 {{"run.kernels", "[discount]"}},
+                 false});
+    b.push_back({"discount_f4.npy",
+                 "discount.init.discount.file",
+                 "<f4",
+                 {2, 3, 2},
+                 1,
+                 random_values<float>(rng, 12, false),
+                 {"<f8", "<f4"},
+                 {{"run.kernels", "[discount]"}},
+                 false});
+    b.push_back({"F_c8.npy",
+                 "rk4.init.F.file",
+                 "<c8",
+                 {8, 8},
+                 1,
+                 random_complex(rng, 64, 4),
+                 {"<c8", "<c16"},
+                 {{"run.kernels", "[rk4]"}},
+                 false});
+    b.push_back({"G_c16_v2.npy",
+                 "rk4.init.G.file",
+                 "<c16",
+                 {8, 8},
+                 2,
+                 random_complex(rng, 64, 8),
+                 {"<c8", "<c16"},
+                 {{"run.kernels", "[rk4]"}},
+                 false});
     return b;
   }();
   return all;
@@ -192,9 +234,9 @@ void version(Rng& rng, const NpyBase& b, std::vector<BadCase>& out) {
     std::string s = b.bytes();
     s[6] = static_cast<char>(versions[i].first);
     s[7] = static_cast<char>(versions[i].second);
-    out.push_back(npy_case(b, s, "version bytes " + std::to_string(versions[i].first) + "." +
-                                     std::to_string(versions[i].second) + " on a " + std::to_string(b.major) +
-                                     ".0 layout"));
+    out.push_back(npy_case(b, s,
+                           "version bytes " + std::to_string(versions[i].first) + "." +
+                               std::to_string(versions[i].second) + " on a " + std::to_string(b.major) + ".0 layout"));
   }
 }
 
@@ -202,8 +244,8 @@ void header_len(Rng& rng, const NpyBase& b, std::vector<BadCase>& out) {
   const std::uint64_t len = b.header_size() - (b.major == 1 ? 10 : 12);
   const std::uint64_t huge = b.major == 1 ? 0xffff : 0xffffffff;
   for (std::uint64_t v : {len + 1, len - 1, len + 2 + rng.below(63), std::uint64_t(0), huge})
-    out.push_back(npy_case(b, with_header_len(b, v),
-                           "header_len " + std::to_string(v) + " instead of " + std::to_string(len)));
+    out.push_back(
+        npy_case(b, with_header_len(b, v), "header_len " + std::to_string(v) + " instead of " + std::to_string(len)));
 }
 
 // A dict character replaced by a character that no header grammar allows there.
@@ -214,8 +256,9 @@ void dict_garbage(Rng& rng, const NpyBase& b, std::vector<BadCase>& out) {
   for (std::size_t pos : rng.sample(end - start + 1, 5)) {
     std::string s = full;
     s[start + pos] = garbage[rng.below(garbage.size())];
-    out.push_back(npy_case(b, s, "dict byte '" + std::string(1, full[start + pos]) + "' at " +
-                                     std::to_string(start + pos) + " replaced by '" + s[start + pos] + "'"));
+    out.push_back(npy_case(b, s,
+                           "dict byte '" + std::string(1, full[start + pos]) + "' at " + std::to_string(start + pos) +
+                               " replaced by '" + s[start + pos] + "'"));
   }
 }
 

@@ -6,11 +6,11 @@
 #include "bad_input_cases.hpp"
 #include "case_support.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -125,10 +125,11 @@ void run_group(const std::string& group, const std::vector<BadCase>& cases, int 
     const double limit = ranks > 0 ? c.time_limit_s + 30 : c.time_limit_s;
     const auto command = kmini_command(c, ranks);
     const ProcessRun r = run_process(command, dir, root + ".scratch", limit);
-    std::cout << "  " << c.id << " [" << c.what.substr(0, 100) << "]: " << shell_join(command).substr(0, 300)
-              << " -> " << r.status << "\n";
+    std::cout << "  " << c.id << " [" << c.what.substr(0, 100) << "]: " << shell_join(command).substr(0, 300) << " -> "
+              << r.status << "\n";
     auto problems = ranks > 0 ? check_mpi_run(c, dir, r.status, r.err) : check_run(c, dir, r.status, r.err);
-    if (r.status == 124) problems.insert(problems.begin(), "killed after " + std::to_string(int(limit)) + " s (a hang)");
+    if (r.status == 124)
+      problems.insert(problems.begin(), "killed after " + std::to_string(int(limit)) + " s (a hang)");
     else if (r.status > 128) problems.insert(problems.begin(), "died of signal " + std::to_string(r.status - 128));
     if (problems.empty()) remove_tree(dir);
     else failures.push_back(Failure{c, dir, problems, r.err});
@@ -171,11 +172,12 @@ BadCase find_case(const std::string& family_name, const std::string& what) {
 // Where ranks must agree: rank 0 alone finds the --out problem, and every
 // rank finds the bad matrix element while the kernel runs.
 TEST(BadInputBinary, TwoRanks) {
-  run_group("binary.np2", {find_case("deck.cli_args", "--out names an existing file"), find_case("npy.values", "")},
-            2);
+  run_group("binary.np2", {find_case("deck.cli_args", "--out names an existing file"), find_case("npy.values", "")}, 2);
 }
 
-TEST(BadInputBinary, OversizeValues) { run_group("deck.oversize", generate(family("deck.oversize"), seed_from_environment()), 0); }
+TEST(BadInputBinary, OversizeValues) {
+  run_group("deck.oversize", generate(family("deck.oversize"), seed_from_environment()), 0);
+}
 
 TEST(BadInputBinary, MalformedKokkosFlags) {
   run_group("deck.kokkos_flags", generate(family("deck.kokkos_flags"), seed_from_environment()), 0);

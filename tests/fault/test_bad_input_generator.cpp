@@ -58,8 +58,7 @@ class FamilyTest : public ::testing::Test {
     std::cout << report(f.name, cases.size(), failures, seed, seconds) << std::flush;
     if (failures.empty() && !keep()) remove_tree(root);
     EXPECT_TRUE(failures.empty()) << f.name << ": " << failures.size() << " of " << cases.size()
-                                  << " case(s) failed (listed above; their directories are kept under " << root
-                                  << ")";
+                                  << " case(s) failed (listed above; their directories are kept under " << root << ")";
   }
 
  private:
@@ -74,8 +73,8 @@ void register_family_tests() {
   for (const auto& f : families()) {
     if (f.where != Where::InProcess) continue;
     const auto dot = f.name.find('.');
-    ::testing::RegisterTest(f.name.substr(0, dot).c_str(), f.name.substr(dot + 1).c_str(), nullptr, nullptr,
-                            __FILE__, __LINE__, [name = f.name]() -> ::testing::Test* { return new FamilyTest(name); });
+    ::testing::RegisterTest(f.name.substr(0, dot).c_str(), f.name.substr(dot + 1).c_str(), nullptr, nullptr, __FILE__,
+                            __LINE__, [name = f.name]() -> ::testing::Test* { return new FamilyTest(name); });
   }
 }
 
@@ -115,7 +114,8 @@ TEST(FaultGenerator, SameSeedSameCases) {
     for (std::size_t i = 0; i < a.size(); ++i) {
       EXPECT_EQ(a[i].args, b[i].args) << a[i].id;
       ASSERT_EQ(a[i].files.size(), b[i].files.size()) << a[i].id;
-      for (std::size_t j = 0; j < a[i].files.size(); ++j) EXPECT_EQ(a[i].files[j].bytes, b[i].files[j].bytes) << a[i].id;
+      for (std::size_t j = 0; j < a[i].files.size(); ++j)
+        EXPECT_EQ(a[i].files[j].bytes, b[i].files[j].bytes) << a[i].id;
     }
   }
 }
@@ -139,7 +139,9 @@ TEST(FaultGenerator, ControlsRunAndTheChecksSeeTheirOutputs) {
     as_bad.must_name = {"deck.yaml"};
     const auto seen = check_run(as_bad, dir, r.status, r.err);
     bool saw_output = false;
-    for (const auto& p : seen) saw_output = saw_output || (p.rfind("wrote into --out out/", 0) == 0 && p.find("results.json") != std::string::npos);
+    for (const auto& p : seen)
+      saw_output =
+          saw_output || (p.rfind("wrote into --out out/", 0) == 0 && p.find("results.json") != std::string::npos);
     EXPECT_TRUE(saw_output) << c.id << ": the nothing-written check missed results.json";
   }
 }

@@ -12,8 +12,16 @@
 namespace kmini {
 
 namespace {
-int rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
-int size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
+int rank() {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int size() {
+  int s;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
 }  // namespace
 
 TEST(MpiIo, DistributedWriteEqualsSerialWrite) {

@@ -117,8 +117,16 @@ TEST(MpiRk4, KerrPerStepMatchesSerialReferenceAtAnyRankCount) { check(false, Met
 
 namespace {
 
-int world_rank() { int r = 0; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
-int world_size() { int s = 1; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

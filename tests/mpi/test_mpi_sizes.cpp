@@ -4,16 +4,24 @@
 #include "core/collective.hpp"
 #include "core/device_memory.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <string>
 
 namespace kmini {
 
 namespace {
-int rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
-int size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
+int rank() {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int size() {
+  int s;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
 }  // namespace
 
 TEST(MpiSizes, AnAllocationFailingOnTheLastRankStopsEveryRank) {
@@ -22,8 +30,8 @@ TEST(MpiSizes, AnAllocationFailingOnTheLastRankStopsEveryRank) {
   try {
     collectively(MPI_COMM_WORLD, "stream", [&] {
       // 1 EiB on the last rank only: more than any address space.
-      Kokkos::View<char*, Kokkos::DefaultExecutionSpace::memory_space> v(
-          "kmini::test::huge", rank() == last ? std::int64_t(1) << 60 : 16);
+      Kokkos::View<char*, Kokkos::DefaultExecutionSpace::memory_space> v("kmini::test::huge",
+                                                                         rank() == last ? std::int64_t(1) << 60 : 16);
     });
     ADD_FAILURE() << "rank " << rank() << " did not throw";
   } catch (const RuntimeFailure& e) {

@@ -16,10 +16,8 @@ std::FILE* log_file = nullptr;
 
 void record(const char* what, const char* name) {
   if (!log_file) return;
-  if (name)
-    std::fprintf(log_file, "%s %s\n", what, name);
-  else
-    std::fprintf(log_file, "%s\n", what);
+  if (name) std::fprintf(log_file, "%s %s\n", what, name);
+  else std::fprintf(log_file, "%s\n", what);
 }
 
 }  // namespace

@@ -9,8 +9,15 @@
 namespace kmini {
 
 TEST(CommandLine, ParsesDeckSetsOutAndFlags) {
-  const char* argv[] = {"kmini", "deck.yaml", "--set", "rk4.n=5", "--set=run.verify=false", "--out", "o",
-                        "--dry-run", "--kokkos-num-threads=2"};
+  const char* argv[] = {"kmini",
+                        "deck.yaml",
+                        "--set",
+                        "rk4.n=5",
+                        "--set=run.verify=false",
+                        "--out",
+                        "o",
+                        "--dry-run",
+                        "--kokkos-num-threads=2"};
   const auto cl = parse_command_line(9, argv);
   EXPECT_EQ(cl.deck, "deck.yaml");
   ASSERT_EQ(cl.sets.size(), 2u);
@@ -77,7 +84,7 @@ TEST(CommandLine, EchoedArgumentsAreEscapedAndCut) {
 
 TEST(KokkosFlags, SpelledForTheKokkosInUse) {
   using V = std::vector<std::string>;
-  const V user{"--kokkos-num-threads=4", "--kokkos-device=1", "--kokkos-tools-libs=libkp.so",
+  const V user{"--kokkos-num-threads=4",       "--kokkos-device=1",       "--kokkos-tools-libs=libkp.so",
                "--kokkos-disable-warnings=no", "--kokkos-tune-internals", "--kokkos-tools-args=-c x"};
   EXPECT_EQ(compat::kokkos_flags(user, kKokkos34),
             (V{"--kokkos-threads=4", "--kokkos-device-id=1", "--kokkos-tools-library=libkp.so",
@@ -124,8 +131,7 @@ TEST(KokkosFlags, MalformedValuesAreUsageErrors) {
     EXPECT_EQ(flag_message({"--kokkos-disable-warnings=maybe"}, v),
               "--kokkos-disable-warnings=maybe: got 'maybe', expected --kokkos-disable-warnings alone or "
               "=true|false (yes|no, 1|0)");
-    EXPECT_EQ(flag_message({"--kokkos-help=1"}, v),
-              "--kokkos-help=1: got '1', expected --kokkos-help without a value");
+    EXPECT_EQ(flag_message({"--kokkos-help=1"}, v), "--kokkos-help=1: got '1', expected --kokkos-help without a value");
     EXPECT_EQ(flag_message({"--kokkos-tools-libs="}, v),
               "--kokkos-tools-libs=: got '', expected --kokkos-tools-libs=LIBRARY, not empty");
     EXPECT_EQ(flag_message({"--kokkos-ndevices=2,x"}, v).substr(0, 37), "--kokkos-ndevices=2,x: got '2,x', exp");

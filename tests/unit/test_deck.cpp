@@ -44,12 +44,15 @@ TEST(Deck, IntegersAcceptExponentNotationButNotFractions) {
 TEST(Deck, OutOfRangeAndWrongTypesNameFileLineKeyAndExpectation) {
   Deck d = deck("s:\n  n: 0\n  x: -1\n  flag: yes\n  m: c\n  v: [1]\n");
   DeckNode s = d.root().child("s");
-  KMINI_EXPECT_THROW_MSG(s.integer("n", 1, 1, 10), UsageError, "t.yaml:2: s.n: got '0', expected an integer in [1, 10]");
-  KMINI_EXPECT_THROW_MSG(s.real("x", 1.0, 0.0, 1.0, true), UsageError, "t.yaml:3: s.x: got '-1', expected a finite number > 0");
+  KMINI_EXPECT_THROW_MSG(s.integer("n", 1, 1, 10), UsageError,
+                         "t.yaml:2: s.n: got '0', expected an integer in [1, 10]");
+  KMINI_EXPECT_THROW_MSG(s.real("x", 1.0, 0.0, 1.0, true), UsageError,
+                         "t.yaml:3: s.x: got '-1', expected a finite number > 0");
   KMINI_EXPECT_THROW_MSG(s.boolean("flag", true), UsageError, "t.yaml:4: s.flag: got 'yes', expected true or false");
   KMINI_EXPECT_THROW_MSG(s.choice("m", "a", {"a", "b"}), UsageError, "t.yaml:5: s.m: got 'c', expected one of a | b");
   KMINI_EXPECT_THROW_MSG(s.reals("v", {0, 0}, 2), UsageError, "s.v: got '[1]', expected a list of 2 finite numbers");
-  KMINI_EXPECT_THROW_MSG(s.required_integer("missing", 1), UsageError, "t.yaml:2: s.missing: missing, expected an integer");
+  KMINI_EXPECT_THROW_MSG(s.required_integer("missing", 1), UsageError,
+                         "t.yaml:2: s.missing: missing, expected an integer");
 }
 
 TEST(Deck, UnknownKeysAreErrorsListingTheKnownOnes) {
@@ -101,15 +104,15 @@ TEST(Deck, SectionThatIsNotAMapIsAnError) {
 }
 
 // The message of the UsageError `statement` throws (fails the test if none).
-#define KMINI_USAGE_MESSAGE(statement)            \
-  [&]() -> std::string {                          \
-    try {                                         \
-      statement;                                  \
-    } catch (const UsageError& e) {               \
-      return e.what();                            \
-    }                                             \
+#define KMINI_USAGE_MESSAGE(statement)             \
+  [&]() -> std::string {                           \
+    try {                                          \
+      statement;                                   \
+    } catch (const UsageError& e) {                \
+      return e.what();                             \
+    }                                              \
     ADD_FAILURE() << "no UsageError: " #statement; \
-    return "";                                    \
+    return "";                                     \
   }()
 
 TEST(Deck, DuplicateKeysNameTheFileAndBothLines) {
@@ -138,7 +141,8 @@ TEST(Deck, UnterminatedQuotesAndControlCharactersAreErrors) {
             "t.yaml:3: control character '\\x01' in the deck, expected printable text (YAML allows only tab and "
             "line breaks)");
   // Quotes, escaped quotes and doubled single quotes that do close stay valid.
-  Deck d = deck("stream: {n: 5}\nrk4:\n  write:\n    F: 'it''s \"F\".npy'\n    G: \"a\\\\\\\"b.npy\"\r\n    H: 'x\ty'\n");
+  Deck d =
+      deck("stream: {n: 5}\nrk4:\n  write:\n    F: 'it''s \"F\".npy'\n    G: \"a\\\\\\\"b.npy\"\r\n    H: 'x\ty'\n");
   EXPECT_EQ(d.root().child("rk4").child("write").text("F", ""), "it's \"F\".npy");
   EXPECT_EQ(d.root().child("rk4").child("write").text("G", ""), "a\\\"b.npy");
   EXPECT_EQ(d.root().child("rk4").child("write").text("H", ""), "x\ty");
@@ -174,10 +178,12 @@ TEST(Deck, SetKeysAreNamesJoinedBySingleDots) {
             "--set rk4..n=5: empty component in key 'rk4..n', expected names joined by single dots such as rk4.init.F");
   EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4. n=5")),
             "--set rk4. n=5: key 'rk4. n' contains ' ', expected names of letters, digits, _ and - joined by dots");
-  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4.\tn=5")),
-            "--set rk4.\\tn=5: key 'rk4.\\tn' contains '\\t', expected names of letters, digits, _ and - joined by dots");
+  EXPECT_EQ(
+      KMINI_USAGE_MESSAGE(d.apply_set("rk4.\tn=5")),
+      "--set rk4.\\tn=5: key 'rk4.\\tn' contains '\\t', expected names of letters, digits, _ and - joined by dots");
   EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("rk4.n\x01=5")),
-            "--set rk4.n\\x01=5: key 'rk4.n\\x01' contains '\\x01', expected names of letters, digits, _ and - joined by dots");
+            "--set rk4.n\\x01=5: key 'rk4.n\\x01' contains '\\x01', expected names of letters, digits, _ and - joined "
+            "by dots");
   // Nothing was set by the rejected assignments.
   EXPECT_EQ(d.root().child("rk4").integer("n", 1, 1), 8);
   EXPECT_NO_THROW(d.check_all_keys_known());
@@ -191,8 +197,9 @@ TEST(Deck, SetValuesAreOneLineOfOneDocument) {
             "1, expected YAML on one line");
   EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("s.n=5\r")),
             "--set s.n=5\\r: the value contains the control character '\\r' at offset 1, expected YAML on one line");
-  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set(std::string("s.n=5\0", 6))),
-            "--set s.n=5\\x00: the value contains the control character '\\x00' at offset 1, expected YAML on one line");
+  EXPECT_EQ(
+      KMINI_USAGE_MESSAGE(d.apply_set(std::string("s.n=5\0", 6))),
+      "--set s.n=5\\x00: the value contains the control character '\\x00' at offset 1, expected YAML on one line");
   EXPECT_EQ(KMINI_USAGE_MESSAGE(d.apply_set("s.n=\x1b[31m5")),
             "--set s.n=\\x1b[31m5: the value contains the control character '\\x1b' at offset 0, expected YAML on one "
             "line");
@@ -214,12 +221,12 @@ TEST(Deck, UnknownKeysFromSetNameTheSet) {
   Deck d = deck("s:\n  n: 1\n");
   d.apply_set("bogus.x=1");
   d.root().child("s").integer("n", 1, 1);
-  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.check_all_keys_known()),
-            "--set bogus.x=1: unknown key 'bogus' (expected one of: s)");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(d.check_all_keys_known()), "--set bogus.x=1: unknown key 'bogus' (expected one of: s)");
   Deck e = deck("s:\n  n: 1\n");
   e.apply_set("s.deep.typo=1");
   e.root().child("s").integer("n", 1, 1);
-  EXPECT_EQ(KMINI_USAGE_MESSAGE(e.check_all_keys_known()), "--set s.deep.typo=1: unknown key 's.deep' (expected one of: n)");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(e.check_all_keys_known()),
+            "--set s.deep.typo=1: unknown key 's.deep' (expected one of: n)");
 }
 
 TEST(Deck, BlockMapValuesPrintOnOneLine) {
@@ -272,7 +279,8 @@ TEST(MessageText, EscapesControlCharactersAndCutsLongText) {
   EXPECT_EQ(escape("a\nb\tc\\d\x7f"), "a\\nb\\tc\\\\d\\x7f");
   EXPECT_EQ(quoted_value("short"), "'short'");
   EXPECT_EQ(quoted_value(std::string(80, 'x')), "'" + std::string(80, 'x') + "'");
-  EXPECT_EQ(quoted_value(std::string(81, 'x')), "'" + std::string(57, 'x') + "..." + std::string(20, 'x') + "' (81 chars)");
+  EXPECT_EQ(quoted_value(std::string(81, 'x')),
+            "'" + std::string(57, 'x') + "..." + std::string(20, 'x') + "' (81 chars)");
   // Never cut inside an escape ("\n" is two characters) ...
   const std::string lines(100, '\n');
   std::string head, tail;

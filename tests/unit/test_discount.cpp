@@ -91,7 +91,7 @@ void check_shape(std::int64_t D, std::int64_t M, std::int64_t O) {
 
 // Unit extents, odd sizes, rows shorter/longer than a block and not a
 // multiple of the lane count, the original example's row.
-const std::tuple<int, int, int> kShapes[] = {{1, 1, 1}, {1, 7, 1}, {3, 1, 5},  {1, 1, 1031}, {5, 3, 4},
+const std::tuple<int, int, int> kShapes[] = {{1, 1, 1},  {1, 7, 1},   {3, 1, 5},    {1, 1, 1031}, {5, 3, 4},
                                              {7, 13, 3}, {2, 205, 5}, {4, 1, 2049}, {17, 257, 1}, {3, 4000, 5}};
 
 TEST(Discount, MatchesReferenceBitwiseDouble) {
@@ -210,12 +210,12 @@ TEST(DiscountDeck, ReduceWithoutCvDoesNotComputeCv) {
 }
 
 TEST(DiscountDeck, BadInputsAreUsageErrors) {
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") +
-                                   "}\n"),
-                         UsageError, "discount.init.mult_by.file: got '");
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") +
-                                   "}\n"),
-                         UsageError, "expected shape (4, 4) (ids, terms from the deck); ");
+  KMINI_EXPECT_THROW_MSG(
+      configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") + "}\n"), UsageError,
+      "discount.init.mult_by.file: got '");
+  KMINI_EXPECT_THROW_MSG(
+      configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") + "}\n"), UsageError,
+      "expected shape (4, 4) (ids, terms from the deck); ");
   KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") +
                                    "}\n    discount: {file: " + data("discount_5x3x3_f8.npy") + "}\n"),
                          UsageError, "has shape (5, 3, 3)");

@@ -68,8 +68,8 @@ void expect_matches_reference(const Source& s, std::int64_t h) {
 }  // namespace
 
 TEST(Gram, EdgeShapesAndDensitiesMatchHostReference) {
-  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes{{1, 1},  {5, 1},   {3, 63},  {7, 64},
-                                                                   {9, 65}, {67, 127}, {130, 200}, {65, 2049}};
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes{{1, 1},  {5, 1},    {3, 63},    {7, 64},
+                                                                  {9, 65}, {67, 127}, {130, 200}, {65, 2049}};
   for (const auto& [rows, cols] : shapes)
     for (double density : {0.0, 1.0, 0.37}) expect_matches_reference(random_source(rows, cols, density, 3), rows);
 }
@@ -215,8 +215,9 @@ TEST(Gram, PlanCoversRowsBalancesRanksAndRespectsBudget) {
   c.row_slice = 2;
   EXPECT_EQ(make_plan(c, 2).slices.size(), std::size_t(1) << 20);
   c.row_slice = 1;
-  KMINI_EXPECT_THROW_MSG(make_plan(c, 2), UsageError,
-                         "gram.row_slice: slices of 1 rows make 2097152 slices of 2097152 rows, expected at most 1048576");
+  KMINI_EXPECT_THROW_MSG(
+      make_plan(c, 2), UsageError,
+      "gram.row_slice: slices of 1 rows make 2097152 slices of 2097152 rows, expected at most 1048576");
 }
 
 TEST(Gram, DistributedWriterWritesBlocksInAnyOrder) {
@@ -224,7 +225,8 @@ TEST(Gram, DistributedWriterWritesBlocksInAnyOrder) {
   {
     npy::DistributedWriter w(MPI_COMM_WORLD, path, npy::DType::I4, {3, 4});
     const std::vector<std::int32_t> bottom{8, 9, 10, 11}, top{0, 1, 2, 4, 5, 6}, corner{3, 7};
-    npy::DistributedWriter::Block b1{2, 0, 1, 4, bottom.data()}, b2{0, 0, 2, 3, top.data()}, b3{0, 3, 2, 1, corner.data()};
+    npy::DistributedWriter::Block b1{2, 0, 1, 4, bottom.data()}, b2{0, 0, 2, 3, top.data()},
+        b3{0, 3, 2, 1, corner.data()};
     w.write_round(&b1);
     w.write_round(nullptr);
     w.write_round(&b2);
@@ -357,8 +359,7 @@ SparseResult run_sparse(const Inputs& in, Similarity kind, std::int64_t h, doubl
   }
   auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best_j);
   auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best_v);
-  for (std::int64_t e = 0; e < rows * k; ++e)
-    out.top_k.push_back({e / k, hj(e), hj(e) < 0 ? 0.0 : hv(e)});
+  for (std::int64_t e = 0; e < rows * k; ++e) out.top_k.push_back({e / k, hj(e), hj(e) < 0 ? 0.0 : hv(e)});
   return out;
 }
 
@@ -422,7 +423,8 @@ TEST(Gram, SparseOutputsMatchHostReferenceOnOneInput) {
     for (const char* kind : kKinds) {
       const bool counts = std::string(kind) == "counts";
       for (std::int64_t h : {std::int64_t(1), std::int64_t(5), std::int64_t(64), rows}) {
-        expect_sparse_matches_reference(in, kind, h, counts ? 2.0 : 0.3, static_cast<int>(std::min<std::int64_t>(4, rows - 1)),
+        expect_sparse_matches_reference(in, kind, h, counts ? 2.0 : 0.3,
+                                        static_cast<int>(std::min<std::int64_t>(4, rows - 1)),
                                         counts ? thresholds_c : thresholds_s);
       }
     }
@@ -439,7 +441,8 @@ TEST(Gram, SparseOutputsMatchHostReferenceOnTwoInputs) {
     for (const char* kind : kKinds) {
       const bool counts = std::string(kind) == "counts";
       for (std::int64_t h : {std::int64_t(1), std::int64_t(7), std::int64_t(64), ra})
-        expect_sparse_matches_reference(in, kind, h, counts ? 8.0 : 0.2, static_cast<int>(std::min<std::int64_t>(5, rb)),
+        expect_sparse_matches_reference(in, kind, h, counts ? 8.0 : 0.2,
+                                        static_cast<int>(std::min<std::int64_t>(5, rb)),
                                         counts ? std::vector<double>{0, 8, 20} : std::vector<double>{0.1, 0.2, 0.5});
     }
   }
@@ -587,7 +590,8 @@ TEST(Gram, SparseOutputFilesHoldTheReferenceRecords) {
     EXPECT_EQ(m["count_at_least"].items()[0].find("pairs")->as_int(), static_cast<std::int64_t>(want.size()));
     EXPECT_EQ(m["count_at_least"].items()[1].find("pairs")->as_int(), 77 * 76 / 2);
     const std::string file = slurp_file(pairs_path);
-    EXPECT_EQ(file.substr(0, npy::make_header(pair_record_type(c.similarity), {static_cast<std::int64_t>(want.size())}).size()),
+    EXPECT_EQ(file.substr(
+                  0, npy::make_header(pair_record_type(c.similarity), {static_cast<std::int64_t>(want.size())}).size()),
               npy::make_header(pair_record_type(c.similarity), {static_cast<std::int64_t>(want.size())}));
     const std::string data = npy_data(file);
     ASSERT_EQ(data.size(), want.size() * 20);
@@ -596,8 +600,7 @@ TEST(Gram, SparseOutputFilesHoldTheReferenceRecords) {
       EXPECT_EQ(field<std::int64_t>(data, p * 20 + 8), want[p].j);
       if (c.similarity == Similarity::Counts)
         EXPECT_EQ(field<std::int32_t>(data, p * 20 + 16), static_cast<std::int32_t>(want[p].value));
-      else
-        EXPECT_EQ(field<float>(data, p * 20 + 16), static_cast<float>(want[p].value));
+      else EXPECT_EQ(field<float>(data, p * 20 + 16), static_cast<float>(want[p].value));
     }
     const std::string top = slurp_file(top_path);
     EXPECT_EQ(top.substr(0, 128), npy::make_header(top_k_record_type(c.similarity), {77, 3}).substr(0, 128));
@@ -610,16 +613,13 @@ TEST(Gram, SparseOutputFilesHoldTheReferenceRecords) {
         EXPECT_EQ(field<std::int64_t>(tdata, at), w[t].j);
         if (c.similarity == Similarity::Counts)
           EXPECT_EQ(field<std::int32_t>(tdata, at + 8), static_cast<std::int32_t>(w[t].value));
-        else
-          EXPECT_EQ(field<float>(tdata, at + 8), static_cast<float>(w[t].value));
+        else EXPECT_EQ(field<float>(tdata, at + 8), static_cast<float>(w[t].value));
       }
     }
   }
 }
 #endif  // KMINI_TEST_DEFAULT_SPACE
 
-TEST(Gram, PeakProbeReportsAPositiveRate) {
-  EXPECT_GT(probe_and_popcount_peak(Exec(), 1, 10), 0.0);
-}
+TEST(Gram, PeakProbeReportsAPositiveRate) { EXPECT_GT(probe_and_popcount_peak(Exec(), 1, 10), 0.0); }
 
 }  // namespace kmini

@@ -1,6 +1,6 @@
 // GoogleTest main for kmini's unit tests: MPI and Kokkos live for the whole run.
-#include "core/environment.hpp"
 #include "../support/private_tmpdir.hpp"
+#include "core/environment.hpp"
 
 #include <gtest/gtest.h>
 

@@ -79,7 +79,8 @@ npy::ElementType element_type(const std::string& spec) {
 
 std::string unhex(const std::string& hex) {
   std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
   return out;
 }
 
@@ -216,7 +217,8 @@ TEST(Npy, RejectsMalformedFilesWithClearMessages) {
   test::write_bytes(p, v3);
   KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "version 3.0 is not supported (expected 1.0 or 2.0)");
   test::write_bytes(p, good.substr(0, good.size() - 8));
-  KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "truncated data: shape (3, 4) of f8 needs 96 bytes, the file holds 88");
+  KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError,
+                         "truncated data: shape (3, 4) of f8 needs 96 bytes, the file holds 88");
   test::write_bytes(p, good + "xx");
   KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "unexpected 2 bytes after the data");
   test::write_bytes(p, good.substr(0, 20));
@@ -266,8 +268,9 @@ TEST(Npy, ShapesThatOverflowTheByteCountAreUsageErrors) {
       header_only_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4, 4611686018427387904), }");
   ASSERT_EQ(file.size(), 128u);
   test::write_bytes(p, file);
-  KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError,
-                         "overflow.npy: shape (4, 4611686018427387904) of f8 is too large (overflows 64-bit byte count)");
+  KMINI_EXPECT_THROW_MSG(
+      npy::read_info(p), UsageError,
+      "overflow.npy: shape (4, 4611686018427387904) of f8 is too large (overflows 64-bit byte count)");
   // 2^60 elements of 8 bytes: the element count fits, the bytes do not.
   test::write_bytes(p, header_only_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1152921504606846976,), }"));
   KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "of f8 is too large (overflows 64-bit byte count)");
@@ -275,7 +278,8 @@ TEST(Npy, ShapesThatOverflowTheByteCountAreUsageErrors) {
   test::write_bytes(p, header_only_npy("{'descr': '|u1', 'fortran_order': False, 'shape': (9223372036854775000,), }"));
   KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "truncated data: shape (9223372036854775000,) of u1 needs");
   // A zero dimension makes any shape empty, and complete with no data.
-  test::write_bytes(p, header_only_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4611686018427387904), }"));
+  test::write_bytes(p,
+                    header_only_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 4611686018427387904), }"));
   EXPECT_EQ(npy::read_info(p).element_count(), 0u);
 
   npy::Info info;

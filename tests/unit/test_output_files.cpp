@@ -67,7 +67,8 @@ TEST(OutputFilesDeathTest, SigtermRemovesTemporariesAndSaysSoOnce) {
         std::raise(SIGTERM);
       },
       ::testing::ExitedWithCode(143),
-      "^kmini: error: terminated by SIGTERM: temporary output files removed, previous outputs unchanged \\(exit 143\\)\n$");
+      "^kmini: error: terminated by SIGTERM: temporary output files removed, previous outputs unchanged \\(exit "
+      "143\\)\n$");
   EXPECT_FALSE(std::filesystem::exists(tmp));
 }
 
@@ -108,9 +109,9 @@ TEST(OutputFiles, BadPathsAreUsageErrorsNamingOriginAndReason) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/C.npy"));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);  // only sub/
   // Two outputs naming the same file.
-  KMINI_EXPECT_THROW_MSG(check_output_files(MPI_COMM_WORLD, {{"--out x", dir + "/C.npy"},
-                                                             {origin, dir + "/sub/../C.npy"}}),
-                         UsageError, "it is also the output of --out x");
+  KMINI_EXPECT_THROW_MSG(
+      check_output_files(MPI_COMM_WORLD, {{"--out x", dir + "/C.npy"}, {origin, dir + "/sub/../C.npy"}}), UsageError,
+      "it is also the output of --out x");
 }
 
 }  // namespace kmini

@@ -67,7 +67,8 @@ TEST(ProjectFiles, PresetsProvideDefaultOpenmpCudaAndSanitizer) {
   // Every configure preset can be built and tested by name.
   for (const char* list : {"buildPresets", "testPresets"}) {
     std::map<std::string, std::string> configure_of;
-    for (const auto& p : presets[list]) configure_of[p["name"].as<std::string>()] = p["configurePreset"].as<std::string>();
+    for (const auto& p : presets[list])
+      configure_of[p["name"].as<std::string>()] = p["configurePreset"].as<std::string>();
     for (const auto& [name, preset] : by_name) EXPECT_EQ(configure_of[name], name) << list << " lacks " << name;
   }
 }

@@ -80,14 +80,19 @@ TEST(SummaryTable, OneRankNamesTheRoofAndFitsLargeRates) {
                       1, true);
   const auto lines = lines_of(os.str());
   ASSERT_EQ(lines.size(), 9u) << os.str();
-  EXPECT_EQ(lines[0], "kernel                       size                    seconds      throughput  of roof          verified");
-  EXPECT_EQ(lines[2], "stream.add_f64               n=10                    0.00125       47.9 GB/s    100% stream BW      yes");
-  EXPECT_EQ(lines[3], "discount.per_date_f64.e2e    n=10                    0.00125       23.3 GB/s      -                 yes");
-  EXPECT_EQ(lines[4], "gram.counts                  n=10                    0.00125   1.33 Tbitop/s   3.38% popcount       yes");
+  EXPECT_EQ(lines[0],
+            "kernel                       size                    seconds      throughput  of roof          verified");
+  EXPECT_EQ(lines[2],
+            "stream.add_f64               n=10                    0.00125       47.9 GB/s    100% stream BW      yes");
+  EXPECT_EQ(lines[3],
+            "discount.per_date_f64.e2e    n=10                    0.00125       23.3 GB/s      -                 yes");
+  EXPECT_EQ(lines[4],
+            "gram.counts                  n=10                    0.00125   1.33 Tbitop/s   3.38% popcount       yes");
   for (std::size_t i = 2; i <= 4; ++i) EXPECT_EQ(lines[i].size(), lines[0].size()) << lines[i];
   EXPECT_EQ(lines[5], "seconds: the slowest rank's (best of repeat where a kernel repeats)");
-  EXPECT_EQ(lines[6], "of roof: stream BW = the best stream bandwidth per rank measured in this run; popcount = gram's "
-                      "AND+popcount probe");
+  EXPECT_EQ(lines[6],
+            "of roof: stream BW = the best stream bandwidth per rank measured in this run; popcount = gram's "
+            "AND+popcount probe");
   EXPECT_EQ(lines[7], "e2e: host->device inputs + kernel + device->host results, timed like the kernel row above it");
   EXPECT_EQ(lines[8], "     (device memory is host memory here: the copies are no-ops, e2e = the kernel within noise)");
 }
@@ -100,14 +105,18 @@ TEST(SummaryTable, SeveralRanksShowPerRankAndAggregateRates) {
   print_summary_table(os, {row("rk4.per_stage_c8", 5.49e9, 10.98e9, 0.0558, kRoofStream), unverified}, 2, false);
   const auto lines = lines_of(os.str());
   ASSERT_EQ(lines.size(), 6u) << os.str();
-  EXPECT_EQ(lines[0], "kernel                       size                    seconds        per rank     all 2 ranks  of roof "
-                      "         verified");
-  EXPECT_EQ(lines[2], "rk4.per_stage_c8             n=10                    0.00125       5.49 GB/s       11.0 GB/s   5.58% "
-                      "stream BW      yes");
-  EXPECT_EQ(lines[3], "gram.baseline_sgemm          n=10                    0.00125      2.25 Gop/s               -      -    "
-                      "         skipped");
-  EXPECT_EQ(lines[4], "seconds: the slowest rank's (best of repeat where a kernel repeats); rates per rank and of all 2 ranks "
-                      "together");
+  EXPECT_EQ(lines[0],
+            "kernel                       size                    seconds        per rank     all 2 ranks  of roof "
+            "         verified");
+  EXPECT_EQ(lines[2],
+            "rk4.per_stage_c8             n=10                    0.00125       5.49 GB/s       11.0 GB/s   5.58% "
+            "stream BW      yes");
+  EXPECT_EQ(lines[3],
+            "gram.baseline_sgemm          n=10                    0.00125      2.25 Gop/s               -      -    "
+            "         skipped");
+  EXPECT_EQ(lines[4],
+            "seconds: the slowest rank's (best of repeat where a kernel repeats); rates per rank and of all 2 ranks "
+            "together");
   EXPECT_EQ(lines[5], "of roof: stream BW = the best stream bandwidth per rank measured in this run");
 }
 
@@ -121,7 +130,8 @@ TEST(StatsOverRanks, MinMedianMaxAndTheSlowestRank) {
   // An even count: the mean of the middle two.
   EXPECT_EQ(stats_over_ranks({0.5, 4.0, 1.0, 2.0}).dump(0),
             "{\"min\":0.5,\"median\":1.5,\"max\":4.0,\"slowest_rank\":1,\"ranks\":4}");
-  EXPECT_EQ(stats_over_ranks({0.25}).dump(0), "{\"min\":0.25,\"median\":0.25,\"max\":0.25,\"slowest_rank\":0,\"ranks\":1}");
+  EXPECT_EQ(stats_over_ranks({0.25}).dump(0),
+            "{\"min\":0.25,\"median\":0.25,\"max\":0.25,\"slowest_rank\":0,\"ranks\":1}");
   // Ties: the lowest rank among the slowest.
   EXPECT_EQ(stats_over_ranks({1.0, 2.0, 2.0}).dump(0),
             "{\"min\":1.0,\"median\":2.0,\"max\":2.0,\"slowest_rank\":1,\"ranks\":3}");
@@ -129,8 +139,8 @@ TEST(StatsOverRanks, MinMedianMaxAndTheSlowestRank) {
 
 namespace {
 std::string cpu_model_of(const std::string& text) {
-  const std::string path = std::string(KMINI_TEST_TMP) + "/cpuinfo_" +
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string path =
+      std::string(KMINI_TEST_TMP) + "/cpuinfo_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::ofstream(path) << text;
   return cpu_model(path);
 }
@@ -150,8 +160,7 @@ TEST(BuildInfo, CpuModelFromProcCpuinfoOfX86AndArm) {
 
 TEST(BuildInfo, DescribesTheBuildAndEveryEnabledBackend) {
   const Json b = build_description();
-  for (const char* key : {"git_revision", "build_type", "cxx_flags", "options"})
-    ASSERT_NE(b.find(key), nullptr) << key;
+  for (const char* key : {"git_revision", "build_type", "cxx_flags", "options"}) ASSERT_NE(b.find(key), nullptr) << key;
   EXPECT_FALSE(b.find("git_revision")->as_string().empty());
   EXPECT_FALSE(b.find("compiler")->find("id")->as_string().empty());
   EXPECT_FALSE(b.find("compiler")->find("version")->as_string().empty());

@@ -207,46 +207,63 @@ TEST(Rk4Checkpoint, RecordsMethodAndKerr) {
   EXPECT_TRUE(h.stages);
   EXPECT_EQ(h.kerr, -0.75);
   const std::string c = "checkpoint is corrupt: ";
-  expect_refused("ckpt_method_damaged.npy", [](auto& v) { v[kMethod] = 1; }, false, c + "checksum mismatch (stored 0x");
-  expect_refused("ckpt_kerr_damaged.npy", [](auto& v) { v[kKerr] = 0.5; }, false, c + "checksum mismatch (stored 0x");
-  expect_refused("ckpt_method2.npy", [](auto& v) { v[kMethod] = 2; }, true, c + "method flag is 2, expected 0 or 1");
-  expect_refused("ckpt_kerr_nan.npy", [](auto& v) { v[kKerr] = std::nan(""); }, true, c + "stored kerr is not finite (nan)");
+  expect_refused(
+      "ckpt_method_damaged.npy", [](auto& v) { v[kMethod] = 1; }, false, c + "checksum mismatch (stored 0x");
+  expect_refused(
+      "ckpt_kerr_damaged.npy", [](auto& v) { v[kKerr] = 0.5; }, false, c + "checksum mismatch (stored 0x");
+  expect_refused(
+      "ckpt_method2.npy", [](auto& v) { v[kMethod] = 2; }, true, c + "method flag is 2, expected 0 or 1");
+  expect_refused(
+      "ckpt_kerr_nan.npy", [](auto& v) { v[kKerr] = std::nan(""); }, true, c + "stored kerr is not finite (nan)");
 }
 
 TEST(Rk4Checkpoint, RefusesDamagedFiles) {
   const std::string mismatch = "checkpoint is corrupt: checksum mismatch (stored 0x";
-  expect_refused("ckpt_sum_bit.npy", [](auto& v) { flip_low_bit(v[kSumReF]); }, false, mismatch);
-  expect_refused("ckpt_field.npy", [](auto& v) { v[kF0 + 2] = 0.125; }, false, mismatch);
-  expect_refused("ckpt_history.npy", [](auto& v) { v[kDelta2 + 1] += 1e-9; }, false, mismatch);
-  expect_refused("ckpt_flag.npy", [](auto& v) { v[kFlag] = 2; }, false, mismatch);
-  expect_refused("ckpt_nan_sum.npy", [](auto& v) { v[kSumImG] = std::nan(""); }, false, mismatch);
-  expect_refused("ckpt_slot.npy", [](auto& v) { v[ck::kChecksumSlot] += 0.5; }, false,
-                 "checkpoint is corrupt: checksum mismatch (stored (", ".5, ");
-  expect_refused("ckpt_slot.npy", [](auto& v) { v[ck::kChecksumSlot] += 0.5; }, false,
-                 "checkpoint is corrupt: checksum mismatch (stored (", ") is not a checksum, computed 0x");
+  expect_refused(
+      "ckpt_sum_bit.npy", [](auto& v) { flip_low_bit(v[kSumReF]); }, false, mismatch);
+  expect_refused(
+      "ckpt_field.npy", [](auto& v) { v[kF0 + 2] = 0.125; }, false, mismatch);
+  expect_refused(
+      "ckpt_history.npy", [](auto& v) { v[kDelta2 + 1] += 1e-9; }, false, mismatch);
+  expect_refused(
+      "ckpt_flag.npy", [](auto& v) { v[kFlag] = 2; }, false, mismatch);
+  expect_refused(
+      "ckpt_nan_sum.npy", [](auto& v) { v[kSumImG] = std::nan(""); }, false, mismatch);
+  expect_refused(
+      "ckpt_slot.npy", [](auto& v) { v[ck::kChecksumSlot] += 0.5; }, false,
+      "checkpoint is corrupt: checksum mismatch (stored (", ".5, ");
+  expect_refused(
+      "ckpt_slot.npy", [](auto& v) { v[ck::kChecksumSlot] += 0.5; }, false,
+      "checkpoint is corrupt: checksum mismatch (stored (", ") is not a checksum, computed 0x");
 }
 
 TEST(Rk4Checkpoint, RefusesBadHeaderValuesBehindAValidChecksum) {
   const std::string c = "checkpoint is corrupt: ";
-  expect_refused("ckpt_flag2.npy", [](auto& v) { v[kFlag] = 2; }, true, c + "coupling flag is 2, expected 0 or 1");
-  expect_refused("ckpt_flag_half.npy", [](auto& v) { v[kFlag] = 0.5; }, true, c + "coupling flag is 0.5");
-  expect_refused("ckpt_precision.npy", [](auto& v) { v[kFlag - 1] = 4; }, true,
-                 c + "precision field is 4, expected 8 or 16");
-  expect_refused("ckpt_nan_dt.npy", [](auto& v) { v[kDt] = std::nan(""); }, true, c + "stored dt is not finite (nan)");
-  expect_refused("ckpt_inf_g.npy", [](auto& v) { v[kDt + 1] = -INFINITY; }, true, c + "stored g is not finite (-inf)");
-  expect_refused("ckpt_nan_sum2.npy", [](auto& v) { v[kSumImG] = std::nan(""); }, true,
-                 c + "stored sum Im G is not finite (nan)");
-  expect_refused("ckpt_nan_delta.npy", [](auto& v) { v[kDelta2] = std::nan(""); }, true,
-                 c + "stored delta[2] is not finite");
+  expect_refused(
+      "ckpt_flag2.npy", [](auto& v) { v[kFlag] = 2; }, true, c + "coupling flag is 2, expected 0 or 1");
+  expect_refused(
+      "ckpt_flag_half.npy", [](auto& v) { v[kFlag] = 0.5; }, true, c + "coupling flag is 0.5");
+  expect_refused(
+      "ckpt_precision.npy", [](auto& v) { v[kFlag - 1] = 4; }, true, c + "precision field is 4, expected 8 or 16");
+  expect_refused(
+      "ckpt_nan_dt.npy", [](auto& v) { v[kDt] = std::nan(""); }, true, c + "stored dt is not finite (nan)");
+  expect_refused(
+      "ckpt_inf_g.npy", [](auto& v) { v[kDt + 1] = -INFINITY; }, true, c + "stored g is not finite (-inf)");
+  expect_refused(
+      "ckpt_nan_sum2.npy", [](auto& v) { v[kSumImG] = std::nan(""); }, true, c + "stored sum Im G is not finite (nan)");
+  expect_refused(
+      "ckpt_nan_delta.npy", [](auto& v) { v[kDelta2] = std::nan(""); }, true, c + "stored delta[2] is not finite");
 }
 
 TEST(Rk4Checkpoint, RefusesSumsThatDoNotMatchTheFields) {
   const std::string c = "checkpoint is corrupt: stored sum ";
-  expect_refused("ckpt_sum_off.npy", [](auto& v) { v[kSumReF] += 1e-9; }, true, c + "Re F = ");
-  expect_refused("ckpt_field_off.npy", [](auto& v) { v[kF0 + 4 + 3] -= 1e-6; }, true,  // Im G of element 1
-                 c + "Im G = ");
-  expect_refused("ckpt_field_nan.npy", [](auto& v) { v[kF0 + 1] = std::nan(""); }, true,
-                 c + "Im F = ");
+  expect_refused(
+      "ckpt_sum_off.npy", [](auto& v) { v[kSumReF] += 1e-9; }, true, c + "Re F = ");
+  expect_refused(
+      "ckpt_field_off.npy", [](auto& v) { v[kF0 + 4 + 3] -= 1e-6; }, true,  // Im G of element 1
+      c + "Im G = ");
+  expect_refused(
+      "ckpt_field_nan.npy", [](auto& v) { v[kF0 + 1] = std::nan(""); }, true, c + "Im F = ");
   // Within rounding of a different summation order: accepted.
   const std::string path = test::work_path("ckpt_sum_ulp.npy");
   auto v = load_doubles(write_sample("ckpt_sum_ulp.orig.npy"));
@@ -257,17 +274,27 @@ TEST(Rk4Checkpoint, RefusesSumsThatDoNotMatchTheFields) {
 }
 
 TEST(Rk4Checkpoint, RefusesOtherVersionsAndLayouts) {
-  expect_refused("ckpt_v1.npy", [](auto& v) { v[1] = 1; v[2] = v[3] = 0; }, false,
-                 "checkpoint format version 1 has no integrity check (written by kmini < " + std::string(kVersion) +
-                     "); restart from the start or from a checkpoint written by this kmini");
-  expect_refused("ckpt_v3.npy", [](auto& v) { v[1] = 3; }, false,
-                 "checkpoint format version 3 is not supported (this kmini reads version 2)");
-  expect_refused("ckpt_magic.npy", [](auto& v) { v[0] = 1; }, false, "not an rk4 checkpoint (wrong magic number)");
-  expect_refused("ckpt_n.npy", [](auto& v) { v[4] = 4; }, false,
-                 "checkpoint is corrupt: shape (20, 2) does not match n = 4 and step = 4 in its header "
-                 "(expected (27, 2))");
-  expect_refused("ckpt_step.npy", [](auto& v) { v[5] = 4.5; }, false,
-                 "checkpoint is corrupt: n = 3 and step = 4.5 in its header are not valid counts");
+  expect_refused(
+      "ckpt_v1.npy",
+      [](auto& v) {
+        v[1] = 1;
+        v[2] = v[3] = 0;
+      },
+      false,
+      "checkpoint format version 1 has no integrity check (written by kmini < " + std::string(kVersion) +
+          "); restart from the start or from a checkpoint written by this kmini");
+  expect_refused(
+      "ckpt_v3.npy", [](auto& v) { v[1] = 3; }, false,
+      "checkpoint format version 3 is not supported (this kmini reads version 2)");
+  expect_refused(
+      "ckpt_magic.npy", [](auto& v) { v[0] = 1; }, false, "not an rk4 checkpoint (wrong magic number)");
+  expect_refused(
+      "ckpt_n.npy", [](auto& v) { v[4] = 4; }, false,
+      "checkpoint is corrupt: shape (20, 2) does not match n = 4 and step = 4 in its header "
+      "(expected (27, 2))");
+  expect_refused(
+      "ckpt_step.npy", [](auto& v) { v[5] = 4.5; }, false,
+      "checkpoint is corrupt: n = 3 and step = 4.5 in its header are not valid counts");
 }
 
 }  // namespace kmini::rk4

@@ -33,7 +33,7 @@ TEST(CheckedSize, MultiplyAtTheEdges) {
   EXPECT_FALSE(checked_mul(3, 3074457345618258603ull));
   EXPECT_EQ(checked_mul(1ull << 62, 1), 1ull << 62);
   EXPECT_FALSE(checked_mul(1ull << 62, 2));  // 2^63: one past the limit
-  EXPECT_FALSE(checked_mul(4, 1ull << 62));   // 2^64: wraps to 0 unchecked
+  EXPECT_FALSE(checked_mul(4, 1ull << 62));  // 2^64: wraps to 0 unchecked
   EXPECT_FALSE(checked_mul(kMax, kMax));
   // Operands above the limit (a negative int64 cast to unsigned) are overflow, even times 1.
   EXPECT_FALSE(checked_mul(kMax + 1, 1));
@@ -244,8 +244,8 @@ TEST(AllocationFailure, RecognisesWhatEachKokkosThrows) {
             "Allocation of size 7.451e+09 G failed, likely due to insufficient memory. (The allocation mechanism was "
             "standard malloc().)");
   // Kokkos 4.4+.
-  const auto v44 = compat::allocation_failure(std::runtime_error(
-      "Kokkos ERROR: Cuda memory space failed to allocate 1.5 G (label=\"kmini::rk4::F\")."));
+  const auto v44 = compat::allocation_failure(
+      std::runtime_error("Kokkos ERROR: Cuda memory space failed to allocate 1.5 G (label=\"kmini::rk4::F\")."));
   ASSERT_TRUE(v44);
   EXPECT_EQ(v44->label, "kmini::rk4::F");
   EXPECT_DOUBLE_EQ(v44->bytes, 1.5 * (1 << 30));

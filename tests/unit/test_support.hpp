@@ -2,8 +2,8 @@
 // Helpers shared by kmini's tests.
 #include "core/errors.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <fstream>
 #include <string>
@@ -56,14 +56,14 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 // Expects `statement` to throw E whose message contains `needle`.
-#define KMINI_EXPECT_THROW_MSG(statement, E, needle)                                      \
-  do {                                                                                    \
-    try {                                                                                 \
-      statement;                                                                          \
-      ADD_FAILURE() << "expected " #E " containing: " << (needle);                        \
-    } catch (const E& e) {                                                                \
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();       \
-    }                                                                                     \
+#define KMINI_EXPECT_THROW_MSG(statement, E, needle)                                \
+  do {                                                                              \
+    try {                                                                           \
+      statement;                                                                    \
+      ADD_FAILURE() << "expected " #E " containing: " << (needle);                  \
+    } catch (const E& e) {                                                          \
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what(); \
+    }                                                                               \
   } while (0)
 
 }  // namespace kmini::test
