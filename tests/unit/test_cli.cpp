@@ -2,7 +2,7 @@
 #include "core/kokkos_compat.hpp"
 #include "driver/app.hpp"
 #include "driver/cli.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 
 #include <sstream>
 

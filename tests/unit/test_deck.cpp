@@ -1,6 +1,6 @@
 #include "core/text.hpp"
 #include "deck/deck.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 
 namespace kmini {
 

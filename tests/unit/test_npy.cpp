@@ -1,5 +1,5 @@
 #include "io/npy.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 
 #include <complex>
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include "core/termination.hpp"
 #include "io/atomic_file.hpp"
 #include "io/output_files.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 
 #include <gtest/gtest.h>
 

@@ -12,41 +12,62 @@
 namespace kmini {
 
 TEST(FormatSi, ThreeSignificantDigitsWithThePrefixThatKeepsThemBelow1000) {
-  EXPECT_EQ(format_si(1.33e12, "bitop/s"), "1.33 Tbitop/s");
-  EXPECT_EQ(format_si(47.94e9, "B/s"), "47.9 GB/s");
-  EXPECT_EQ(format_si(393e9, "bitop/s"), "393 Gbitop/s");
-  EXPECT_EQ(format_si(12345, "B/s"), "12.3 kB/s");
-  EXPECT_EQ(format_si(2.25e9, "op/s"), "2.25 Gop/s");
-  EXPECT_EQ(format_si(5e15, "B/s"), "5.00 PB/s");
-  EXPECT_EQ(format_si(0.5, "B/s"), "500 mB/s");
-  EXPECT_EQ(format_si(-4.2e6, "B/s"), "-4.20 MB/s");
+  const struct {
+    double value;
+    const char* unit;
+    const char* expect;
+  } cases[] = {
+      {1.33e12, "bitop/s", "1.33 Tbitop/s"},
+      {47.94e9, "B/s", "47.9 GB/s"},
+      {393e9, "bitop/s", "393 Gbitop/s"},
+      {12345, "B/s", "12.3 kB/s"},
+      {2.25e9, "op/s", "2.25 Gop/s"},
+      {5e15, "B/s", "5.00 PB/s"},
+      {0.5, "B/s", "500 mB/s"},
+      {-4.2e6, "B/s", "-4.20 MB/s"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(format_si(c.value, c.unit), c.expect) << c.value << " " << c.unit;
 }
 
 TEST(FormatSi, BoundariesRoundBeforeChoosingThePrefix) {
-  EXPECT_EQ(format_si(1, ""), "1.00");
-  EXPECT_EQ(format_si(999, ""), "999");
-  EXPECT_EQ(format_si(999.4, ""), "999");
-  EXPECT_EQ(format_si(999.9, ""), "1.00 k");  // rounds to 1000: the next prefix
-  EXPECT_EQ(format_si(1000, ""), "1.00 k");
-  EXPECT_EQ(format_si(1001, ""), "1.00 k");
-  EXPECT_EQ(format_si(9.994, ""), "9.99");
-  EXPECT_EQ(format_si(9.996, ""), "10.0");
-  EXPECT_EQ(format_si(99.96, ""), "100");
-  EXPECT_EQ(format_si(999.9e3, "B/s"), "1.00 MB/s");
-  EXPECT_EQ(format_si(999.4e9, "B/s"), "999 GB/s");
-  EXPECT_EQ(format_si(0.9999, ""), "1.00");
-  EXPECT_EQ(format_si(0.999, ""), "999 m");
+  const struct {
+    double value;
+    const char* unit;
+    const char* expect;
+  } cases[] = {
+      {1, "", "1.00"},
+      {999, "", "999"},
+      {999.4, "", "999"},
+      {999.9, "", "1.00 k"},  // rounds to 1000: the next prefix
+      {1000, "", "1.00 k"},
+      {1001, "", "1.00 k"},
+      {9.994, "", "9.99"},
+      {9.996, "", "10.0"},
+      {99.96, "", "100"},
+      {999.9e3, "B/s", "1.00 MB/s"},
+      {999.4e9, "B/s", "999 GB/s"},
+      {0.9999, "", "1.00"},
+      {0.999, "", "999 m"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(format_si(c.value, c.unit), c.expect) << c.value << " " << c.unit;
 }
 
 TEST(FormatSi, ZeroNonFiniteAndOutOfRange) {
-  EXPECT_EQ(format_si(0, "B/s"), "0 B/s");
-  EXPECT_EQ(format_si(0, ""), "0");
-  EXPECT_EQ(format_si(NAN, "B/s"), "-");
-  EXPECT_EQ(format_si(std::numeric_limits<double>::infinity(), "B/s"), "-");
-  EXPECT_EQ(format_si(999e18, "B/s"), "999 EB/s");
-  EXPECT_EQ(format_si(1e21, "B/s"), "1e+21 B/s");  // beyond exa: plain exponent
-  EXPECT_EQ(format_si(1.5e-12, "B/s"), "1.50 pB/s");
-  EXPECT_EQ(format_si(1e-13, "B/s"), "1e-13 B/s");
+  const struct {
+    double value;
+    const char* unit;
+    const char* expect;
+  } cases[] = {
+      {0, "B/s", "0 B/s"},
+      {0, "", "0"},
+      {NAN, "B/s", "-"},
+      {std::numeric_limits<double>::infinity(), "B/s", "-"},
+      {999e18, "B/s", "999 EB/s"},
+      {1e21, "B/s", "1e+21 B/s"},  // beyond exa: plain exponent
+      {1.5e-12, "B/s", "1.50 pB/s"},
+      {1e-13, "B/s", "1e-13 B/s"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(format_si(c.value, c.unit), c.expect) << c.value << " " << c.unit;
 }
 
 namespace {

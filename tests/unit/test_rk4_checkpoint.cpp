@@ -6,7 +6,7 @@
 #include "core/random.hpp"
 #include "io/npy.hpp"
 #include "rk4/rk4_checkpoint.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 #include "version.hpp"
 
 #include <cmath>

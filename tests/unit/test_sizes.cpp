@@ -9,7 +9,7 @@
 #include "gram/gram.hpp"
 #include "rk4/rk4.hpp"
 #include "stream/stream.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -4,7 +4,7 @@
 #include "discount/discount.hpp"
 #include "discount/discount_kernels.hpp"
 #include "discount/discount_reference.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 namespace kmini {
 namespace {
 
-using Exec = KMINI_TEST_EXEC_SPACE;  // see test_support.hpp
+using Exec = TEST_EXECSPACE;  // the category (backends/category_*.hpp)
 using discount::Reduce;
 
 // Device inputs for one (D, M, O) shape, random in [0, 1).
@@ -94,11 +94,11 @@ void check_shape(std::int64_t D, std::int64_t M, std::int64_t O) {
 const std::tuple<int, int, int> kShapes[] = {{1, 1, 1},  {1, 7, 1},   {3, 1, 5},    {1, 1, 1031}, {5, 3, 4},
                                              {7, 13, 3}, {2, 205, 5}, {4, 1, 2049}, {17, 257, 1}, {3, 4000, 5}};
 
-TEST(Discount, MatchesReferenceBitwiseDouble) {
+TEST(TEST_CATEGORY, Discount_MatchesReferenceBitwiseDouble) {
   for (const auto& s : kShapes) check_shape<double>(std::get<0>(s), std::get<1>(s), std::get<2>(s));
 }
 
-TEST(Discount, MatchesReferenceBitwiseSingle) {
+TEST(TEST_CATEGORY, Discount_MatchesReferenceBitwiseSingle) {
   for (const auto& s : kShapes) check_shape<float>(std::get<0>(s), std::get<1>(s), std::get<2>(s));
 }
 
@@ -130,12 +130,12 @@ void check_sum_accuracy(std::int64_t D, std::int64_t M, std::int64_t O) {
   }
 }
 
-TEST(Discount, SumsAreAccurate) {
+TEST(TEST_CATEGORY, Discount_SumsAreAccurate) {
   check_sum_accuracy<double>(3, 1000, 5);
   check_sum_accuracy<float>(3, 1000, 5);
 }
 
-TEST(Discount, ReferenceCatchesAOneUlpError) {
+TEST(TEST_CATEGORY, Discount_ReferenceCatchesAOneUlpError) {
   Problem<double> p(3, 11, 5);
   Kokkos::View<double***, Kokkos::LayoutRight> cv("cv", 3, 11, 5);
   discount::multiply_mdrange(Exec(), discount::as_row(p.mult), discount::as_rows(p.disc), discount::as_rows(cv));
@@ -146,7 +146,7 @@ TEST(Discount, ReferenceCatchesAOneUlpError) {
             2 * 55 + 7 * 5 + 3);
 }
 
-TEST(Discount, InputsDependOnlyOnGlobalIndex) {
+TEST(TEST_CATEGORY, Discount_InputsDependOnlyOnGlobalIndex) {
   // A rank's slice of dates equals the same dates of the whole array.
   Kokkos::View<double*> whole("w", 60), part("p", 24);
   discount::fill_random<double>(Exec(), whole, 9, 0);
@@ -158,84 +158,6 @@ TEST(Discount, InputsDependOnlyOnGlobalIndex) {
   discount::fill_arange<float>(Exec(), ar, 7);
   const auto ha = host<float>(ar);
   for (int k = 0; k < 5; ++k) EXPECT_EQ(ha(k), 7.0f + k);
-}
-
-TEST(Discount, DateSlicesCoverAllDatesOnce) {
-  for (int ranks : {1, 2, 3, 4, 7})
-    for (std::int64_t dates : {1, 2, 5, 100}) {
-      std::int64_t next = 0;
-      for (int r = 0; r < ranks; ++r) {
-        const auto s = discount::date_slice(dates, r, ranks);
-        EXPECT_EQ(s.first, next);
-        EXPECT_LE(s.count, (dates + ranks - 1) / ranks);
-        next += s.count;
-      }
-      EXPECT_EQ(next, dates);
-    }
-}
-
-// --- deck validation -------------------------------------------------------------
-std::string data(const std::string& f) { return std::string(KMINI_TEST_DATA) + "/discount/" + f; }
-
-discount::Config configure(const std::string& yaml) {
-  Deck deck = Deck::from_text(yaml, "t.yaml");
-  auto c = discount::read_config(deck.root().child("discount"), MPI_COMM_WORLD);
-  deck.check_all_keys_known();
-  return c;
-}
-
-TEST(DiscountDeck, DefaultsAreTheOriginalExample) {
-  const auto c = configure("discount: {}\n");
-  EXPECT_EQ(c.dates, 100);
-  EXPECT_EQ(c.ids, 4000);
-  EXPECT_EQ(c.terms, 5);
-  EXPECT_FALSE(c.single);
-  EXPECT_EQ(c.reduce, Reduce::None);
-  EXPECT_TRUE(c.computes_cv());
-}
-
-TEST(DiscountDeck, SizesComeFromFiles) {
-  const auto c = configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") +
-                           "}\n    discount: {file: " + data("discount_5x3x4_f4.npy") + "}\n");
-  EXPECT_EQ(c.dates, 5);
-  EXPECT_EQ(c.ids, 3);
-  EXPECT_EQ(c.terms, 4);
-}
-
-TEST(DiscountDeck, ReduceWithoutCvDoesNotComputeCv) {
-  const auto c = configure("discount: {reduce: per_id, write: {reduced: s.npy}}\n");
-  EXPECT_EQ(c.reduce, Reduce::PerId);
-  EXPECT_FALSE(c.computes_cv());
-  EXPECT_TRUE(configure("discount: {reduce: per_date, write: {cv: cv.npy}}\n").computes_cv());
-}
-
-TEST(DiscountDeck, BadInputsAreUsageErrors) {
-  KMINI_EXPECT_THROW_MSG(
-      configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") + "}\n"), UsageError,
-      "discount.init.mult_by.file: got '");
-  KMINI_EXPECT_THROW_MSG(
-      configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") + "}\n"), UsageError,
-      "expected shape (4, 4) (ids, terms from the deck); ");
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") +
-                                   "}\n    discount: {file: " + data("discount_5x3x3_f8.npy") + "}\n"),
-                         UsageError, "has shape (5, 3, 3)");
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_3x4_i4.npy") + "}\n"),
-                         UsageError, "an f8 or f4 .npy file; it holds i4");
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_12_f8.npy") + "}\n"),
-                         UsageError, "a 2-D array (ids x terms); it has shape (12,)");
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: no/such.npy}\n"), UsageError,
-                         "no/such.npy: cannot open");
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {arange: {}, random: {}}\n"), UsageError,
-                         "expected exactly one of file | arange | random");
-  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    discount: {random: {seed: -1}}\n"), UsageError,
-                         "discount.init.discount.random.seed: got '-1'");
-  KMINI_EXPECT_THROW_MSG(configure("discount: {terms: 0}\n"), UsageError, "discount.terms: got '0'");
-  KMINI_EXPECT_THROW_MSG(configure("discount: {precision: half}\n"), UsageError, "double | single");
-  KMINI_EXPECT_THROW_MSG(configure("discount: {write: {reduced: s.npy}}\n"), UsageError,
-                         "no reduced output while discount.reduce is none");
-  KMINI_EXPECT_THROW_MSG(configure("discount: {dates: 4000000000000, ids: 4000000000}\n"), UsageError,
-                         "below 2^63 bytes");
-  KMINI_EXPECT_THROW_MSG(configure("discount: {tile: 4}\n"), UsageError, "unknown key 'discount.tile'");
 }
 
 }  // namespace

@@ -1,44 +1,44 @@
 // The stream kernels against the host reference, on every enabled execution space.
 #include "stream/stream_kernels.hpp"
 #include "stream/stream_reference.hpp"
-#include "test_support.hpp"
+#include "unit/test_support.hpp"
 
 #include <cmath>
 
 namespace kmini {
 
-template <class Exec>
-class Stream : public ::testing::Test {
- protected:
-  template <class T>
-  using DeviceView = Kokkos::View<T*, typename Exec::memory_space>;
+namespace {
 
-  template <class T>
-  void check_add(std::size_t n, std::uint64_t first) {
-    const Exec exec;
-    DeviceView<T> a("a", n), b("b", n), c("c", n);
-    stream::fill(exec, a, 11, first);
-    stream::fill(exec, b, 12, first);
-    stream::add(exec, a, b, c);
-    auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
-    const auto r = stream::reference::add<T>(hc, 11, 12, first);
-    EXPECT_TRUE(r.ok) << "first bad index " << r.first_bad;
-    EXPECT_EQ(r.max_error, 0.0);
-  }
-};
-TYPED_TEST_SUITE(Stream, test::EnabledExecSpaces, test::ExecSpaceName);
+using Exec = TEST_EXECSPACE;  // the category (backends/category_*.hpp)
+template <class T>
+using DeviceView = Kokkos::View<T*, TEST_MEMSPACE>;
 
-TYPED_TEST(Stream, AddIsExactForDoublesAndInts) {
+template <class T>
+void check_add(std::size_t n, std::uint64_t first) {
+  const Exec exec;
+  DeviceView<T> a("a", n), b("b", n), c("c", n);
+  stream::fill(exec, a, 11, first);
+  stream::fill(exec, b, 12, first);
+  stream::add(exec, a, b, c);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+  const auto r = stream::reference::add<T>(hc, 11, 12, first);
+  EXPECT_TRUE(r.ok) << "first bad index " << r.first_bad;
+  EXPECT_EQ(r.max_error, 0.0);
+}
+
+}  // namespace
+
+TEST(TEST_CATEGORY, Stream_AddIsExactForDoublesAndInts) {
   for (std::size_t n : {1u, 7u, 1000u, 100003u}) {
-    this->template check_add<double>(n, 0);
-    this->template check_add<std::int32_t>(n, 12345);
+    check_add<double>(n, 0);
+    check_add<std::int32_t>(n, 12345);
   }
 }
 
-TYPED_TEST(Stream, ExpIsWithinFourUlp) {
-  const TypeParam exec;
+TEST(TEST_CATEGORY, Stream_ExpIsWithinFourUlp) {
+  const Exec exec;
   const std::size_t n = 50001;
-  typename TestFixture::template DeviceView<float> a("a", n), c("c", n);
+  DeviceView<float> a("a", n), c("c", n);
   stream::fill(exec, a, 5, 0);
   stream::exp(exec, a, c);
   auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
@@ -47,10 +47,10 @@ TYPED_TEST(Stream, ExpIsWithinFourUlp) {
   EXPECT_GT(r.max_error, 0.0);  // float rounding is visible: the check compares against double
 }
 
-TYPED_TEST(Stream, ReferenceCatchesAWrongResult) {
-  const TypeParam exec;
+TEST(TEST_CATEGORY, Stream_ReferenceCatchesAWrongResult) {
+  const Exec exec;
   const std::size_t n = 100;
-  typename TestFixture::template DeviceView<double> a("a", n), b("b", n), c("c", n);
+  DeviceView<double> a("a", n), b("b", n), c("c", n);
   stream::fill(exec, a, 1, 0);
   stream::fill(exec, b, 2, 0);
   stream::add(exec, a, b, c);
@@ -61,11 +61,11 @@ TYPED_TEST(Stream, ReferenceCatchesAWrongResult) {
   EXPECT_EQ(r.first_bad, 42u);
 }
 
-TYPED_TEST(Stream, InputsDependOnlyOnSeedAndGlobalIndex) {
+TEST(TEST_CATEGORY, Stream_InputsDependOnlyOnSeedAndGlobalIndex) {
   // Rank-count independence: a slice generated at an offset equals the same
   // slice of the whole array.
-  const TypeParam exec;
-  typename TestFixture::template DeviceView<double> whole("w", 64), part("p", 16);
+  const Exec exec;
+  DeviceView<double> whole("w", 64), part("p", 16);
   stream::fill(exec, whole, 9, 0);
   stream::fill(exec, part, 9, 40);
   auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole);

@@ -1,0 +1,67 @@
+#pragma once
+// The Gram kernels against the host reference (plain bit loops), on the
+// default execution space: edge shapes, densities, slices, packed input,
+// Jaccard, summaries, the slice plan and the multi-block .npy writer.
+#include "gram/gram.hpp"
+#include "gram/gram_kernels.hpp"
+#include "gram/gram_outputs.hpp"
+#include "gram/gram_reference.hpp"
+#include "gram/gram_sparse.hpp"
+#include "io/npy.hpp"
+#include "unit/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+namespace kmini {
+
+using Exec = TEST_EXECSPACE;  // the category (backends/category_*.hpp)
+using namespace gram;
+
+namespace {
+
+inline Source random_source(std::int64_t rows, std::int64_t cols, double density, std::uint64_t seed) {
+  Source s;
+  s.kind = Source::Kind::Random;
+  s.rows = rows;
+  s.cols = cols;
+  s.density = density;
+  s.seed = seed;
+  return s;
+}
+
+// Full C computed slice by slice with height h, assembled on the host
+// (lower part of each slice row from the mirror of earlier slices).
+inline std::vector<std::int32_t> gram_by_slices(const PackedView<MemSpace>& a, std::int64_t rows, std::int64_t h) {
+  std::vector<std::int32_t> c(static_cast<std::size_t>(rows * rows), -1);
+  Kokkos::View<std::int32_t*, MemSpace> out("out", h * rows);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += h) {
+    const SliceGeometry g{rows, r0, std::min(rows, r0 + h)};
+    Kokkos::deep_copy(out, -7);
+    gram_slice(Exec(), a, g, out);
+    auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+    for (std::int64_t i = g.r0; i < g.r1; ++i)
+      for (std::int64_t j = g.r0; j < rows; ++j) {
+        const std::int32_t v = ho((i - r0) * g.width() + (j - r0));
+        c[i * rows + j] = v;
+        c[j * rows + i] = v;
+      }
+  }
+  return c;
+}
+
+}  // namespace
+
+// A free function: CUDA forbids extended lambdas inside a test body (a private member).
+template <class View>
+void clear_row(const View& a, std::int64_t row) {
+  Kokkos::parallel_for(
+      "kmini::test::clear_row", Kokkos::RangePolicy<Exec>(Exec(), 0, a.extent(1)),
+      KOKKOS_LAMBDA(const std::int64_t w) { a(row, w) = 0; });
+}
+
+}  // namespace kmini

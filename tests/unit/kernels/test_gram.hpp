@@ -1,0 +1,197 @@
+// The Gram kernels on the category's execution space against the host
+// reference (plain bit loops): edge shapes, densities, slices, packed input,
+// Jaccard, summaries, the slice plan and the multi-block .npy writer.
+#include "unit/kernels/gram_test_support.hpp"
+
+namespace kmini {
+
+namespace {
+
+void expect_matches_reference(const Source& s, std::int64_t h) {
+  PackedView<MemSpace> a("a", s.rows, words_allocated(s.cols));
+  pack_random(Exec(), a, s.rows, s.cols, s.density, s.seed);
+  const auto c = gram_by_slices(a, s.rows, h);
+  const auto ref = reference::pack(host_rows(s, 0, s.rows), s.rows, s.cols);
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < s.rows; ++i)
+    for (std::int64_t j = 0; j < s.rows; ++j)
+      if (c[i * s.rows + j] != reference::count(ref, i, j)) ++bad;
+  EXPECT_EQ(bad, 0) << s.rows << "x" << s.cols << " density " << s.density << " slice " << h;
+}
+
+}  // namespace
+
+TEST(TEST_CATEGORY, Gram_EdgeShapesAndDensitiesMatchHostReference) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes{{1, 1},  {5, 1},    {3, 63},    {7, 64},
+                                                                  {9, 65}, {67, 127}, {130, 200}, {65, 2049}};
+  for (const auto& [rows, cols] : shapes)
+    for (double density : {0.0, 1.0, 0.37}) expect_matches_reference(random_source(rows, cols, density, 3), rows);
+}
+
+TEST(TEST_CATEGORY, Gram_SliceHeightsBelowTileAboveRowsAndUneven) {
+  for (std::int64_t h : {1, 5, 63, 64, 100, 1000}) expect_matches_reference(random_source(150, 300, 0.5, 9), h);
+}
+
+TEST(TEST_CATEGORY, Gram_AllOnesGivesColsEverywhere) {
+  const std::int64_t rows = 70, cols = 129;
+  PackedView<MemSpace> a("a", rows, words_allocated(cols));
+  pack_random(Exec(), a, rows, cols, 1.0, 1);
+  for (auto v : gram_by_slices(a, rows, 64)) ASSERT_EQ(v, cols);
+}
+
+TEST(TEST_CATEGORY, Gram_PackedAndUnpackedBytesGiveTheSameC) {
+  const std::int64_t rows = 41, cols = 77, nb = (cols + 7) / 8;
+  const Source s = random_source(rows, cols, 0.45, 21);
+  const auto bits = host_rows(s, 0, rows);
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> unpacked("u", rows, cols), packed_bytes("p", rows, nb);
+  auto hu = Kokkos::create_mirror_view(unpacked);
+  auto hp = Kokkos::create_mirror_view(packed_bytes);
+  Kokkos::deep_copy(hp, 0);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t k = 0; k < cols; ++k) {
+      hu(i, k) = bits[i * cols + k];
+      if (bits[i * cols + k]) hp(i, k / 8) |= static_cast<std::uint8_t>(0x80 >> (k % 8));  // numpy packbits order
+    }
+  Kokkos::deep_copy(unpacked, hu);
+  Kokkos::deep_copy(packed_bytes, hp);
+  PackedView<MemSpace> a1("a1", rows, words_allocated(cols)), a2("a2", rows, words_allocated(cols));
+  pack_unpacked_bytes(Exec(), a1, unpacked, 0);
+  pack_packed_bytes(Exec(), a2, packed_bytes, 0);
+  const auto c1 = gram_by_slices(a1, rows, 16), c2 = gram_by_slices(a2, rows, 64);
+  EXPECT_EQ(c1, c2);
+  const auto ref = reference::pack(bits, rows, cols);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < rows; ++j) ASSERT_EQ(c1[i * rows + j], reference::count(ref, i, j));
+}
+
+TEST(TEST_CATEGORY, Gram_JaccardMatchesFormulaAndEmptyRowsGiveZero) {
+  const std::int64_t rows = 20, cols = 90;
+  Source s = random_source(rows, cols, 0.3, 4);
+  PackedView<MemSpace> a("a", rows, words_allocated(cols));
+  pack_random(Exec(), a, rows, cols, s.density, s.seed);
+  clear_row(a, 2);  // rows 2 and 5 empty
+  clear_row(a, 5);
+  Kokkos::View<std::int32_t*, MemSpace> ones("ones", rows), counts("c", rows * rows);
+  Kokkos::View<float*, MemSpace> sim("s", rows * rows);
+  row_ones(Exec(), a, ones);
+  const SliceGeometry g{rows, 0, rows};
+  gram_slice(Exec(), a, g, counts);
+  similarity_slice(Exec(), Similarity::Jaccard, counts, ones, ones, g, sim);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
+  auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sim);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < rows; ++j) {
+      const double c = hc(i * rows + j), u = hc(i * rows + i) + hc(j * rows + j) - c;
+      EXPECT_FLOAT_EQ(hs(i * rows + j), u == 0 ? 0.0f : static_cast<float>(c / u));
+    }
+  EXPECT_EQ(hs(2 * rows + 5), 0.0f);
+  EXPECT_EQ(hs(2 * rows + 2), 0.0f);
+  EXPECT_EQ(hs(0), 1.0f);
+}
+
+TEST(TEST_CATEGORY, Gram_SummaryRowSumsHistogramAndChecksumAreSliceIndependent) {
+  const std::int64_t rows = 90, cols = 100;
+  const Source s = random_source(rows, cols, 0.5, 8);
+  PackedView<MemSpace> a("a", rows, words_allocated(cols));
+  pack_random(Exec(), a, rows, cols, s.density, s.seed);
+  const auto ref = reference::pack(host_rows(s, 0, rows), rows, cols);
+  std::uint64_t first_checksum = 0;
+  for (std::int64_t h : {7, 64, 90}) {
+    Kokkos::View<std::int32_t*, MemSpace> counts("c", h * rows);
+    Kokkos::View<std::int64_t*, MemSpace> sums("sums", rows);
+    Kokkos::View<std::uint64_t*, MemSpace> hist("hist", 64);
+    std::uint64_t checksum = 0;
+    for (std::int64_t r0 = 0; r0 < rows; r0 += h) {
+      const SliceGeometry g{rows, r0, std::min(rows, r0 + h)};
+      gram_slice(Exec(), a, g, counts);
+      checksum += summarise_slice(Exec(), counts, g, cols, sums, hist);
+    }
+    auto hsums = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
+    auto hhist = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), hist);
+    std::uint64_t expect_checksum = 0, total = 0;
+    std::vector<std::uint64_t> expect_hist(64, 0);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      std::int64_t row = 0;
+      for (std::int64_t j = 0; j < rows; ++j) {
+        const std::int64_t c = reference::count(ref, i, j);
+        row += c;
+        expect_hist[static_cast<std::size_t>(c * 64 / (cols + 1))]++;
+        if (j >= i) expect_checksum += static_cast<std::uint64_t>(c) * checksum_weight(i, j);
+      }
+      EXPECT_EQ(hsums(i), row) << "row " << i << " slice " << h;
+    }
+    for (int b = 0; b < 64; ++b) {
+      EXPECT_EQ(hhist(b), expect_hist[static_cast<std::size_t>(b)]);
+      total += hhist(b);
+    }
+    EXPECT_EQ(total, static_cast<std::uint64_t>(rows * rows));
+    EXPECT_EQ(checksum, expect_checksum);
+    if (h == 7) first_checksum = checksum;
+    EXPECT_EQ(checksum, first_checksum);
+  }
+}
+
+TEST(TEST_CATEGORY, Gram_PlanCoversRowsBalancesRanksAndRespectsBudget) {
+  Config c;
+  c.a = random_source(10000, 640, 0.5, 1);
+  c.row_slice = 300;
+  const Plan p = make_plan(c, 3);
+  std::int64_t next = 0;
+  std::vector<double> load(3, 0.0);
+  for (const auto& s : p.slices) {
+    EXPECT_EQ(s.r0, next);
+    next = s.r1;
+    load[static_cast<std::size_t>(s.rank)] += s.work;
+  }
+  EXPECT_EQ(next, 10000);
+  const double mx = *std::max_element(load.begin(), load.end()), mn = *std::min_element(load.begin(), load.end());
+  EXPECT_LT(mx / mn, 1.1);  // triangular work, balanced
+  // auto: packed A + one slice within the budget, slice height a multiple of the tile.
+  c.row_slice = 0;
+  c.memory_budget = 8e6;
+  const Plan q = make_plan(c, 1);
+  EXPECT_LE(q.packed_bytes + q.slice_bytes, c.memory_budget);
+  EXPECT_EQ(q.height % TileParams::tile, 0);
+  EXPECT_GT(q.height, 0);
+  c.memory_budget = 1000;
+  KMINI_EXPECT_THROW_MSG(make_plan(c, 1), UsageError, "gram.memory_budget");
+  // A plan of more than 2^20 slices is refused instead of listed (the
+  // generator's 2^31 rows in slices of 8 planned for minutes).
+  c.a = random_source(std::int64_t(1) << 21, 64, 0.5, 1);
+  c.row_slice = 2;
+  EXPECT_EQ(make_plan(c, 2).slices.size(), std::size_t(1) << 20);
+  c.row_slice = 1;
+  KMINI_EXPECT_THROW_MSG(
+      make_plan(c, 2), UsageError,
+      "gram.row_slice: slices of 1 rows make 2097152 slices of 2097152 rows, expected at most 1048576");
+}
+
+TEST(TEST_CATEGORY, Gram_DistributedWriterWritesBlocksInAnyOrder) {
+  const std::string path = test::work_path("gram_blocks.npy");
+  {
+    npy::DistributedWriter w(MPI_COMM_WORLD, path, npy::DType::I4, {3, 4});
+    const std::vector<std::int32_t> bottom{8, 9, 10, 11}, top{0, 1, 2, 4, 5, 6}, corner{3, 7};
+    npy::DistributedWriter::Block b1{2, 0, 1, 4, bottom.data()}, b2{0, 0, 2, 3, top.data()},
+        b3{0, 3, 2, 1, corner.data()};
+    w.write_round(&b1);
+    w.write_round(nullptr);
+    w.write_round(&b2);
+    w.write_round(&b3);
+    w.commit();
+  }
+  const auto v = npy::read_all<std::int32_t>(npy::read_info(path));
+  for (std::int32_t e = 0; e < 12; ++e) EXPECT_EQ(v[static_cast<std::size_t>(e)], e);
+  const std::string path1 = test::work_path("gram_blocks_1d.npy");
+  {
+    npy::DistributedWriter w(MPI_COMM_WORLD, path1, npy::DType::F4, {5});
+    const std::vector<float> tail{3, 4}, head{0, 1, 2};
+    npy::DistributedWriter::Block b1{0, 3, 1, 2, tail.data()}, b2{0, 0, 1, 3, head.data()};
+    w.write_round(&b1);
+    w.write_round(&b2);
+    w.commit();
+  }
+  const auto f = npy::read_all<float>(npy::read_info(path1));
+  for (int e = 0; e < 5; ++e) EXPECT_EQ(f[static_cast<std::size_t>(e)], float(e));
+}
+
+}  // namespace kmini

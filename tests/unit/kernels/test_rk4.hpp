@@ -1,0 +1,165 @@
+// The RK4 integrator (method affine) on the category's execution space against
+// the host reference (stage by stage, explicit stage sums), closed-form
+// properties (convergence order, the invariant) and its own reproducibility.
+#include "unit/kernels/rk4_test_support.hpp"
+
+namespace kmini::rk4 {
+
+TEST(TEST_CATEGORY, Rk4_PerStageSingleMatchesReference) { check_against_reference<float>(true, false); }
+TEST(TEST_CATEGORY, Rk4_PerStageDoubleMatchesReference) { check_against_reference<double>(true, false); }
+TEST(TEST_CATEGORY, Rk4_PerStepSingleMatchesReference) { check_against_reference<float>(false, true); }
+TEST(TEST_CATEGORY, Rk4_PerStepDoubleMatchesReference) { check_against_reference<double>(false, false); }
+
+TEST(TEST_CATEGORY, Rk4_ModesDifferAndTheReferenceTellsThemApart) {
+  // A wrong coupling mode must fail the comparison above: per_step and
+  // per_stage differ far beyond the tolerance on this problem.
+  const Problem a = strong_coupling(6, true), b = strong_coupling(6, false);
+  const auto s0 = make_state<double>(a.elements(), true, 9);
+  const auto ha = run_device<double>(a, s0, 30), hb = run_device<double>(b, s0, 30);
+  EXPECT_GT(std::abs(ha.history.back() - hb.history.back()), 1e-6);
+}
+
+TEST(TEST_CATEGORY, Rk4_StageCouplingsFromSumsEqualExplicitStageSums) {
+  // The device's linearity shortcut against stage states formed element by element.
+  const Problem p = strong_coupling(5, true);
+  const auto s = make_state<double>(p.elements(), false, 3);
+  Vec5 sums;
+  std::vector<Vec5> u;
+  for (std::size_t i = 0; i < s.F.size(); ++i) {
+    u.push_back({s.F[i].real(), s.F[i].imag(), s.G[i].real(), s.G[i].imag(), 1.0});
+    sums.x += u.back().x;
+    sums.y += u.back().y;
+    sums.a += u.back().a;
+    sums.c += u.back().c;
+  }
+  sums.one = static_cast<double>(u.size());
+  Kokkos::complex<double> d[4];
+  per_stage_couplings(sums, p.g, p.dt, d);
+  // Explicit: stage s state of every element, then its sum.
+  const double h[4] = {0, p.dt / 2, p.dt / 2, p.dt};
+  std::vector<Vec5> k(u.size());
+  for (int st = 0; st < 4; ++st) {
+    Vec5 total;
+    std::vector<Vec5> stage(u.size());
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      stage[i] = st == 0 ? u[i] : axpy(u[i], h[st], k[i]);
+      total.x += stage[i].x;
+      total.y += stage[i].y;
+    }
+    const Kokkos::complex<double> expect(p.g * total.x, p.g * total.y);
+    EXPECT_NEAR(d[st].real(), expect.real(), 1e-14) << "stage " << st;
+    EXPECT_NEAR(d[st].imag(), expect.imag(), 1e-14) << "stage " << st;
+    for (std::size_t i = 0; i < u.size(); ++i) k[i] = rhs(stage[i], expect);
+  }
+}
+
+TEST(TEST_CATEGORY, Rk4_PerStageConvergesAtFourthOrder) {
+  const Problem p = strong_coupling(3, true);
+  const auto err = errors_at_t1(p, make_state<double>(p.elements(), false, 11), 2560);
+  for (int i = 0; i < 2; ++i) {
+    const double ratio = err[i] / err[i + 1];
+    EXPECT_GT(ratio, 13.0) << "dt halving " << i << ": errors " << err[i] << " -> " << err[i + 1];
+    EXPECT_LT(ratio, 19.0) << "dt halving " << i;
+  }
+}
+
+TEST(TEST_CATEGORY, Rk4_PerStepHasFirstOrderCouplingError) {
+  // Against the true coupled solution (fine per_stage), per_step's frozen
+  // delta makes the error first order in dt.
+  Problem p = strong_coupling(3, true);
+  const auto s0 = make_state<double>(p.elements(), true, 13);
+  const double t_end = 1.0;
+  p.dt = t_end / 2560;
+  const C16 exact = run_reference<double>(p, s0, 2560).back();
+  Problem q = p;
+  q.per_stage = false;
+  // per_step's first step uses delta0: start it at the consistent delta(0).
+  C16 d0 = 0;
+  for (const auto& f : s0.F) d0 += C16(f);
+  d0 *= p.g;
+  q.delta0 = Kokkos::complex<double>(d0.real(), d0.imag());
+  double err[3];
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t steps = 40 << i;
+    q.dt = t_end / steps;
+    err[i] = std::abs(run_device<double>(q, s0, steps).history.back() - exact);
+  }
+  for (int i = 0; i < 2; ++i) {
+    const double ratio = err[i] / err[i + 1];
+    EXPECT_GT(ratio, 1.7) << "errors " << err[i] << " -> " << err[i + 1];
+    EXPECT_LT(ratio, 2.3) << "errors " << err[i] << " -> " << err[i + 1];
+  }
+}
+
+template <class T>
+double invariant_drift(std::int64_t steps, double dt) {
+  Problem p = strong_coupling(16, true);
+  p.dt = dt;
+  p.steps = steps;
+  const auto s0 = make_state<T>(p.elements(), true, 17);
+  Integrator<T, Exec> it(Exec(), MPI_COMM_SELF, p, p.elements());
+  auto [hF, hG] = load_state(it, s0);
+  it.start(0, nullptr, true);
+  EXPECT_TRUE(it.tracks_invariant());
+  for (std::int64_t k = 0; k < steps; ++k) it.step();
+  // G stays real: its imaginary part is copied, never updated.
+  Kokkos::deep_copy(hG, it.G());
+  for (std::size_t i = 0; i < s0.G.size(); ++i) EXPECT_EQ(hG(i).imag(), T(0));
+  return it.invariant_drift();
+}
+
+TEST(TEST_CATEGORY, Rk4_InvariantDriftStaysAtRoundingLevel) {
+  // 1000 steps to t = 1 with |delta| ~ 1: RK4's own drift is O(dt^4) = 1e-12.
+  EXPECT_LT(invariant_drift<double>(1000, 1e-3), 1e-11);
+  EXPECT_LT(invariant_drift<float>(1000, 1e-3), 2e-5);
+}
+
+TEST(TEST_CATEGORY, Rk4_SameInputsGiveBitwiseIdenticalRuns) {
+  const Problem p = strong_coupling(9, true);
+  const auto s0 = make_state<float>(p.elements(), false, 21);
+  const auto a = run_device<float>(p, s0, 25), b = run_device<float>(p, s0, 25);
+  ASSERT_EQ(a.history.size(), b.history.size());
+  EXPECT_EQ(std::memcmp(a.history.data(), b.history.data(), a.history.size() * sizeof(C16)), 0);
+  EXPECT_EQ(std::memcmp(a.F.data(), b.F.data(), a.F.size() * sizeof(a.F[0])), 0);
+}
+
+TEST(TEST_CATEGORY, Rk4_FlagsTheFirstNonFiniteStep) {
+  // The original formulation (g = 1, all ones, delta0 = 1) overflows float within a few steps.
+  Problem p;
+  p.n = 256;
+  p.dt = 1e-4;
+  p.g = 1;
+  p.delta0 = Kokkos::complex<double>(1, 0);
+  p.per_stage = false;
+  reference::State<float> s0{std::vector<std::complex<float>>(p.elements(), 1.0f),
+                             std::vector<std::complex<float>>(p.elements(), 1.0f)};
+  const auto r = run_device<float>(p, s0, 40);
+  ASSERT_GT(r.first_bad, 0);
+  EXPECT_TRUE(std::isfinite(r.history[r.first_bad - 1].real()));
+  EXPECT_FALSE(std::isfinite(std::abs(r.history[r.first_bad])));
+  for (std::int64_t k = 0; k < r.first_bad; ++k) EXPECT_TRUE(std::isfinite(std::abs(r.history[k]))) << k;
+}
+
+TEST(TEST_CATEGORY, Rk4_BlocksCoverAllRowsOnce) {
+  for (int ranks : {1, 2, 3, 4, 7}) {
+    std::int64_t next = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const Block b = block_of(10, r, ranks);
+      EXPECT_EQ(b.first, next);
+      EXPECT_EQ(b.count % 10, 0);
+      next += b.count;
+    }
+    EXPECT_EQ(next, 100);
+  }
+}
+
+TEST(TEST_CATEGORY, Rk4_RandomInitDependsOnlyOnSeedAndGlobalIndex) {
+  Kokkos::View<Kokkos::complex<float>*> whole("w", 100), part("p", 30);
+  fill_random(Exec(), whole, 4, 1.0, 0);
+  fill_random(Exec(), part, 4, 1.0, 50);
+  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole);
+  auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), part);
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(hp(i), hw(50 + i));
+}
+
+}  // namespace kmini::rk4

@@ -1,0 +1,95 @@
+// The discount deck section and the date split over ranks: no device work,
+// so in the backend-free test executable.
+#include "deck/deck.hpp"
+#include "discount/discount.hpp"
+#include "unit/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace kmini {
+namespace {
+
+using discount::Reduce;
+
+TEST(Discount, DateSlicesCoverAllDatesOnce) {
+  for (int ranks : {1, 2, 3, 4, 7})
+    for (std::int64_t dates : {1, 2, 5, 100}) {
+      std::int64_t next = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const auto s = discount::date_slice(dates, r, ranks);
+        EXPECT_EQ(s.first, next);
+        EXPECT_LE(s.count, (dates + ranks - 1) / ranks);
+        next += s.count;
+      }
+      EXPECT_EQ(next, dates);
+    }
+}
+
+// --- deck validation -------------------------------------------------------------
+std::string data(const std::string& f) { return std::string(KMINI_TEST_DATA) + "/discount/" + f; }
+
+discount::Config configure(const std::string& yaml) {
+  Deck deck = Deck::from_text(yaml, "t.yaml");
+  auto c = discount::read_config(deck.root().child("discount"), MPI_COMM_WORLD);
+  deck.check_all_keys_known();
+  return c;
+}
+
+TEST(DiscountDeck, DefaultsAreTheOriginalExample) {
+  const auto c = configure("discount: {}\n");
+  EXPECT_EQ(c.dates, 100);
+  EXPECT_EQ(c.ids, 4000);
+  EXPECT_EQ(c.terms, 5);
+  EXPECT_FALSE(c.single);
+  EXPECT_EQ(c.reduce, Reduce::None);
+  EXPECT_TRUE(c.computes_cv());
+}
+
+TEST(DiscountDeck, SizesComeFromFiles) {
+  const auto c = configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") +
+                           "}\n    discount: {file: " + data("discount_5x3x4_f4.npy") + "}\n");
+  EXPECT_EQ(c.dates, 5);
+  EXPECT_EQ(c.ids, 3);
+  EXPECT_EQ(c.terms, 4);
+}
+
+TEST(DiscountDeck, ReduceWithoutCvDoesNotComputeCv) {
+  const auto c = configure("discount: {reduce: per_id, write: {reduced: s.npy}}\n");
+  EXPECT_EQ(c.reduce, Reduce::PerId);
+  EXPECT_FALSE(c.computes_cv());
+  EXPECT_TRUE(configure("discount: {reduce: per_date, write: {cv: cv.npy}}\n").computes_cv());
+}
+
+TEST(DiscountDeck, BadInputsAreUsageErrors) {
+  KMINI_EXPECT_THROW_MSG(
+      configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") + "}\n"), UsageError,
+      "discount.init.mult_by.file: got '");
+  KMINI_EXPECT_THROW_MSG(
+      configure("discount:\n  ids: 4\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") + "}\n"), UsageError,
+      "expected shape (4, 4) (ids, terms from the deck); ");
+  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_3x4_f8.npy") +
+                                   "}\n    discount: {file: " + data("discount_5x3x3_f8.npy") + "}\n"),
+                         UsageError, "has shape (5, 3, 3)");
+  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_3x4_i4.npy") + "}\n"),
+                         UsageError, "an f8 or f4 .npy file; it holds i4");
+  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: " + data("mult_by_12_f8.npy") + "}\n"),
+                         UsageError, "a 2-D array (ids x terms); it has shape (12,)");
+  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {file: no/such.npy}\n"), UsageError,
+                         "no/such.npy: cannot open");
+  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    mult_by: {arange: {}, random: {}}\n"), UsageError,
+                         "expected exactly one of file | arange | random");
+  KMINI_EXPECT_THROW_MSG(configure("discount:\n  init:\n    discount: {random: {seed: -1}}\n"), UsageError,
+                         "discount.init.discount.random.seed: got '-1'");
+  KMINI_EXPECT_THROW_MSG(configure("discount: {terms: 0}\n"), UsageError, "discount.terms: got '0'");
+  KMINI_EXPECT_THROW_MSG(configure("discount: {precision: half}\n"), UsageError, "double | single");
+  KMINI_EXPECT_THROW_MSG(configure("discount: {write: {reduced: s.npy}}\n"), UsageError,
+                         "no reduced output while discount.reduce is none");
+  KMINI_EXPECT_THROW_MSG(configure("discount: {dates: 4000000000000, ids: 4000000000}\n"), UsageError,
+                         "below 2^63 bytes");
+  KMINI_EXPECT_THROW_MSG(configure("discount: {tile: 4}\n"), UsageError, "unknown key 'discount.tile'");
+}
+
+}  // namespace
+}  // namespace kmini
