@@ -16,6 +16,8 @@ add_library(kmini_fault_cases STATIC
   fault/bad_input_common.cpp
   fault/case_support.cpp
   fault/deck_cases.cpp
+  fault/deck_input_cases.cpp
+  fault/deck_syntax_cases.cpp
   fault/npy_cases.cpp
 )
 target_link_libraries(kmini_fault_cases PUBLIC kmini_flags)

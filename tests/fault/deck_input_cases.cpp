@@ -1,0 +1,241 @@
+// Inputs and limits: missing or wrong input files, keys fine alone and bad
+// together, long values, sizes no machine holds, bad Kokkos flags; each case
+// bad by construction, with what its error line must name.
+#include "case_support.hpp"
+#include "deck_case_helpers.hpp"
+#include "deck_cases.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace kmini::fault {
+
+namespace {
+
+// Input files named in the deck that are missing or are directories.
+std::vector<BadCase> missing_input(std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<BadCase> out;
+  for (const std::string key : {"rk4.init.F.file", "rk4.init.G.file", "discount.init.mult_by.file",
+                                "discount.init.discount.file", "gram.A.file", "rk4.restart"}) {
+    const KeySpec& k = *find_key(key);
+    for (const std::string name : {"nope.npy", "indir"}) {
+      BadCase c = value_case(k, name, rng.below(2) == 0, name == "indir" ? "a directory as input" : "missing input");
+      if (name == "indir") c.files.push_back(CaseFile{"indir", "", true});
+      c.must_name.push_back(name);
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Valid .npy files of the wrong dtype or shape for the key that reads them.
+std::vector<BadCase> wrong_input(std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<BadCase> out;
+  auto file_of = [](const std::string& descr, const std::vector<std::int64_t>& shape) {
+    std::int64_t count = 1;
+    for (auto d : shape) count *= d;
+    NpyParts p;
+    p.descr = descr;
+    p.shape = shape_text(shape);
+    return npy_file(p, std::string(static_cast<std::size_t>(count) * descr_item_size(descr), '\0'));
+  };
+  struct Wrong {
+    std::string key, descr;
+    std::vector<std::int64_t> shape;
+    std::vector<std::pair<std::string, std::string>> context;
+  };
+  const std::vector<Wrong> wrongs = {
+      {"gram.A.file", "<f8", {8, 16}, {}},
+      {"gram.A.file", "<i4", {8, 16}, {}},
+      {"gram.A.file", "<c8", {8, 16}, {}},
+      {"gram.A.file", "|u1", {16}, {}},
+      {"gram.A.file", "|u1", {2, 4, 4}, {}},
+      {"gram.A.file", "|u1", {0, 16}, {}},
+      {"gram.A.file", "|u1", {8, 0}, {}},
+      {"gram.A.file", "|b1", {8, 2}, {{"gram.A.packed", "true"}, {"gram.A.cols", "16"}}},
+      {"gram.A.file", "|u1", {8, 3}, {{"gram.A.packed", "true"}, {"gram.A.cols", "16"}}},
+      {"rk4.init.F.file", "<c8", {4, 4}, {}},
+      {"rk4.init.F.file", "<f8", {8, 8}, {}},
+      {"rk4.init.F.file", "<c8", {8, 8, 1}, {}},
+      {"rk4.init.F.file", "<c16", {8, 9}, {}},
+      {"rk4.init.G.file", "<i8", {8, 8}, {}},
+      {"rk4.init.G.file", "<c8", {64}, {}},
+      {"discount.init.mult_by.file", "<i4", {3, 2}, {}},
+      {"discount.init.mult_by.file", "<c8", {3, 2}, {}},
+      {"discount.init.mult_by.file", "<f8", {2, 3}, {}},
+      {"discount.init.mult_by.file", "<f8", {3, 2, 1}, {}},
+      {"discount.init.mult_by.file", "|u1", {3, 2}, {}},
+      {"discount.init.discount.file", "<f8", {2, 3, 3}, {}},
+      {"discount.init.discount.file", "<f4", {2, 3}, {}},
+      {"discount.init.discount.file", "<c16", {2, 3, 2}, {}},
+      {"discount.init.discount.file", "|b1", {2, 3, 2}, {}},
+      {"rk4.restart", "<c8", {2, 2}, {}},
+      {"rk4.restart", "<c16", {2, 2}, {}},
+      {"rk4.restart", "<c16", {6, 2}, {}},
+      {"rk4.restart", "<f8", {8, 2}, {}},
+  };
+  for (const auto& w : wrongs) {
+    const KeySpec& k = *find_key(w.key);
+    DeckTree deck = base_deck();
+    for (const auto& [p, v] : w.context) deck.set(p, v);
+    const std::string name = "in_" + w.descr.substr(1) + "_" + std::to_string(w.shape.size()) + "d.npy";
+    BadCase c = value_case(k, name, rng.below(2) == 0,
+                           "a valid " + w.descr + " " + shape_text(w.shape) + " file, wrong for the key", deck);
+    c.files.push_back(CaseFile{name, file_of(w.descr, w.shape), false});
+    c.must_name.push_back(name);
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Values fine alone, bad together.
+std::vector<BadCase> cross_key(std::uint64_t) {
+  std::vector<BadCase> out;
+  auto add = [&](const std::string& what, std::vector<std::pair<std::string, std::string>> sets,
+                 const std::string& named_key, const std::string& line_key, std::vector<CaseFile> extra = {}) {
+    DeckTree deck = base_deck();
+    for (const auto& [p, v] : sets) {
+      if (v.empty()) deck.remove(p);
+      else deck.set(p, v);
+    }
+    std::map<std::string, int> lines;
+    BadCase c;
+    c.what = what;
+    c.files = {deck_file(deck.text(&lines))};
+    c.files.insert(c.files.end(), extra.begin(), extra.end());
+    c.args = {"deck.yaml"};
+    // A block map's position is its first key's line: accept the key's line or the next.
+    c.must_name = {at_line(lines[line_key]) + "||" + at_line(lines[line_key] + 1), named_key};
+    out.push_back(c);
+  };
+  add("discount.write.reduced while discount.reduce is none", {{"discount.write.reduced", "r.npy"}},
+      "discount.write.reduced", "discount.write.reduced");
+  // The budget and the slice disagree: either line, and the budget, named.
+  for (const std::string budget : {"1", "100"}) {
+    add("gram.memory_budget of " + budget + " bytes with an explicit row_slice (issue 9: ignored)",
+        {{"gram.memory_budget", budget}}, "memory_budget", "gram.memory_budget");
+    std::map<std::string, int> lines;
+    base_deck().text(&lines);
+    out.back().must_name.front() += "||" + at_line(lines["gram.row_slice"]);
+  }
+  add("rk4.init.F with fill and random", {{"rk4.init.F.fill", "[1, 0]"}, {"rk4.init.F.random.seed", "1"}}, "rk4.init.F",
+      "rk4.init.F");
+  add("rk4.init.G with none of fill/file/random", {{"rk4.init.G", "{}"}}, "rk4.init.G", "rk4.init.G");
+  add("discount.init.mult_by with arange and random",
+      {{"discount.init.mult_by.arange", "{}"}, {"discount.init.mult_by.random.seed", "1"}}, "discount.init.mult_by",
+      "discount.init.mult_by");
+  add("gram.A with file and random", {{"gram.A.file", "A.npy"}}, "gram.A", "gram.A");
+  NpyParts packed;
+  packed.descr = "|u1";
+  packed.shape = "(8, 2)";
+  add("gram.A packed without cols", {{"gram.A.random", ""}, {"gram.A.file", "packed.npy"}, {"gram.A.packed", "true"}},
+      "gram.A.cols", "gram.A", {CaseFile{"packed.npy", npy_file(packed, std::string(16, '\0')), false}});
+  return out;
+}
+
+// Long values, keys and names: the line must stay short (values cut to ~80).
+std::vector<BadCase> long_value(std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<BadCase> out;
+  std::string list = "[";
+  for (int i = 0; i < 2000; ++i) list += i ? ", 1" : "1";
+  list += "]";
+  const std::string word(5000, 'x');
+  const std::string digits(3000, '7');
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"stream.n", word},
+           {"stream.n", digits},
+           {"rk4.dt", list},
+           {"rk4.coupling", word},
+           {"run.kernels", "[" + word + "]"},
+           {"gram.write.C", list},
+           {"rk4.write.F", word + ".txt"},
+           {"discount.precision", "{" + std::string(900, 'x') + ": 1}"},  // YAML keys stop at 1024 characters
+           {"rk4.init.F.fill", list},
+       })
+    out.push_back(value_case(*find_key(key), value, rng.below(3) == 0, "a long value"));
+  {  // A long unknown key: the line names it, cut.
+    DeckTree deck = base_deck();
+    const std::string key = "stream." + std::string(400, 'k');
+    deck.set(key, "1");
+    std::map<std::string, int> lines;
+    BadCase c;
+    c.what = "a 400-character unknown key in stream";
+    c.files = {deck_file(deck.text(&lines))};
+    c.args = {"deck.yaml"};
+    c.must_name = {at_line(lines[key]), "stream.kkkk"};
+    out.push_back(c);
+  }
+  {  // A long --set that is not KEY=VALUE.
+    BadCase c;
+    c.what = "a 3000-character --set without '='";
+    c.files = {deck_file(base_deck().text())};
+    c.args = {"deck.yaml", "--set", "stream." + std::string(3000, 'n')};
+    c.must_name = {"--set stream.nnnn"};
+    out.push_back(c);
+  }
+  {  // A long missing deck name.
+    BadCase c;
+    c.what = "a 250-character missing deck name";
+    c.args = {std::string(250, 'd') + ".yaml"};
+    c.must_name = {"dddddddddd"};
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Sizes the README allows that no machine holds (issue 9, item 3): crash or
+// hang today, so only through the real binary.
+std::vector<BadCase> oversize(std::uint64_t) {
+  std::vector<BadCase> out;
+  for (const auto& [key, value, kernels] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"stream.n", "4611686018427387904", "[stream]"},
+           {"stream.n", "9223372036854775807", "[stream]"},
+           {"stream.n", "1e18", "[stream]"},
+           {"rk4.steps", "1152921504606846976", "[rk4]"},
+           {"rk4.n", "2097152", "[rk4]"},
+           {"gram.A.random.rows", "2147483647", "[gram]"},
+           {"discount.dates", "1000000000", "[discount]"},
+       }) {
+    DeckTree deck = base_deck();
+    deck.set("run.kernels", kernels);
+    BadCase c = value_case(*find_key(key), value, false, "a size no memory holds", deck);
+    if (key == "gram.A.random.rows") {  // the cols too
+      deck.set("gram.A.random.cols", "2147483647");
+      c = value_case(*find_key(key), value, false, "a size no memory holds", deck);
+    }
+    c.time_limit_s = 10;  // they hung before issue 9; each takes ~0.5 s now
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<BadCase> kokkos_flags(std::uint64_t) {
+  std::vector<BadCase> out;
+  for (const std::string flag : {"--kokkos-num-threads=abc", "--kokkos-threads=abc", "--kokkos-num-threads=4x"}) {
+    BadCase c;
+    c.what = "malformed Kokkos flag " + flag;
+    c.files = {deck_file(base_deck().text())};
+    c.args = {"deck.yaml", flag};
+    c.must_name = {flag.substr(0, flag.find('='))};
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Family> deck_input_families() {
+  return {
+      {"deck.missing_input", Where::InProcess, missing_input},
+      {"deck.wrong_input", Where::InProcess, wrong_input},
+      {"deck.cross_key", Where::InProcess, cross_key},
+      {"deck.long_value", Where::InProcess, long_value},
+      {"deck.oversize", Where::SubprocessOnly, oversize},
+      {"deck.kokkos_flags", Where::SubprocessOnly, kokkos_flags},
+  };
+}
+
+}  // namespace kmini::fault
