@@ -11,12 +11,21 @@
 
 namespace kmini {
 
+namespace {
+// One format_si expectation: value, unit, the text expected.
+struct SiCase {
+  double value;
+  const char* unit;
+  const char* expect;
+};
+template <std::size_t N>
+void expect_si(const SiCase (&cases)[N]) {
+  for (const auto& c : cases) EXPECT_EQ(format_si(c.value, c.unit), c.expect) << c.value << " " << c.unit;
+}
+}  // namespace
+
 TEST(FormatSi, ThreeSignificantDigitsWithThePrefixThatKeepsThemBelow1000) {
-  const struct {
-    double value;
-    const char* unit;
-    const char* expect;
-  } cases[] = {
+  const SiCase cases[] = {
       {1.33e12, "bitop/s", "1.33 Tbitop/s"},
       {47.94e9, "B/s", "47.9 GB/s"},
       {393e9, "bitop/s", "393 Gbitop/s"},
@@ -26,15 +35,11 @@ TEST(FormatSi, ThreeSignificantDigitsWithThePrefixThatKeepsThemBelow1000) {
       {0.5, "B/s", "500 mB/s"},
       {-4.2e6, "B/s", "-4.20 MB/s"},
   };
-  for (const auto& c : cases) EXPECT_EQ(format_si(c.value, c.unit), c.expect) << c.value << " " << c.unit;
+  expect_si(cases);
 }
 
 TEST(FormatSi, BoundariesRoundBeforeChoosingThePrefix) {
-  const struct {
-    double value;
-    const char* unit;
-    const char* expect;
-  } cases[] = {
+  const SiCase cases[] = {
       {1, "", "1.00"},
       {999, "", "999"},
       {999.4, "", "999"},
@@ -49,15 +54,11 @@ TEST(FormatSi, BoundariesRoundBeforeChoosingThePrefix) {
       {0.9999, "", "1.00"},
       {0.999, "", "999 m"},
   };
-  for (const auto& c : cases) EXPECT_EQ(format_si(c.value, c.unit), c.expect) << c.value << " " << c.unit;
+  expect_si(cases);
 }
 
 TEST(FormatSi, ZeroNonFiniteAndOutOfRange) {
-  const struct {
-    double value;
-    const char* unit;
-    const char* expect;
-  } cases[] = {
+  const SiCase cases[] = {
       {0, "B/s", "0 B/s"},
       {0, "", "0"},
       {NAN, "B/s", "-"},
@@ -67,7 +68,7 @@ TEST(FormatSi, ZeroNonFiniteAndOutOfRange) {
       {1.5e-12, "B/s", "1.50 pB/s"},
       {1e-13, "B/s", "1e-13 B/s"},
   };
-  for (const auto& c : cases) EXPECT_EQ(format_si(c.value, c.unit), c.expect) << c.value << " " << c.unit;
+  expect_si(cases);
 }
 
 namespace {

@@ -283,6 +283,11 @@ TEST(TEST_CATEGORY, Gram_PlanRoundsAreConsecutiveSlicesOnePerRank) {
   }
 }
 
+// The files of write.pairs and write.top_k through SparseOutputs (this
+// process's ranks), against the host reference: records, order, header.
+// SparseOutputs is the app's, bound to the default execution space: only the
+// default backend's category has this test (KMINI_TEST_DEFAULT_BACKEND).
+#ifdef KMINI_TEST_DEFAULT_BACKEND
 namespace {
 std::string slurp_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -301,11 +306,6 @@ T field(const std::string& data, std::size_t at) {
 }
 }  // namespace
 
-// The files of write.pairs and write.top_k through SparseOutputs (this
-// process's ranks), against the host reference: records, order, header.
-// SparseOutputs is the app's, bound to the default execution space: only the
-// default backend's category has this test (KMINI_TEST_DEFAULT_BACKEND).
-#ifdef KMINI_TEST_DEFAULT_BACKEND
 TEST(TEST_CATEGORY, Gram_SparseOutputFilesHoldTheReferenceRecords) {
   for (const char* kind : {"counts", "cosine"}) {
     Config c;
