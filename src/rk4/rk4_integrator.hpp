@@ -199,12 +199,7 @@ class Integrator {
   // by the threads that use them) before the timed loop: at n = 4096 the
   // first step's page faults took 0.7 s, thirty steady steps' worth (one core).
   void first_touch() {
-    const Field targets[4] = {F_[1 - cur_], G_[1 - cur_], Facc_, Gacc_};
-    for (const Field& f : targets) {
-      Kokkos::parallel_for(
-          "kmini::rk4::first_touch", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, f.extent(0)),
-          KOKKOS_LAMBDA(const std::int64_t i) { f(i) = Complex(); });
-    }
+    for (const Field& f : {F_[1 - cur_], G_[1 - cur_], Facc_, Gacc_}) rk4::first_touch(exec_, f);
   }
 
   // Sums a device Sums over the ranks in place (through the host: 3 doubles).
