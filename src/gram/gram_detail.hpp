@@ -50,7 +50,13 @@ struct Inputs {
   double pack_seconds = 0;                               // the slowest rank's
   const Packed& targets() const { return two ? b : a; }  // the rows of C's columns
 };
-Packed load_packed(const ExecSpace& exec, const Source& a, const char* label);
+// The rows of a file rank `rank` of `ranks` reads: [first, first + count).
+struct RowShare {
+  std::int64_t first = 0, count = 0;
+};
+RowShare read_share(std::int64_t rows, int rank, int ranks);
+// Bytes of one row in the file (packbits rows for packed inputs).
+std::int64_t file_row_bytes(const Source& a);
 Inputs load_inputs(RunContext& ctx, const Config& c);
 
 // The slice loop's device buffers.

@@ -8,6 +8,7 @@
 #include "io/npy.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,35 +59,147 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
 
 }  // namespace
 
-Packed load_packed(const ExecSpace& exec, const Source& a, const char* label) {
-  ScopedRegion region("kmini::gram::pack");
-  Packed packed(std::string(label), a.rows, words_allocated(a.cols));
-  if (a.kind == Source::Kind::Random) {
-    pack_random(exec, packed, a.rows, a.cols, a.density, a.seed);
-    return packed;
+RowShare read_share(std::int64_t rows, int rank, int ranks) {
+  const std::int64_t base = rows / ranks, extra = rows % ranks;
+  return {rank * base + std::min<std::int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
+}
+
+std::int64_t file_row_bytes(const Source& a) { return a.kind == Source::Kind::Packed ? (a.cols + 7) / 8 : a.cols; }
+
+namespace {
+
+// An MPI-IO error as text.
+std::string mpi_io_text(int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return std::string(text, static_cast<std::size_t>(len));
+}
+
+// The staging block of a file's rows: on the device, and its host copy.
+struct Staging {
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev;
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace>::HostMirror host;
+};
+
+// Rows per read: a block of about kReadBlockBytes (none for a random input).
+std::int64_t read_block_rows(const Source& a) {
+  if (a.kind == Source::Kind::Random) return 0;
+  return std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / file_row_bytes(a)));
+}
+
+Staging make_staging(const Source& a) {
+  const std::int64_t block = read_block_rows(a);
+  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev("kmini::gram::bytes", block,
+                                                                  block > 0 ? file_row_bytes(a) : 0);
+  return {dev, Kokkos::create_mirror_view(dev)};
+}
+
+// Reads this rank's share of a file's rows with collective MPI-IO, block by
+// block, checks every value and packs the rows into `packed` on the device.
+// Every rank takes part in every round, also after a problem of its own (the
+// first one is kept and thrown at the end), so no rank is left in a collective.
+void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const Packed& packed, const Staging& staging) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const RowShare mine = read_share(a.rows, rank, ranks);
+  const std::int64_t row_bytes = file_row_bytes(a);
+  const std::int64_t block = read_block_rows(a);
+  const auto& dev = staging.dev;
+  const auto& host = staging.host;
+  std::int64_t rounds = (mine.count + block - 1) / block;
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm);
+  std::optional<UsageError> bad_value;
+  std::string io_problem;
+  MPI_File fh;
+  int rc = MPI_File_open(comm, a.path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+  int opened = rc == MPI_SUCCESS ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &opened, 1, MPI_INT, MPI_MIN, comm);
+  if (!opened) {
+    if (rc == MPI_SUCCESS) MPI_File_close(&fh);
+    throw RuntimeFailure(a.path + ": cannot open for reading (" +
+                         (rc == MPI_SUCCESS ? std::string("failed on another rank") : mpi_io_text(rc)) + ")");
   }
-  // Every rank reads the whole file, block by block, and packs on the device.
-  const std::int64_t row_bytes = a.kind == Source::Kind::Packed ? (a.cols + 7) / 8 : a.cols;
-  const std::int64_t block = std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / row_bytes));
-  const npy::Info info = npy::read_info(a.path);
-  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev("kmini::gram::bytes", block, row_bytes);
-  auto host = Kokkos::create_mirror_view(dev);
-  for (std::int64_t r0 = 0; r0 < a.rows; r0 += block) {
-    const std::int64_t n = std::min(block, a.rows - r0);
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    const std::int64_t r0 = mine.first + round * block;
+    const std::int64_t n = std::max<std::int64_t>(0, std::min(block, mine.first + mine.count - r0));
+    const bool reading = n > 0 && !bad_value && io_problem.empty();
     exec.fence();  // the previous block's pack is done with `dev`
-    npy::read_elements(info, std::uint64_t(r0 * row_bytes), std::uint64_t(n * row_bytes), host.data());
-    check_file_block(a, host.data(), r0, n);
+    MPI_Status st;
+    rc = MPI_File_read_at_all(fh, static_cast<MPI_Offset>(a.data_offset + std::uint64_t(r0 * row_bytes)), host.data(),
+                              reading ? static_cast<int>(n * row_bytes) : 0, MPI_BYTE, &st);
+    int got = 0;
+    if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_BYTE, &got);
+    if (!reading) continue;
+    if (rc != MPI_SUCCESS || got != n * row_bytes) {
+      io_problem = a.path + ": read of rows " + std::to_string(r0) + ".." + std::to_string(r0 + n - 1) + " failed (" +
+                   (rc != MPI_SUCCESS ? mpi_io_text(rc) : std::to_string(got) + " bytes") + ")";
+      continue;
+    }
+    try {
+      check_file_block(a, host.data(), r0, n);
+    } catch (const UsageError& e) {
+      bad_value.emplace(e);
+      continue;
+    }
     auto dev_n = Kokkos::subview(dev, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
     auto host_n = Kokkos::subview(host, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
     Kokkos::deep_copy(exec, dev_n, host_n);
     if (a.kind == Source::Kind::Packed) pack_packed_bytes(exec, packed, dev_n, r0);
     else pack_unpacked_bytes(exec, packed, dev_n, r0);
   }
+  MPI_File_close(&fh);
   exec.fence();
+  if (bad_value) throw *bad_value;
+  if (!io_problem.empty()) throw RuntimeFailure(io_problem);
+}
+
+// Every rank's packed rows to every rank: an allgather of packed words, 8x
+// fewer bytes than the file's unpacked rows. In place where the device memory
+// is host memory, else through a host copy (no GPU-aware MPI assumed).
+void allgather_rows(const ExecSpace& exec, MPI_Comm comm, const Packed& packed) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  if (ranks == 1 || packed.extent(0) == 0) return;
+  const std::int64_t rows = packed.extent(0);
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());
+  for (int q = 0; q < ranks; ++q) {
+    const RowShare s = read_share(rows, q, ranks);
+    counts[static_cast<std::size_t>(q)] = static_cast<int>(s.count);
+    displs[static_cast<std::size_t>(q)] = static_cast<int>(s.first);
+  }
+  MPI_Datatype row;  // one packed row: the counts stay rows, within int for any matrix kmini plans
+  MPI_Type_contiguous(static_cast<int>(packed.extent(1)), MPI_UINT64_T, &row);
+  MPI_Type_commit(&row);
+  auto host = Kokkos::create_mirror_view(packed);
+  Kokkos::deep_copy(exec, host, packed);  // a no-op where `host` is `packed`
+  exec.fence();
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, host.data(), counts.data(), displs.data(), row, comm);
+  MPI_Type_free(&row);
+  Kokkos::deep_copy(exec, packed, host);
+  exec.fence();
+}
+
+// One input packed on every rank: a random matrix is generated whole on each
+// rank; a file is read once over the ranks (read_my_rows) and the packed rows
+// are gathered (allgather_rows). Each part is agreed by all ranks.
+Packed load_input(const ExecSpace& exec, MPI_Comm comm, const Source& a, const char* label) {
+  ScopedRegion region("kmini::gram::pack");
+  const auto buffers = collectively(comm, "gram", [&] {
+    return std::make_pair(Packed(std::string(label), a.rows, words_allocated(a.cols)), make_staging(a));
+  });
+  const Packed& packed = buffers.first;
+  collectively(comm, "gram", [&] {
+    if (a.kind == Source::Kind::Random) pack_random(exec, packed, a.rows, a.cols, a.density, a.seed);
+    else read_my_rows(exec, comm, a, packed, buffers.second);
+    exec.fence();
+  });
+  if (a.kind != Source::Kind::Random) collectively(comm, "gram", [&] { allgather_rows(exec, comm, packed); });
   return packed;
 }
 
-// Rows whose values every rank checks against the references: all of a small
+}  // namespace
 
 Inputs load_inputs(RunContext& ctx, const Config& c) {
   // Allocations (and the file reads of packing) are agreed by all ranks
@@ -94,12 +207,10 @@ Inputs load_inputs(RunContext& ctx, const Config& c) {
   const MPI_Comm comm = ctx.env.comm();
   const bool two = c.two_inputs();
   FencedTimer<ExecSpace> pack_timer(ctx.exec);
-  Packed a = collectively(comm, "gram", [&] { return load_packed(ctx.exec, c.a, "kmini::gram::A"); });
+  Packed a = load_input(ctx.exec, comm, c.a, "kmini::gram::A");
   // Unused buffers are allocated empty: default-constructed Views crashed on
   // destruction with the Kokkos 4.6.99 OpenMP build.
-  Packed b = collectively(comm, "gram", [&] {
-    return two ? load_packed(ctx.exec, c.b, "kmini::gram::B") : Packed("kmini::gram::B", 0, 0);
-  });
+  Packed b = two ? load_input(ctx.exec, comm, c.b, "kmini::gram::B") : Packed("kmini::gram::B", 0, 0);
   const double pack_seconds = allreduce_max(comm, pack_timer.seconds());
   return Inputs{std::move(a), std::move(b), two, pack_seconds};
 }

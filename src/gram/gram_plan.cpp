@@ -180,6 +180,16 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
      << "    work: " << format_number(useful) << " useful bit-ops (rows x targets x cols), "
      << format_number(total * 64) << " executed (" << (c.two_inputs() ? "all" : "upper") << " tiles); busiest rank "
      << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
+  for (const auto& [name, src] : {std::make_pair("A", &c.a), std::make_pair("B", &c.b)}) {
+    if (src->kind == Source::Kind::Random || src->rows == 0) continue;
+    // Each rank reads a disjoint block of rows (collective MPI-IO); the packed rows are allgathered.
+    const double row_bytes = double(detail::file_row_bytes(*src));
+    const double most = double(detail::read_share(src->rows, 0, env.size()).count) * row_bytes;
+    os << "    read " << name << ": " << format_bytes(double(src->rows) * row_bytes) << " from " << src->path
+       << ", at most " << format_bytes(most) << " per rank (rows split over " << env.size()
+       << " rank(s), MPI-IO), then packed rows allgathered ("
+       << format_bytes(double(src->rows) * double(words_allocated(src->cols)) * sizeof(Word)) << " on every rank)\n";
+  }
   if (!c.write_c.empty())
     os << "    write.C " << c.write_c << ": "
        << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.targets)) * 4) << "\n";

@@ -9,6 +9,17 @@ kmini_cli_test(gram.jaccard_upper EXIT 0 VERIFIED gram FILES J.npy
                ARGS ${G}/A_file.yaml --set gram.similarity=jaccard --set gram.triangle=upper --set gram.write.C=J.npy)
 kmini_cli_test(gram.bad.value EXIT 2 STDERR "bad_value.npy: element \\(1, 2\\) is 2 \\(expected 0 or 1\\)"
                ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value.npy)
+# A is read once over the ranks (collective MPI-IO): a bad value in the last
+# rank's rows is the same one-line error on every rank; the plan shows the read.
+foreach(np 2 3)
+  kmini_cli_test(mpi.gram.bad.value_late_row.np${np} NP ${np} EXIT 2
+                 STDERR "bad_value_row30.npy: element \\(30, 5\\) is 2 \\(expected 0 or 1\\)"
+                 ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value_row30.npy)
+endforeach()
+kmini_cli_test(mpi.gram.form.packed.np3 NP 3 EXIT 0 VERIFIED gram RANKS 3 ARGS ${G}/A_packed.yaml)
+kmini_cli_test(mpi.gram.dry_run_read.np3 NP 3 EXIT 0
+               STDOUT "read A: 4.7[0-9]* KiB from .*A_37x130_bool.npy, at most 1.6[0-9]* KiB per rank \\(rows split over 3 rank\\(s\\), MPI-IO\\), then packed rows allgathered"
+               ARGS ${G}/A_file.yaml --dry-run)
 kmini_cli_test(gram.bad.padding EXIT 2 STDERR "bad_padding.npy: row 1 has 1 bits past column 13"
                ARGS ${G}/A_packed.yaml --set gram.A.file=${G}/bad_padding.npy --set gram.A.cols=13)
 kmini_cli_test(gram.bad.packed_cols EXIT 2 STDERR "A_37x130_packed.npy: shape \\(37, 17\\) \\(expected \\(37, 9\\)\\)"
