@@ -35,9 +35,12 @@ TIME = {
 
 def get(d, *path, default=None):
     """d[path[0]][path[1]]..., or `default` where a step is missing. The path is given as
-    arguments or as one list: get(k, "kernel", "best_seconds") == get(k, ["kernel", "best_seconds"])."""
+    arguments, as one list, or dotted: get(k, "kernel", "best_seconds") == get(k, ["kernel", "best_seconds"])
+    == get(k, "kernel.best_seconds")."""
     if len(path) == 1 and isinstance(path[0], (list, tuple)):
         path = tuple(path[0])
+    elif len(path) == 1 and isinstance(path[0], str) and "." in path[0]:
+        path = tuple(path[0].split("."))
     for k in path:
         if not isinstance(d, dict) or k not in d:
             return default

@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #   key:    the deck key that sets the problem size
 #   growth: 'linear' (size ∝ ranks), 'sqrt' (size ∝ √ranks: the work is quadratic in it),
 #           'per_rank' (the key is already per rank: unchanged in weak, divided in strong)
-#   time:   the metric (path under kernels.<name> in results.json) a study times; default 'seconds'
+#   (the metric a study times, per kernel, is kmini_results.TIME)
 KERNELS = {
     "stream": {"key": "stream.n", "growth": "per_rank"},
     "rk4": {"key": "rk4.n", "growth": "sqrt"},  # n×n elements, rows split
@@ -127,12 +127,7 @@ def single_rank_figures(kernel, results):
 # ------------------------------------------------------------------ study ----
 
 def deck_value(deck, dotted):
-    node = deck
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
+    return get(deck, dotted.split("."))
 
 
 def scaled_size(kernel, base, p, mode):
