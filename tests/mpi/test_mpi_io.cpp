@@ -3,6 +3,8 @@
 #include "core/environment.hpp"
 #include "io/npy.hpp"
 
+#include "mpi/mpi_test_support.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,18 +13,8 @@
 
 namespace kmini {
 
-namespace {
-int rank() {
-  int r;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int size() {
-  int s;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-}  // namespace
+using mpi_test::rank;
+using mpi_test::size;
 
 TEST(MpiIo, DistributedWriteEqualsSerialWrite) {
   // Uneven row blocks: rank r holds r+1 rows of 3 values.

@@ -4,6 +4,8 @@
 #include "core/collective.hpp"
 #include "core/device_memory.hpp"
 
+#include "mpi/mpi_test_support.hpp"
+
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
 
@@ -11,18 +13,8 @@
 
 namespace kmini {
 
-namespace {
-int rank() {
-  int r;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int size() {
-  int s;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-}  // namespace
+using mpi_test::rank;
+using mpi_test::size;
 
 TEST(MpiSizes, AnAllocationFailingOnTheLastRankStopsEveryRank) {
   const int last = size() - 1;
