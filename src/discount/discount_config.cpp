@@ -3,6 +3,7 @@
 #include "core/checked_size.hpp"
 #include "core/errors.hpp"
 #include "core/format.hpp"
+#include "core/partition.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_kernels.hpp"
 
@@ -77,12 +78,8 @@ std::string size_key(const DeckNode& s, const Config& c) {
 }
 
 DateSlice date_slice(std::int64_t dates, int rank, int ranks) {
-  // Balanced blocks: the first (dates % ranks) ranks get one date more.
-  const std::int64_t base = dates / ranks, extra = dates % ranks;
-  DateSlice s;
-  s.count = base + (rank < extra ? 1 : 0);
-  s.first = rank * base + std::min<std::int64_t>(rank, extra);
-  return s;
+  const BlockRange r = block_range(dates, rank, ranks);
+  return {r.first, r.count};
 }
 
 ByteCount bytes_per_rank(const Config& c, std::int64_t local_dates) {

@@ -4,6 +4,7 @@
 #include "core/errors.hpp"
 #include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
+#include "core/partition.hpp"
 #include "io/npy.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_detail.hpp"
@@ -17,10 +18,8 @@ namespace kmini::rk4 {
 using namespace detail;
 
 Block block_of(std::int64_t n, int rank, int ranks) {
-  const std::int64_t base = n / ranks, extra = n % ranks;
-  const std::int64_t first_row = rank * base + std::min<std::int64_t>(rank, extra);
-  const std::int64_t rows = base + (rank < extra ? 1 : 0);
-  return {first_row * n, rows * n};
+  const BlockRange rows = block_range(n, rank, ranks);  // whole rows of n elements
+  return {rows.first * n, rows.count * n};
 }
 
 namespace {
