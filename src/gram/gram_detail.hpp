@@ -4,6 +4,7 @@
 // the state handed from one phase to the next.
 #include "core/format.hpp"
 #include "core/kernel.hpp"
+#include "core/partition.hpp"
 #include "core/rank_timing.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_kernels.hpp"
@@ -51,12 +52,12 @@ struct Inputs {
   const Packed& targets() const { return two ? b : a; }  // the rows of C's columns
 };
 // The rows of a file rank `rank` of `ranks` reads: [first, first + count).
-struct RowShare {
-  std::int64_t first = 0, count = 0;
-};
+using RowShare = BlockRange;
 RowShare read_share(std::int64_t rows, int rank, int ranks);
 // Bytes of one row in the file (packbits rows for packed inputs).
 std::int64_t file_row_bytes(const Source& a);
+// Rows per read (the staging block): about kReadBlockBytes, 0 for a random input.
+std::int64_t read_block_rows(const Source& a);
 Inputs load_inputs(RunContext& ctx, const Config& c);
 
 // The slice loop's device buffers.

@@ -59,34 +59,22 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
 
 }  // namespace
 
-RowShare read_share(std::int64_t rows, int rank, int ranks) {
-  const std::int64_t base = rows / ranks, extra = rows % ranks;
-  return {rank * base + std::min<std::int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
-}
+RowShare read_share(std::int64_t rows, int rank, int ranks) { return block_range(rows, rank, ranks); }
 
 std::int64_t file_row_bytes(const Source& a) { return a.kind == Source::Kind::Packed ? (a.cols + 7) / 8 : a.cols; }
 
-namespace {
-
-// An MPI-IO error as text.
-std::string mpi_io_text(int rc) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  return std::string(text, static_cast<std::size_t>(len));
+std::int64_t read_block_rows(const Source& a) {
+  if (a.kind == Source::Kind::Random) return 0;
+  return std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / file_row_bytes(a)));
 }
+
+namespace {
 
 // The staging block of a file's rows: on the device, and its host copy.
 struct Staging {
   Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev;
   Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace>::HostMirror host;
 };
-
-// Rows per read: a block of about kReadBlockBytes (none for a random input).
-std::int64_t read_block_rows(const Source& a) {
-  if (a.kind == Source::Kind::Random) return 0;
-  return std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / file_row_bytes(a)));
-}
 
 Staging make_staging(const Source& a) {
   const std::int64_t block = read_block_rows(a);
@@ -119,7 +107,7 @@ void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const P
   if (!opened) {
     if (rc == MPI_SUCCESS) MPI_File_close(&fh);
     throw RuntimeFailure(a.path + ": cannot open for reading (" +
-                         (rc == MPI_SUCCESS ? std::string("failed on another rank") : mpi_io_text(rc)) + ")");
+                         (rc == MPI_SUCCESS ? std::string("failed on another rank") : npy::mpi_error_text(rc)) + ")");
   }
   for (std::int64_t round = 0; round < rounds; ++round) {
     const std::int64_t r0 = mine.first + round * block;
@@ -134,7 +122,7 @@ void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const P
     if (!reading) continue;
     if (rc != MPI_SUCCESS || got != n * row_bytes) {
       io_problem = a.path + ": read of rows " + std::to_string(r0) + ".." + std::to_string(r0 + n - 1) + " failed (" +
-                   (rc != MPI_SUCCESS ? mpi_io_text(rc) : std::to_string(got) + " bytes") + ")";
+                   (rc != MPI_SUCCESS ? npy::mpi_error_text(rc) : std::to_string(got) + " bytes") + ")";
       continue;
     }
     try {

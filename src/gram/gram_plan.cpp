@@ -37,7 +37,6 @@ using detail::kHistogramBins;
 using detail::kHostReferenceLimit;
 using detail::kGemmCheckLimit;
 using detail::kMaxSlices;
-using detail::kReadBlockBytes;
 
 // Packed A and B, and the top-k lists (with their host copies for the merge
 // on host backends): what every rank holds besides one slice.
@@ -130,9 +129,8 @@ ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
   ByteCount staging;  // the file's staging block (A's is freed before B is read)
   for (const Source* s : {&c.a, &c.b}) {
     if (s->kind == Source::Kind::Random || s->rows == 0) continue;
-    const std::int64_t row_bytes = s->kind == Source::Kind::Packed ? (s->cols + 7) / 8 : s->cols;
-    const std::int64_t block = std::max<std::int64_t>(1, std::min(s->rows, kReadBlockBytes / row_bytes));
-    staging = max(staging, ByteCount::of(static_cast<std::uint64_t>(block), static_cast<std::uint64_t>(row_bytes)));
+    staging = max(staging, ByteCount::of(static_cast<std::uint64_t>(detail::read_block_rows(*s)),
+                                         static_cast<std::uint64_t>(detail::file_row_bytes(*s))));
   }
   bytes += staging;
   // Verification: the double gemm check on small matrices (all targets, <= 64
