@@ -145,5 +145,21 @@ std::array<double, 3> errors_at_t1(Problem p, const reference::State<double>& s0
   return err;
 }
 
+// The original formulation (g = 1, F = G = 1, delta0 = 1, n = 256): it
+// overflows float within a few steps, so the first non-finite step is known.
+inline Problem original_formulation(bool per_stage) {
+  Problem p;
+  p.n = 256;
+  p.dt = 1e-4;
+  p.g = 1;
+  p.delta0 = Kokkos::complex<double>(1, 0);
+  p.per_stage = per_stage;
+  return p;
+}
+
+inline reference::State<float> all_ones(std::int64_t count) {
+  return {std::vector<std::complex<float>>(count, 1.0f), std::vector<std::complex<float>>(count, 1.0f)};
+}
+
 }  // namespace
 }  // namespace kmini::rk4

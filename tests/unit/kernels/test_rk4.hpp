@@ -124,15 +124,8 @@ TEST(TEST_CATEGORY, Rk4_SameInputsGiveBitwiseIdenticalRuns) {
 }
 
 TEST(TEST_CATEGORY, Rk4_FlagsTheFirstNonFiniteStep) {
-  // The original formulation (g = 1, all ones, delta0 = 1) overflows float within a few steps.
-  Problem p;
-  p.n = 256;
-  p.dt = 1e-4;
-  p.g = 1;
-  p.delta0 = Kokkos::complex<double>(1, 0);
-  p.per_stage = false;
-  reference::State<float> s0{std::vector<std::complex<float>>(p.elements(), 1.0f),
-                             std::vector<std::complex<float>>(p.elements(), 1.0f)};
+  Problem p = original_formulation(false);
+  const reference::State<float> s0 = all_ones(p.elements());
   const auto r = run_device<float>(p, s0, 40);
   ASSERT_GT(r.first_bad, 0);
   EXPECT_TRUE(std::isfinite(r.history[r.first_bad - 1].real()));

@@ -148,14 +148,8 @@ TEST(TEST_CATEGORY, Rk4Stages_MethodResolution) {
 TEST(TEST_CATEGORY, Rk4Stages_FlagsTheFirstNonFiniteStep) {
   // The original formulation with method stages: the same step as affine is flagged.
   for (const bool per_stage : {false, true}) {
-    Problem p;
-    p.n = 256;
-    p.dt = 1e-4;
-    p.g = 1;
-    p.delta0 = Kokkos::complex<double>(1, 0);
-    p.per_stage = per_stage;
-    reference::State<float> s0{std::vector<std::complex<float>>(p.elements(), 1.0f),
-                               std::vector<std::complex<float>>(p.elements(), 1.0f)};
+    Problem p = original_formulation(per_stage);
+    const reference::State<float> s0 = all_ones(p.elements());
     p.method = Method::Stages;
     const auto r = run_device<float>(p, s0, 40);
     ASSERT_GT(r.first_bad, 0) << per_stage;
