@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -36,6 +37,15 @@ struct Verification {
   std::vector<C16> device_history;  // delta[k0..k0+steps] of the verification run
   bool ok() const { return delta_error <= delta_tolerance && field_error <= tolerance; }
 };
+
+// Whether the main run's delta[k0..] equals the verification run's bit for
+// bit: the same code on the same ranks must give the same numbers.
+inline bool reproduces(const Verification& v, const std::vector<C16>& history, std::int64_t k0) {
+  bool same = true;
+  for (std::size_t k = 0; k < v.device_history.size(); ++k)
+    same = same && std::memcmp(&v.device_history[k], &history[k0 + k], sizeof(C16)) == 0;
+  return same;
+}
 
 // Relative tolerance of the comparison with the host reference: a few
 // roundings per step in the field precision, growing with the step count.
