@@ -49,9 +49,11 @@ inline bool reproduces(const Verification& v, const std::vector<C16>& history, s
 
 // Relative tolerance of the comparison with the host reference: a few
 // roundings per step in the field precision, growing with the step count.
+inline constexpr double kRoundingsPerStep = 4.0;
+
 template <class T>
 double reference_tolerance(std::int64_t steps) {
-  return 4.0 * static_cast<double>(steps + 1) * std::numeric_limits<T>::epsilon();
+  return kRoundingsPerStep * static_cast<double>(steps + 1) * std::numeric_limits<T>::epsilon();
 }
 
 // What the two sides' sums of F may differ by, relative to delta: both sum in
