@@ -19,7 +19,6 @@ using C16 = std::complex<double>;
 
 constexpr double kMagic = 5393204;  // 0x524B34, "RK4"
 constexpr std::int64_t kFixedRows = 6;
-constexpr double kMaxN = 1 << 21;                             // the deck's maximum n
 constexpr std::uint64_t kReadChunk = std::uint64_t(1) << 20;  // complex elements per read (16 MiB)
 
 bool is_count(double v, double max) { return std::isfinite(v) && v >= 0 && v == std::floor(v) && v <= max; }
@@ -68,7 +67,7 @@ RawHeader read_raw_header(const std::string& path) {
   if (version != kCheckpointVersion)
     throw UsageError(path + ": checkpoint format version " + number(version) +
                      " is not supported (this kmini reads version " + std::to_string(kCheckpointVersion) + ")");
-  if (!is_count(at(1).real(), kMaxN) || at(1).real() < 1 || !is_count(at(1).imag(), 0x1p53))
+  if (!is_count(at(1).real(), static_cast<double>(kMaxN)) || at(1).real() < 1 || !is_count(at(1).imag(), 0x1p53))
     throw corrupt("n = " + number(at(1).real()) + " and step = " + number(at(1).imag()) +
                   " in its header are not valid counts");
   r.n = static_cast<std::int64_t>(at(1).real());

@@ -25,6 +25,9 @@ namespace kmini::rk4 {
 
 inline constexpr int kCheckpointVersion = 2;
 
+// The largest n the deck accepts, and so the largest a checkpoint header may hold.
+inline constexpr std::int64_t kMaxN = std::int64_t(1) << 21;
+
 struct CheckpointHeader {
   std::int64_t n = 0, step = 0;
   int field_bytes = 0;  // sizeof(Kokkos::complex<T>): 8 single, 16 double

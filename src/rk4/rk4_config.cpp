@@ -10,12 +10,39 @@
 #include "rk4/rk4_detail.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <ostream>
 #include <string>
 
 namespace kmini::rk4 {
 
 using namespace detail;
+
+namespace {
+
+// Bytes of one complex value: a field element in single and double precision,
+// and a delta (always double).
+constexpr int kSingleBytes = sizeof(std::complex<float>);
+constexpr int kDoubleBytes = sizeof(std::complex<double>);
+constexpr std::uint64_t kDeltaBytes = sizeof(std::complex<double>);
+constexpr std::uint64_t kInvariantBytes = sizeof(double);  // I0, one per element
+
+// Field-sized device buffers: F, G and their next-step copies; stages with
+// per_stage coupling adds the two stage accumulators.
+constexpr std::uint64_t kFieldBuffers = 4;
+constexpr std::uint64_t kFieldBuffersStagesPerStage = 6;
+// Field-sized host copies of the reference in the verification: the state
+// and five stage states, F and G each.
+constexpr std::uint64_t kReferenceFieldCopies = 12;
+// Host copies for a checkpoint or restart: F and G in the field precision,
+// and the checkpoint's (F, G) row in double.
+constexpr std::uint64_t kCheckpointRowBytes = 2 * kDeltaBytes;
+
+// Device buffers of an integrator besides fields and history: the step map,
+// the sums, the first bad step, and Kokkos' reduction scratch (a generous bound).
+constexpr std::uint64_t kIntegratorFixedBytes = 64 << 10;
+
+}  // namespace
 
 Block block_of(std::int64_t n, int rank, int ranks) {
   const BlockRange rows = block_range(n, rank, ranks);  // whole rows of n elements
@@ -60,7 +87,7 @@ void check_restart(const CheckpointHeader& h, const Config& c, const std::string
   };
   const Problem& p = c.problem;
   if (h.n != p.n) mismatch("n", std::to_string(h.n), std::to_string(p.n));
-  const int bytes = c.single ? 8 : 16;
+  const int bytes = c.single ? kSingleBytes : kDoubleBytes;
   if (h.field_bytes != bytes)
     mismatch("precision", h.field_bytes == 8 ? "single" : "double", c.single ? "single" : "double");
   if (h.per_stage != p.per_stage)
@@ -76,11 +103,12 @@ void check_restart(const CheckpointHeader& h, const Config& c, const std::string
 }  // namespace
 
 void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
+  const Config defaults;  // the deck's defaults are the structs' own
   Config c;
   Problem& p = c.problem;
-  p.n = s.integer("n", 256, 1, 1 << 21);
-  p.dt = s.real("dt", 1e-3, 0, kMaxReal, true);
-  p.steps = s.integer("steps", 100, 0);
+  p.n = s.integer("n", defaults.problem.n, 1, kMaxN);
+  p.dt = s.real("dt", defaults.problem.dt, 0, kMaxReal, true);
+  p.steps = s.integer("steps", defaults.problem.steps, 0);
   n_setting_ = s.where("n") + ": " + s.path() + ".n";
   steps_setting_ = s.where("steps") + ": " + s.path() + ".steps";
   if (!s.has("g") || s.is_word("g", "auto")) {
@@ -123,7 +151,7 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   const DeckNode progress = s.child("progress");
   c.progress_every = progress.integer("every", 0, 0);
   c.progress_invariant = progress.boolean("invariant", false);
-  c.check_every = s.integer("check_every", 100, 1);
+  c.check_every = s.integer("check_every", defaults.check_every, 1);
   const DeckNode checkpoint = s.child("checkpoint");
   c.checkpoint_every = checkpoint.integer("every", 0, 0);
   c.checkpoint_path = checkpoint.text("path", "rk4_checkpoint.npy");
@@ -139,7 +167,7 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
       throw UsageError(s.located("restart") + ": " + e.what());
     }
   }
-  c.verify_steps = s.integer("verify_steps", 10, 0);
+  c.verify_steps = s.integer("verify_steps", defaults.verify_steps, 0);
   config_ = c;
   outputs_.clear();
   add_output(write, "delta", c.write_delta);
@@ -148,31 +176,26 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (c.checkpoint_every > 0 && c.checkpoint_every <= p.steps) add_output(checkpoint, "path", c.checkpoint_path);
 }
 
-// Device buffers of an integrator besides fields and history: the step map,
-// the sums, the first bad step, and Kokkos' reduction scratch (a generous bound).
-constexpr std::uint64_t kIntegratorFixedBytes = 64 << 10;
-
 Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host) {
   const Problem& p = c.problem;
   const auto count = static_cast<std::uint64_t>(block_of(p.n, 0, ranks).count);  // the largest block
-  const std::uint64_t elem = c.single ? 8 : 16;                                  // complex<float | double>
+  const std::uint64_t elem = c.single ? kSingleBytes : kDoubleBytes;
   const auto k0 = static_cast<std::uint64_t>(c.resumed ? c.resumed->step : 0);
   const auto steps = static_cast<std::uint64_t>(p.steps);
   const ByteCount fixed(kIntegratorFixedBytes);
   Rk4Memory m;
   // F, G and their next-step buffers (+ the stage accumulators of stages with per_stage)
-  m.fields = ByteCount::of(count, (uses_stages(p) && p.per_stage ? 6 : 4) * elem);
-  m.history = ByteCount::of(steps + 1, 16);                          // delta[0..steps], complex<double>
-  m.total = m.fields + ByteCount::of(count, 8) + m.history + fixed;  // + the invariant, 8 bytes per element
+  m.fields = ByteCount::of(count, (uses_stages(p) && p.per_stage ? kFieldBuffersStagesPerStage : kFieldBuffers) * elem);
+  m.history = ByteCount::of(steps + 1, kDeltaBytes);  // delta[0..steps]
+  m.total = m.fields + ByteCount::of(count, kInvariantBytes) + m.history + fixed;
   if (host) {
     m.total += m.history;  // its host copy for the outputs
-    if (c.checkpoint_every > 0 || c.resumed)
-      m.total += ByteCount::of(count, 2 * elem + 32);  // host F, G and the checkpoint's (F, G) rows
+    if (c.checkpoint_every > 0 || c.resumed) m.total += ByteCount::of(count, 2 * elem + kCheckpointRowBytes);
   }
   if (verify && c.verify_steps > 0 && steps > k0) {
     const std::uint64_t checked = std::min<std::uint64_t>(static_cast<std::uint64_t>(c.verify_steps), steps - k0);
-    ByteCount check = m.fields + ByteCount::of(k0 + checked + 1, 16) + fixed;
-    if (host) check += ByteCount::of(count, 12 * elem);  // host reference: the state and five stage states
+    ByteCount check = m.fields + ByteCount::of(k0 + checked + 1, kDeltaBytes) + fixed;
+    if (host) check += ByteCount::of(count, kReferenceFieldCopies * elem);
     m.total = max(m.total, check);
   }
   return m;

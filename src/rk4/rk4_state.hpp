@@ -1,10 +1,8 @@
 #pragma once
 // One rank's state between the device and the host and files: initial
-// fields, the restart, the checkpoint and the delta output (templates on the
-// field precision T, used by rk4_run.cpp).
-#include "core/collective.hpp"
+// fields, the restart and the checkpoint (templates on the field precision T,
+// used by rk4_run.cpp and rk4_verify.hpp).
 #include "core/environment.hpp"
-#include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_checkpoint.hpp"
@@ -13,31 +11,11 @@
 #include <Kokkos_Core.hpp>
 
 #include <complex>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace kmini::rk4::detail {
-
-template <class T>
-void write_delta(const Environment& env, const std::string& path, const std::vector<C16>& history, double dt) {
-  on_root_collectively(env.comm(), [&] {
-    if (ends_with(path, ".csv")) {
-      std::string text = "step,t,re,im,abs\n";
-      char line[160];
-      for (std::size_t k = 0; k < history.size(); ++k) {
-        std::snprintf(line, sizeof line, "%zu,%.10g,%.17g,%.17g,%.17g\n", k, static_cast<double>(k) * dt,
-                      history[k].real(), history[k].imag(), std::abs(history[k]));
-        text += line;
-      }
-      write_text_file_atomically(path, text);
-    } else {
-      std::vector<std::complex<T>> values(history.begin(), history.end());
-      npy::write(path, {static_cast<std::int64_t>(values.size())}, values);
-    }
-  });
-}
 
 template <class T, class Field>
 std::vector<std::complex<T>> to_host(const Field& v) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -37,11 +38,22 @@ struct Verification {
   bool ok() const { return delta_error <= delta_tolerance && field_error <= tolerance; }
 };
 
+// Whether the main run's delta[k0..] equals the verification run's bit for
+// bit: the same code on the same ranks must give the same numbers.
+inline bool reproduces(const Verification& v, const std::vector<C16>& history, std::int64_t k0) {
+  bool same = true;
+  for (std::size_t k = 0; k < v.device_history.size(); ++k)
+    same = same && std::memcmp(&v.device_history[k], &history[k0 + k], sizeof(C16)) == 0;
+  return same;
+}
+
 // Relative tolerance of the comparison with the host reference: a few
 // roundings per step in the field precision, growing with the step count.
+inline constexpr double kRoundingsPerStep = 4.0;
+
 template <class T>
 double reference_tolerance(std::int64_t steps) {
-  return 4.0 * static_cast<double>(steps + 1) * std::numeric_limits<T>::epsilon();
+  return kRoundingsPerStep * static_cast<double>(steps + 1) * std::numeric_limits<T>::epsilon();
 }
 
 // What the two sides' sums of F may differ by, relative to delta: both sum in
