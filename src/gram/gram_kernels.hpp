@@ -1,7 +1,8 @@
 #pragma once
 // Device kernels of the bit-packed Gram product C = A * A^T of a 0/1 matrix:
 // packing into 64-bit words, the tiled AND+popcount kernel for one row slice
-// of C, Jaccard conversion, summary reductions and the AND+popcount peak probe.
+// of C, the similarity conversion and the summary reductions (the micro-kernels
+// and the peak probe: gram_micro_kernels.hpp).
 //
 // Packed layout: row i of A is words(i, 0 .. words_alloc), column k of an
 // unpacked input in bit k % 64 of word k / 64; all bits past `cols` are 0.
@@ -9,6 +10,7 @@
 // permutation of the columns inside a word, which C does not see.)
 #include "core/kokkos_compat.hpp"
 #include "core/random.hpp"
+#include "gram/gram_micro_kernels.hpp"
 #include "gram/gram_params.hpp"
 #include "gram/gram_similarity.hpp"
 
@@ -16,23 +18,8 @@
 
 #include <cstdint>
 
-// Unrolling hints: the device pass of nvcc/hipcc and clang take `unroll`; the
-// host pass of a GPU compiler gets none (gcc behind nvcc warns on either form).
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-#define KMINI_GRAM_UNROLL _Pragma("unroll")
-#elif defined(__CUDACC__) || defined(__HIPCC__)
-#define KMINI_GRAM_UNROLL
-#elif defined(__clang__)
-#define KMINI_GRAM_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define KMINI_GRAM_UNROLL _Pragma("GCC unroll 16")
-#else
-#define KMINI_GRAM_UNROLL
-#endif
-
 namespace kmini::gram {
 
-using Word = std::uint64_t;
 template <class Mem>
 using PackedView = Kokkos::View<Word**, Kokkos::LayoutRight, Mem>;
 
@@ -118,71 +105,6 @@ void row_ones(const Exec& exec, const Packed& a, const Ones& ones) {
 // ---------------------------------------------------------------------------
 // The tiled kernel.
 
-// Index of (row, k) in a staged panel.
-template <class P>
-KOKKOS_FORCEINLINE_FUNCTION int panel_index(int row, int k) {
-  return P::word_major ? k * (P::tile + P::pad) + row : row * (P::chunk + P::pad) + k;
-}
-// Row of a panel used as row r of micro-tile m.
-template <class P, int M>
-KOKKOS_FORCEINLINE_FUNCTION int micro_row(int m, int r) {
-  return P::interleaved ? m + r * (P::tile / M) : m * M + r;
-}
-template <class P>
-KOKKOS_INLINE_FUNCTION constexpr std::size_t panel_words() {
-  return P::word_major ? std::size_t(P::chunk) * (P::tile + P::pad) : std::size_t(P::tile) * (P::chunk + P::pad);
-}
-template <class P>
-KOKKOS_INLINE_FUNCTION constexpr std::size_t team_scratch_bytes() {
-  return 2 * panel_words<P>() * sizeof(Word) + std::size_t(P::tile) * P::tile * sizeof(std::uint32_t);
-}
-
-// Copies n words from src (nullptr: a row past the end, zeros) to panel row
-// `row` from word k on.
-template <class P>
-KOKKOS_FORCEINLINE_FUNCTION void stage_run(Word* KOKKOS_RESTRICT panel, int row, int k, int n,
-                                           const Word* KOKKOS_RESTRICT src) {
-  if (src) {
-    for (int q = 0; q < n; ++q) panel[panel_index<P>(row, k + q)] = src[q];
-  } else {
-    for (int q = 0; q < n; ++q) panel[panel_index<P>(row, k + q)] = 0;
-  }
-}
-
-// ct(rows of micro-tile mi, cols of micro-tile ni) += sum over the nk staged
-// words of popcount(a_row & b_row). The k loop has unit stride on hosts, so
-// it vectorises (one vector accumulator per element of the micro-tile).
-// Full chunks use the compile-time count (FixedK = P::chunk, 50% faster on
-// the dev machine's AVX-512 host than a runtime count); the last chunk of a
-// row uses FixedK = 0 and the runtime nk.
-template <class P, int FixedK>
-KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, const Word* KOKKOS_RESTRICT pb,
-                                            std::uint32_t* KOKKOS_RESTRICT ct, int mi, int ni, int runtime_nk) {
-  const int nk = FixedK > 0 ? FixedK : runtime_nk;
-  typename P::acc_type acc[P::mr][P::nr];
-  KMINI_GRAM_UNROLL
-  for (int r = 0; r < P::mr; ++r) {
-    KMINI_GRAM_UNROLL
-    for (int s = 0; s < P::nr; ++s) acc[r][s] = 0;
-  }
-  for (int k = 0; k < nk; ++k) {
-    KMINI_GRAM_UNROLL
-    for (int r = 0; r < P::mr; ++r) {
-      const Word x = pa[panel_index<P>(micro_row<P, P::mr>(mi, r), k)];
-      KMINI_GRAM_UNROLL
-      for (int s = 0; s < P::nr; ++s)
-        acc[r][s] += static_cast<typename P::acc_type>(
-            compat::popcount64(x & pb[panel_index<P>(micro_row<P, P::nr>(ni, s), k)]));
-    }
-  }
-  KMINI_GRAM_UNROLL
-  for (int r = 0; r < P::mr; ++r) {
-    KMINI_GRAM_UNROLL
-    for (int s = 0; s < P::nr; ++s)
-      ct[micro_row<P, P::mr>(mi, r) * P::tile + micro_row<P, P::nr>(ni, s)] += static_cast<std::uint32_t>(acc[r][s]);
-  }
-}
-
 // Where one slice of C goes: rows [r0, r1) of C and its columns [col0, cols),
 // row major with row length width = cols - col0. One input (C = A A^T,
 // targets = 0): columns from r0 on (the rest is the mirror of earlier
@@ -237,41 +159,75 @@ void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceG
           m = t % tile_cols;
         }
         const std::int64_t i0 = r0 + l * P::tile, j0 = col0 + m * P::tile;
-        Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-        Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-        auto* ct = static_cast<std::uint32_t*>(
-            team.team_shmem().get_shmem(std::size_t(P::tile) * P::tile * sizeof(std::uint32_t)));
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) { ct[e] = 0; });
+        auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
         constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
-        for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
-          const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
-          team.team_barrier();
-          // Runs of P::stage_words consecutive words: one word per thread on
-          // GPUs (coalesced), whole rows on hosts (a vectorised copy).
-          const int runs = (nk + P::stage_words - 1) / P::stage_words;
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * runs), [&](const int e) {
-            const int row = e / runs, k = (e % runs) * P::stage_words;
-            const int n = nk - k < P::stage_words ? nk - k : P::stage_words;
-            stage_run<P>(pa, row, k, n, i0 + row < r1 ? &a(i0 + row, k0 + k) : nullptr);
-            stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
-          });
-          team.team_barrier();
-          if (nk == P::chunk) {
-            for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
-              micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
-          } else {
-            for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
-              micro_tile<P, 0>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+        if constexpr (P::staged) {
+          Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+          Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+          for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
+            const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
+            team.team_barrier();
+            // Runs of P::stage_words consecutive words: one word per thread
+            // on GPUs (coalesced global reads).
+            const int runs = (nk + P::stage_words - 1) / P::stage_words;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * runs), [&](const int e) {
+              const int row = e / runs, k = (e % runs) * P::stage_words;
+              const int n = nk - k < P::stage_words ? nk - k : P::stage_words;
+              stage_run<P>(pa, row, k, n, i0 + row < r1 ? &a(i0 + row, k0 + k) : nullptr);
+              stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
+            });
+            team.team_barrier();
+            if (nk == P::chunk) {
+              for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+                micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+            } else {
+              for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+                micro_tile<P, 0>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+            }
+          }
+        } else {
+          // Rows past the slice (A) or past the targets (B) read the last
+          // valid row: their counts land in ct entries that are never written.
+          for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
+            const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
+            for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size()) {
+              const int mi = mt / micro_cols, ni = mt % micro_cols;
+              const Word* ra[P::mr];
+              const Word* rb[P::nr];
+              for (int r = 0; r < P::mr; ++r) {
+                const std::int64_t i = i0 + mi * P::mr + r;
+                ra[r] = &a(i < r1 ? i : r1 - 1, k0);
+              }
+              for (int s = 0; s < P::nr; ++s) {
+                const std::int64_t j = j0 + ni * P::nr + s;
+                rb[s] = &b(j < cols ? j : cols - 1, k0);
+              }
+              std::uint32_t* c = ct + mi * P::mr * ct_stride<P>() + ni * P::nr;
+              if (nk == P::chunk) rows_block<P, P::chunk>(ra, rb, nk, c, ct_stride<P>());
+              else rows_block<P, 0>(ra, rb, nk, c, ct_stride<P>());
+            }
           }
         }
         team.team_barrier();
-        const bool mirror = symmetric && m > l;
+        // The tile row by row, then its mirror (symmetric, above the
+        // diagonal) column by column of ct, so both writes run along rows of
+        // the slice. (Mirrored inside one loop, the mirror's writes strode a
+        // slice row apart and took a quarter of the kernel: perf, bench deck.)
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
-          const std::int64_t i = i0 + e / P::tile, j = j0 + e % P::tile;
-          const auto c = static_cast<std::int32_t>(ct[e]);
-          if (i < r1 && j < cols) out((i - r0) * width + (j - col0)) = c;
-          if (mirror && j < r1 && i < cols) out((j - r0) * width + (i - col0)) = c;
+          const int ii = e / P::tile, jj = e % P::tile;
+          const std::int64_t i = i0 + ii, j = j0 + jj;
+          if (i < r1 && j < cols)
+            out((i - r0) * width + (j - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
         });
+        if (symmetric && m > l) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+            const int jj = e / P::tile, ii = e % P::tile;
+            const std::int64_t i = i0 + ii, j = j0 + jj;
+            if (j < r1 && i < cols)
+              out((j - r0) * width + (i - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+          });
+        }
       });
 }
 
@@ -338,52 +294,6 @@ std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const Slic
         row_sums(j) += col;
       });
   return checksum;
-}
-
-// ---------------------------------------------------------------------------
-// Peak probe: the machine's AND+popcount rate with operands in L1/registers.
-// Each worker repeatedly sweeps a private 8 x 128-word block (8 KiB, cache
-// resident) with the kernel's register blocking (4 x 4 outputs per 8 loads).
-// Returns executed bit-ops per second.
-template <class Exec>
-double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
-  constexpr int kWords = 128, kRows = 8;
-  Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
-                                                                               workers * kRows, kWords);
-  Kokkos::parallel_for(
-      "kmini::gram::probe_fill", Kokkos::RangePolicy<Exec>(exec, 0, workers * kRows * kWords),
-      KOKKOS_LAMBDA(const std::int64_t e) { block.data()[e] = random::hash(7, static_cast<std::uint64_t>(e)); });
-  auto run = [&](int reps) {
-    std::uint64_t total = 0;
-    Kokkos::Timer timer;
-    Kokkos::parallel_reduce(
-        "kmini::gram::probe", Kokkos::RangePolicy<Exec>(exec, 0, workers),
-        KOKKOS_LAMBDA(const std::int64_t wkr, std::uint64_t& sum) {
-          const Word* base = &block(wkr * kRows, 0);
-          std::uint64_t acc[4][4] = {};
-          for (int rep = 0; rep < reps; ++rep) {
-            for (int k = 0; k < kWords; ++k) {
-              KMINI_GRAM_UNROLL
-              for (int r = 0; r < 4; ++r) {
-                const Word x = base[r * kWords + k];
-                KMINI_GRAM_UNROLL
-                for (int s = 0; s < 4; ++s) acc[r][s] += compat::popcount64(x & base[(4 + s) * kWords + k]);
-              }
-            }
-          }
-          for (int r = 0; r < 4; ++r)
-            for (int s = 0; s < 4; ++s) sum += acc[r][s] * (r * 4 + s + 1);
-        },
-        total);
-    exec.fence();
-    const double seconds = timer.seconds();
-    volatile std::uint64_t sink = total;  // the sums are used: the work cannot be dropped
-    (void)sink;
-    return seconds;
-  };
-  run(1);  // warm up
-  const double seconds = run(repeats);
-  return double(workers) * repeats * kWords * 16 * 64 / seconds;
 }
 
 }  // namespace kmini::gram

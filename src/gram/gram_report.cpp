@@ -47,6 +47,7 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   m["chunk_words"] = TileParams::chunk;
   m["micro_tile"] = std::to_string(TileParams::mr) + "x" + std::to_string(TileParams::nr);
   m["team_size"] = TileParams::team_size;
+  m["micro_kernel"] = TileParams::micro_kernel;
   m["pack_seconds"] = pack_seconds;
   m["compute_seconds"] = compute_seconds;
   m["postprocess_seconds"] = allreduce_max(env.comm(), pass.post_seconds);

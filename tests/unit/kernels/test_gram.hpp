@@ -28,6 +28,42 @@ TEST(TEST_CATEGORY, Gram_EdgeShapesAndDensitiesMatchHostReference) {
     for (double density : {0.0, 1.0, 0.37}) expect_matches_reference(random_source(rows, cols, density, 3), rows);
 }
 
+// Rows longer than a chunk (host: 256 words): two full chunks and a shorter
+// last one, each adding into the C tile; rows(A) not a multiple of the tile.
+TEST(TEST_CATEGORY, Gram_RowsLongerThanAChunkMatchHostReference) {
+  expect_matches_reference(random_source(70, 40000, 0.37, 5), 70);
+  expect_matches_reference(random_source(70, 40000, 0.37, 5), 33);
+}
+
+// The micro-kernel behind the dispatch (AVX-512 on hosts that have it) gives
+// the portable one's sums and both the plain popcount loop's, added to what c
+// held: run lengths of one vector, a host chunk, and past it.
+TEST(TEST_CATEGORY, Gram_MicroKernelDispatchMatchesPortableAndPlainLoop) {
+  using P = TileParams;
+  constexpr int kWords = 264, kStride = 5;
+  std::vector<Word> rows(8 * kWords);
+  for (std::size_t e = 0; e < rows.size(); ++e) rows[e] = random::hash(11, e) & random::hash(12, e);  // density 1/4
+  rows[3 * kWords + 7] = ~Word(0);
+  const Word* ra[4];
+  const Word* rb[4];
+  for (int r = 0; r < 4; ++r) {
+    ra[r] = &rows[r * kWords];
+    rb[r] = &rows[(4 + r) * kWords];
+  }
+  for (int nk : {8, 16, 256, 264}) {
+    std::vector<std::uint32_t> fast(4 * kStride), portable(4 * kStride), plain(4 * kStride);
+    for (int e = 0; e < 4 * kStride; ++e) fast[e] = portable[e] = plain[e] = 1000u + e;
+    rows_block<P, 0>(ra, rb, nk, fast.data(), kStride);
+    rows_block_portable<P, 0>(ra, rb, nk, portable.data(), kStride);
+    for (int r = 0; r < 4; ++r)
+      for (int s = 0; s < 4; ++s)
+        for (int k = 0; k < nk; ++k)
+          for (Word x = ra[r][k] & rb[s][k]; x != 0; x &= x - 1) ++plain[r * kStride + s];
+    EXPECT_EQ(fast, plain) << "nk " << nk << " (" << P::micro_kernel << ")";
+    EXPECT_EQ(portable, plain) << "nk " << nk;
+  }
+}
+
 TEST(TEST_CATEGORY, Gram_SliceHeightsBelowTileAboveRowsAndUneven) {
   for (std::int64_t h : {1, 5, 63, 64, 100, 1000}) expect_matches_reference(random_source(150, 300, 0.5, 9), h);
 }

@@ -1,0 +1,248 @@
+#pragma once
+// The AND+popcount micro-kernels of the Gram tile kernel and the peak probe
+// that runs them with operands in L1: the staged micro-tile (GPUs: panels in
+// shared memory) and the row blocks read in place (hosts), whose AVX-512
+// VPOPCNTDQ version sits beside the portable one behind rows_block().
+#include "core/kokkos_compat.hpp"
+#include "core/random.hpp"
+#include "gram/gram_params.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+// Unrolling hints: the device pass of nvcc/hipcc and clang take `unroll`; the
+// host pass of a GPU compiler gets none (gcc behind nvcc warns on either form).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define KMINI_GRAM_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define KMINI_GRAM_UNROLL
+#elif defined(__clang__)
+#define KMINI_GRAM_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define KMINI_GRAM_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KMINI_GRAM_UNROLL
+#endif
+
+namespace kmini::gram {
+
+using Word = std::uint64_t;
+
+// Index of (row, k) in a staged panel.
+template <class P>
+KOKKOS_FORCEINLINE_FUNCTION int panel_index(int row, int k) {
+  return P::word_major ? k * (P::tile + P::pad) + row : row * (P::chunk + P::pad) + k;
+}
+// Row of a panel used as row r of micro-tile m.
+template <class P, int M>
+KOKKOS_FORCEINLINE_FUNCTION int micro_row(int m, int r) {
+  return P::interleaved ? m + r * (P::tile / M) : m * M + r;
+}
+template <class P>
+KOKKOS_INLINE_FUNCTION constexpr std::size_t panel_words() {
+  return P::word_major ? std::size_t(P::chunk) * (P::tile + P::pad) : std::size_t(P::tile) * (P::chunk + P::pad);
+}
+// Row length of the C tile in scratch.
+template <class P>
+KOKKOS_INLINE_FUNCTION constexpr int ct_stride() {
+  return P::tile + P::ct_pad;
+}
+template <class P>
+KOKKOS_INLINE_FUNCTION constexpr std::size_t ct_bytes() {
+  return std::size_t(P::tile) * ct_stride<P>() * sizeof(std::uint32_t);
+}
+template <class P>
+KOKKOS_INLINE_FUNCTION constexpr std::size_t team_scratch_bytes() {
+  return (P::staged ? 2 * panel_words<P>() * sizeof(Word) : 0) + ct_bytes<P>();
+}
+
+// Copies n words from src (nullptr: a row past the end, zeros) to panel row
+// `row` from word k on.
+template <class P>
+KOKKOS_FORCEINLINE_FUNCTION void stage_run(Word* KOKKOS_RESTRICT panel, int row, int k, int n,
+                                           const Word* KOKKOS_RESTRICT src) {
+  if (src) {
+    for (int q = 0; q < n; ++q) panel[panel_index<P>(row, k + q)] = src[q];
+  } else {
+    for (int q = 0; q < n; ++q) panel[panel_index<P>(row, k + q)] = 0;
+  }
+}
+
+// ct(rows of micro-tile mi, cols of micro-tile ni) += sum over the nk staged
+// words of popcount(a_row & b_row). The k loop has unit stride on hosts, so
+// it vectorises (one vector accumulator per element of the micro-tile).
+// Full chunks use the compile-time count (FixedK = P::chunk, 50% faster on
+// the dev machine's AVX-512 host than a runtime count); the last chunk of a
+// row uses FixedK = 0 and the runtime nk.
+template <class P, int FixedK>
+KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, const Word* KOKKOS_RESTRICT pb,
+                                            std::uint32_t* KOKKOS_RESTRICT ct, int mi, int ni, int runtime_nk) {
+  const int nk = FixedK > 0 ? FixedK : runtime_nk;
+  typename P::acc_type acc[P::mr][P::nr];
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) {
+    KMINI_GRAM_UNROLL
+    for (int s = 0; s < P::nr; ++s) acc[r][s] = 0;
+  }
+  for (int k = 0; k < nk; ++k) {
+    KMINI_GRAM_UNROLL
+    for (int r = 0; r < P::mr; ++r) {
+      const Word x = pa[panel_index<P>(micro_row<P, P::mr>(mi, r), k)];
+      KMINI_GRAM_UNROLL
+      for (int s = 0; s < P::nr; ++s)
+        acc[r][s] += static_cast<typename P::acc_type>(
+            compat::popcount64(x & pb[panel_index<P>(micro_row<P, P::nr>(ni, s), k)]));
+    }
+  }
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) {
+    KMINI_GRAM_UNROLL
+    for (int s = 0; s < P::nr; ++s)
+      ct[micro_row<P, P::mr>(mi, r) * ct_stride<P>() + micro_row<P, P::nr>(ni, s)] +=
+          static_cast<std::uint32_t>(acc[r][s]);
+  }
+}
+
+// The micro-tile read from the rows where they are (P::staged false): adds
+// sum_k popcount(ra[r][k] & rb[s][k]), k < nk, to c[r * stride + s]. Two
+// implementations of the same sums behind one dispatch (rows_block), exact
+// against each other (tests/unit/kernels/test_gram_micro.hpp):
+// - rows_block_portable: plain C++; GCC vectorises the k loop, but reloads
+//   both operands for each of the 16 AND+popcount+add (32 loads per 48 vector
+//   ops: load-bound on Zen 5);
+// - rows_block_avx512 (hosts with AVX-512 VPOPCNTDQ): 8 loads per 48 ops, the
+//   16 accumulators in zmm registers.
+template <class P, int FixedK>
+KOKKOS_FORCEINLINE_FUNCTION void rows_block_portable(const Word* const* ra, const Word* const* rb, int runtime_nk,
+                                                     std::uint32_t* KOKKOS_RESTRICT c, int stride) {
+  const int nk = FixedK > 0 ? FixedK : runtime_nk;
+  const Word* KOKKOS_RESTRICT a[P::mr];
+  const Word* KOKKOS_RESTRICT b[P::nr];
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) a[r] = ra[r];
+  KMINI_GRAM_UNROLL
+  for (int s = 0; s < P::nr; ++s) b[s] = rb[s];
+  typename P::acc_type acc[P::mr][P::nr];
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) {
+    KMINI_GRAM_UNROLL
+    for (int s = 0; s < P::nr; ++s) acc[r][s] = 0;
+  }
+  for (int k = 0; k < nk; ++k) {
+    KMINI_GRAM_UNROLL
+    for (int r = 0; r < P::mr; ++r) {
+      const Word x = a[r][k];
+      KMINI_GRAM_UNROLL
+      for (int s = 0; s < P::nr; ++s) acc[r][s] += static_cast<typename P::acc_type>(compat::popcount64(x & b[s][k]));
+    }
+  }
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) {
+    KMINI_GRAM_UNROLL
+    for (int s = 0; s < P::nr; ++s) c[r * stride + s] += static_cast<std::uint32_t>(acc[r][s]);
+  }
+}
+
+#if KMINI_GRAM_AVX512_POPCOUNT
+// nk: a multiple of 8 (rows are padded to TileParams::granule = 8 words).
+template <class P>
+inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
+  static_assert(P::mr == 4 && P::nr == 4 && P::granule % 8 == 0 && P::chunk % 8 == 0, "4 x 4 of whole zmm words");
+  const Word *a0 = ra[0], *a1 = ra[1], *a2 = ra[2], *a3 = ra[3];
+  const Word *b0 = rb[0], *b1 = rb[1], *b2 = rb[2], *b3 = rb[3];
+  __m512i acc[4][4];
+  for (auto& row : acc)
+    for (auto& v : row) v = _mm512_setzero_si512();
+  for (int k = 0; k < nk; k += 8) {
+    const __m512i b[4] = {_mm512_loadu_si512(b0 + k), _mm512_loadu_si512(b1 + k), _mm512_loadu_si512(b2 + k),
+                          _mm512_loadu_si512(b3 + k)};
+    const __m512i a[4] = {_mm512_loadu_si512(a0 + k), _mm512_loadu_si512(a1 + k), _mm512_loadu_si512(a2 + k),
+                          _mm512_loadu_si512(a3 + k)};
+    for (int r = 0; r < 4; ++r)
+      for (int s = 0; s < 4; ++s)
+        acc[r][s] = _mm512_add_epi64(acc[r][s], _mm512_popcnt_epi64(_mm512_and_si512(a[r], b[s])));
+  }
+  // Each row's 4 horizontal sums at once (a transpose-and-add tree; 16
+  // separate _mm512_reduce_add_epi64 cost more, and warn under GCC 12).
+  for (int r = 0; r < 4; ++r) {
+    const __m512i* v = acc[r];
+    // per 128-bit lane q: [v0 pair q, v1 pair q], [v2 pair q, v3 pair q]
+    const __m512i t0 = _mm512_add_epi64(_mm512_unpacklo_epi64(v[0], v[1]), _mm512_unpackhi_epi64(v[0], v[1]));
+    const __m512i t1 = _mm512_add_epi64(_mm512_unpacklo_epi64(v[2], v[3]), _mm512_unpackhi_epi64(v[2], v[3]));
+    // lanes: t0 L0+L1, t0 L2+L3, t1 L0+L1, t1 L2+L3
+    const __m512i u = _mm512_add_epi64(_mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(2, 0, 2, 0)),
+                                       _mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(3, 1, 3, 1)));
+    // lane 0: [sum v0, sum v1], lane 2: [sum v2, sum v3]
+    const __m512i w = _mm512_add_epi64(u, _mm512_shuffle_i64x2(u, u, _MM_SHUFFLE(2, 3, 0, 1)));
+    alignas(64) std::uint64_t lanes[8];
+    _mm512_store_si512(lanes, w);
+    c[r * stride + 0] += static_cast<std::uint32_t>(lanes[0]);
+    c[r * stride + 1] += static_cast<std::uint32_t>(lanes[1]);
+    c[r * stride + 2] += static_cast<std::uint32_t>(lanes[4]);
+    c[r * stride + 3] += static_cast<std::uint32_t>(lanes[5]);
+  }
+}
+#endif
+
+// The dispatch: the AVX-512 block where the host has it, else the portable one.
+template <class P, int FixedK>
+KOKKOS_FORCEINLINE_FUNCTION void rows_block(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c,
+                                            int stride) {
+#if KMINI_GRAM_AVX512_POPCOUNT
+  rows_block_avx512<P>(ra, rb, nk, c, stride);
+#else
+  rows_block_portable<P, FixedK>(ra, rb, nk, c, stride);
+#endif
+}
+
+// ---------------------------------------------------------------------------
+// Peak probe: the AND+popcount rate of the tile kernel's own micro-kernel
+// (rows_block) with its operands in L1: each worker repeatedly sweeps a private
+// 8 x 128-word block (8 KiB, cache resident), 4 rows against 4. What the tiles
+// lose to it is what tiling, memory and the C-tile updates cost. Returns
+// executed bit-ops per second.
+template <class Exec>
+double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
+  using P = TileParams;
+  constexpr int kWords = 128, kRows = 8;
+  static_assert(P::mr == 4 && P::nr == 4, "the probe's block is 4 x 4 rows");
+  Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
+                                                                               workers * kRows, kWords);
+  Kokkos::parallel_for(
+      "kmini::gram::probe_fill", Kokkos::RangePolicy<Exec>(exec, 0, workers * kRows * kWords),
+      KOKKOS_LAMBDA(const std::int64_t e) { block.data()[e] = random::hash(7, static_cast<std::uint64_t>(e)); });
+  auto run = [&](int reps) {
+    std::uint64_t total = 0;
+    Kokkos::Timer timer;
+    Kokkos::parallel_reduce(
+        "kmini::gram::probe", Kokkos::RangePolicy<Exec>(exec, 0, workers),
+        KOKKOS_LAMBDA(const std::int64_t wkr, std::uint64_t& sum) {
+          const Word* ra[4];
+          const Word* rb[4];
+          for (int r = 0; r < 4; ++r) {
+            ra[r] = &block(wkr * kRows + r, 0);
+            rb[r] = &block(wkr * kRows + 4 + r, 0);
+          }
+          // Each entry grows by at most reps x 128 x 64 < 2^32 (repeats <= 20000).
+          std::uint32_t c[16] = {};
+          for (int rep = 0; rep < reps; ++rep) rows_block<P, kWords>(ra, rb, kWords, c, 4);
+          for (int e = 0; e < 16; ++e) sum += std::uint64_t(c[e]) * (e + 1);
+        },
+        total);
+    exec.fence();
+    const double seconds = timer.seconds();
+    volatile std::uint64_t sink = total;  // the sums are used: the work cannot be dropped
+    (void)sink;
+    return seconds;
+  };
+  run(1);  // warm up
+  // A peak is the best rate seen: the best of 3 runs, as the kernel's time is
+  // the best of its repeats (one run varied by +-7% here, Zen 5 VM).
+  double seconds = run(repeats);
+  for (int t = 1; t < 3; ++t) seconds = std::min(seconds, run(repeats));
+  return double(workers) * repeats * kWords * 16 * 64 / seconds;
+}
+
+}  // namespace kmini::gram
