@@ -130,6 +130,64 @@ struct SliceGeometry {
   }
 };
 
+// ct (zeroed) += the tile's counts at rows i0.. of A (below r1) and rows
+// j0.. of B (below cols), chunk by chunk: staged through team scratch on GPUs,
+// read in place on hosts. (A function of its own: nvcc does not let an
+// extended lambda first-capture variables inside `if constexpr`.)
+template <class P, class Member, class Packed>
+KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a, const Packed& b, std::int64_t i0,
+                                            std::int64_t j0, std::int64_t r1, std::int64_t cols, std::int64_t words,
+                                            std::uint32_t* ct) {
+  constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
+  if constexpr (P::staged) {
+    Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+    Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+    for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
+      const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
+      team.team_barrier();
+      // Runs of P::stage_words consecutive words: one word per thread
+      // on GPUs (coalesced global reads).
+      const int runs = (nk + P::stage_words - 1) / P::stage_words;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * runs), [&](const int e) {
+        const int row = e / runs, k = (e % runs) * P::stage_words;
+        const int n = nk - k < P::stage_words ? nk - k : P::stage_words;
+        stage_run<P>(pa, row, k, n, i0 + row < r1 ? &a(i0 + row, k0 + k) : nullptr);
+        stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
+      });
+      team.team_barrier();
+      if (nk == P::chunk) {
+        for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+          micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+      } else {
+        for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+          micro_tile<P, 0>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+      }
+    }
+  } else {
+    // Rows past the slice (A) or past the targets (B) read the last
+    // valid row: their counts land in ct entries that are never written.
+    for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
+      const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
+      for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size()) {
+        const int mi = mt / micro_cols, ni = mt % micro_cols;
+        const Word* ra[P::mr];
+        const Word* rb[P::nr];
+        for (int r = 0; r < P::mr; ++r) {
+          const std::int64_t i = i0 + mi * P::mr + r;
+          ra[r] = &a(i < r1 ? i : r1 - 1, k0);
+        }
+        for (int s = 0; s < P::nr; ++s) {
+          const std::int64_t j = j0 + ni * P::nr + s;
+          rb[s] = &b(j < cols ? j : cols - 1, k0);
+        }
+        std::uint32_t* c = ct + mi * P::mr * ct_stride<P>() + ni * P::nr;
+        if (nk == P::chunk) rows_block<P, P::chunk>(ra, rb, nk, c, ct_stride<P>());
+        else rows_block<P, 0>(ra, rb, nk, c, ct_stride<P>());
+      }
+    }
+  }
+}
+
 // Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
 // major). Symmetric (b is a): every tile on or above the diagonal once,
 // mirrored inside the slice; else every tile.
@@ -161,54 +219,7 @@ void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceG
         const std::int64_t i0 = r0 + l * P::tile, j0 = col0 + m * P::tile;
         auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-        constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
-        if constexpr (P::staged) {
-          Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-          Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-          for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
-            const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
-            team.team_barrier();
-            // Runs of P::stage_words consecutive words: one word per thread
-            // on GPUs (coalesced global reads).
-            const int runs = (nk + P::stage_words - 1) / P::stage_words;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * runs), [&](const int e) {
-              const int row = e / runs, k = (e % runs) * P::stage_words;
-              const int n = nk - k < P::stage_words ? nk - k : P::stage_words;
-              stage_run<P>(pa, row, k, n, i0 + row < r1 ? &a(i0 + row, k0 + k) : nullptr);
-              stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
-            });
-            team.team_barrier();
-            if (nk == P::chunk) {
-              for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
-                micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
-            } else {
-              for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
-                micro_tile<P, 0>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
-            }
-          }
-        } else {
-          // Rows past the slice (A) or past the targets (B) read the last
-          // valid row: their counts land in ct entries that are never written.
-          for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
-            const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
-            for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size()) {
-              const int mi = mt / micro_cols, ni = mt % micro_cols;
-              const Word* ra[P::mr];
-              const Word* rb[P::nr];
-              for (int r = 0; r < P::mr; ++r) {
-                const std::int64_t i = i0 + mi * P::mr + r;
-                ra[r] = &a(i < r1 ? i : r1 - 1, k0);
-              }
-              for (int s = 0; s < P::nr; ++s) {
-                const std::int64_t j = j0 + ni * P::nr + s;
-                rb[s] = &b(j < cols ? j : cols - 1, k0);
-              }
-              std::uint32_t* c = ct + mi * P::mr * ct_stride<P>() + ni * P::nr;
-              if (nk == P::chunk) rows_block<P, P::chunk>(ra, rb, nk, c, ct_stride<P>());
-              else rows_block<P, 0>(ra, rb, nk, c, ct_stride<P>());
-            }
-          }
-        }
+        accumulate_tile<P>(team, a, b, i0, j0, r1, cols, words, ct);
         team.team_barrier();
         // The tile row by row, then its mirror (symmetric, above the
         // diagonal) column by column of ct, so both writes run along rows of
