@@ -18,12 +18,18 @@ struct HostPacked {
   std::vector<std::uint64_t> bits;
 };
 
+// Packs n unpacked rows (n x cols bytes) into rows row0.. of p.
+inline void pack_rows(HostPacked& p, const std::vector<std::uint8_t>& unpacked, std::int64_t row0, std::int64_t n,
+                      std::int64_t cols) {
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t k = 0; k < cols; ++k)
+      if (unpacked[i * cols + k]) p.bits[(row0 + i) * p.words + k / 64] |= std::uint64_t(1) << (k % 64);
+}
+
 inline HostPacked pack(const std::vector<std::uint8_t>& unpacked, std::int64_t rows, std::int64_t cols) {
   HostPacked p{rows, (cols + 63) / 64, {}};
   p.bits.assign(static_cast<std::size_t>(rows * p.words), 0);
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t k = 0; k < cols; ++k)
-      if (unpacked[i * cols + k]) p.bits[i * p.words + k / 64] |= std::uint64_t(1) << (k % 64);
+  pack_rows(p, unpacked, 0, rows, cols);
   return p;
 }
 
