@@ -108,7 +108,7 @@ KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, cons
 // The micro-tile read from the rows where they are (P::staged false): adds
 // sum_k popcount(ra[r][k] & rb[s][k]), k < nk, to c[r * stride + s]. Two
 // implementations of the same sums behind one dispatch (rows_block), exact
-// against each other (tests/unit/kernels/test_gram_micro.hpp):
+// against each other (Gram_MicroKernelDispatchMatchesPortableAndPlainLoop):
 // - rows_block_portable: plain C++; GCC vectorises the k loop, but reloads
 //   both operands for each of the 16 AND+popcount+add (32 loads per 48 vector
 //   ops: load-bound on Zen 5);
