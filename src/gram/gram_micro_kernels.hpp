@@ -165,17 +165,22 @@ inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int 
         acc[r][s] = _mm512_add_epi64(acc[r][s], _mm512_popcnt_epi64(_mm512_and_si512(a[r], b[s])));
   }
   // Each row's 4 horizontal sums at once (a transpose-and-add tree; 16
-  // separate _mm512_reduce_add_epi64 cost more, and warn under GCC 12).
+  // separate _mm512_reduce_add_epi64 cost more). The maskz forms with every
+  // lane set are the plain instructions; GCC 12's unmasked forms start from an
+  // "undefined" vector and warn (-Wuninitialized) wherever they are inlined.
+  constexpr __mmask8 kAll = 0xFF;
   for (int r = 0; r < 4; ++r) {
     const __m512i* v = acc[r];
     // per 128-bit lane q: [v0 pair q, v1 pair q], [v2 pair q, v3 pair q]
-    const __m512i t0 = _mm512_add_epi64(_mm512_unpacklo_epi64(v[0], v[1]), _mm512_unpackhi_epi64(v[0], v[1]));
-    const __m512i t1 = _mm512_add_epi64(_mm512_unpacklo_epi64(v[2], v[3]), _mm512_unpackhi_epi64(v[2], v[3]));
+    const __m512i t0 =
+        _mm512_add_epi64(_mm512_maskz_unpacklo_epi64(kAll, v[0], v[1]), _mm512_maskz_unpackhi_epi64(kAll, v[0], v[1]));
+    const __m512i t1 =
+        _mm512_add_epi64(_mm512_maskz_unpacklo_epi64(kAll, v[2], v[3]), _mm512_maskz_unpackhi_epi64(kAll, v[2], v[3]));
     // lanes: t0 L0+L1, t0 L2+L3, t1 L0+L1, t1 L2+L3
-    const __m512i u = _mm512_add_epi64(_mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(2, 0, 2, 0)),
-                                       _mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512i u = _mm512_add_epi64(_mm512_maskz_shuffle_i64x2(kAll, t0, t1, _MM_SHUFFLE(2, 0, 2, 0)),
+                                       _mm512_maskz_shuffle_i64x2(kAll, t0, t1, _MM_SHUFFLE(3, 1, 3, 1)));
     // lane 0: [sum v0, sum v1], lane 2: [sum v2, sum v3]
-    const __m512i w = _mm512_add_epi64(u, _mm512_shuffle_i64x2(u, u, _MM_SHUFFLE(2, 3, 0, 1)));
+    const __m512i w = _mm512_add_epi64(u, _mm512_maskz_shuffle_i64x2(kAll, u, u, _MM_SHUFFLE(2, 3, 0, 1)));
     alignas(64) std::uint64_t lanes[8];
     _mm512_store_si512(lanes, w);
     c[r * stride + 0] += static_cast<std::uint32_t>(lanes[0]);

@@ -11,16 +11,7 @@
 #if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL) && \
     defined(__AVX512F__) && defined(__AVX512VPOPCNTDQ__)
 #define KMINI_GRAM_AVX512_POPCOUNT 1
-// GCC 12's AVX-512 headers start unmasked operations from an "undefined"
-// vector and warn (-Wmaybe-uninitialized) wherever they are inlined.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
 #else
 #define KMINI_GRAM_AVX512_POPCOUNT 0
 #endif
