@@ -35,6 +35,10 @@ struct SliceValues {
   SliceValues(const Counts& c, const Ones& a, const Ones& b, const SliceGeometry& g)
       : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()) {}
   static constexpr bool is_count = Kind == Similarity::Counts;
+  // Row li's counts from column j on.
+  KOKKOS_INLINE_FUNCTION const std::int32_t* row_counts(std::int64_t li, std::int64_t j) const {
+    return counts.data() + li * width + (j - col0);
+  }
   KOKKOS_INLINE_FUNCTION std::int32_t count(std::int64_t li, std::int64_t j) const {
     return counts(li * width + (j - col0));
   }
@@ -191,20 +195,26 @@ KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, s
                                         std::int64_t a, std::int64_t b, double bound, const BestJ& best_j,
                                         const BestV& best_v, std::int64_t base, int k, double& worst_v,
                                         std::int64_t& worst_j) {
+  static_assert(kTopKBlock <= 32, "a block's candidates are bits of a 32-bit mask");
   for (std::int64_t j0 = a; j0 < b; j0 += kTopKBlock) {
-    const std::int64_t j1 = j0 + kTopKBlock < b ? j0 + kTopKBlock : b;
+    const int n = b - j0 < kTopKBlock ? static_cast<int>(b - j0) : static_cast<int>(kTopKBlock);
     const double at_least = worst_v > bound ? worst_v : bound;
-    int candidates = 0;  // an integer OR: vectorises without fast-math (a double max does not)
+    // Bit q: column j0 + q may enter the list (one vectorised compare);
+    // only those columns are visited.
+    std::uint32_t candidates = 0;
     if constexpr (Values::is_count) {
       // Counts compare as integers (16 per AVX-512 vector, no conversions);
       // at_least is a count or -1 here, so the cast is exact.
       const auto least = static_cast<std::int32_t>(at_least);
-      for (std::int64_t j = j0; j < j1; ++j) candidates |= values.count(li, j) >= least ? 1 : 0;
+      const std::int32_t* row = values.row_counts(li, j0);
+      for (int q = 0; q < n; ++q) candidates |= std::uint32_t(row[q] >= least ? 1 : 0) << q;
     } else {
-      for (std::int64_t j = j0; j < j1; ++j) candidates |= values(li, j) >= at_least ? 1 : 0;
+      for (int q = 0; q < n; ++q) candidates |= std::uint32_t(values(li, j0 + q) >= at_least ? 1 : 0) << q;
     }
-    if (!candidates) continue;
-    for (std::int64_t j = j0; j < j1; ++j) {
+    while (candidates != 0) {
+      const std::uint32_t lowest = candidates & (0u - candidates);
+      candidates ^= lowest;
+      const std::int64_t j = j0 + compat::popcount64(lowest - 1);
       const double v = values(li, j);
       if (v < bound || !ranks_before(v, j, worst_v, worst_j) || (symmetric && j == i)) continue;
       offer(best_j, best_v, base, k, j, v);
@@ -224,12 +234,14 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
   const std::int64_t r0 = g.r0, r1 = g.r1, col0 = g.col0(), cols = g.cols(), height = g.height();
   const bool symmetric = g.symmetric();
   // Rows of at least 4 x kTopKGroups columns and k <= kTopKGroups: one pass
-  // takes the maxima of kTopKGroups column groups; k disjoint unions of
-  // groups each hold a value >= their maximum, so the smallest of those k
-  // maxima bounds the row's k-th best from below, and a group whose maximum
-  // is below the bound or the list's last entry is not read again. (Bench
-  // deck, k = 16: the scan fell from ~25 ms to ~9 ms; without a bound a list
-  // of 16 took ~100 insertions per row of 4096, k + k ln(n/k).)
+  // takes the maxima of kTopKGroups column groups; k groups each hold a value
+  // >= the k-th largest maximum, so it bounds the row's k-th best from below,
+  // and a group whose maximum is below the bound or the list's last entry is
+  // not read again. Bench deck, k = 16: without a bound a list of 16 took
+  // ~100 insertions per row of 4096 (k + k ln(n/k)) and the scan ~38 ms; with
+  // the smallest of k union maxima as the bound ~34 offers per row and ~12 ms;
+  // with the k-th largest group maximum ~8.5 ms, of which the maxima pass is
+  // ~2.6 ms.
   Kokkos::parallel_for(
       "kmini::gram::top_k_rows", Kokkos::RangePolicy<Exec>(exec, 0, height), KOKKOS_LAMBDA(const std::int64_t li) {
         const std::int64_t i = r0 + li, base = i * k, self = symmetric ? i : -1, n = cols - col0;
@@ -242,12 +254,18 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
         double group_max[kTopKGroups];
         for (int g = 0; g < kTopKGroups; ++g)
           group_max[g] = max_without(values, li, col0 + n * g / kTopKGroups, col0 + n * (g + 1) / kTopKGroups, self);
-        double bound = 0;
-        for (int q = 0; q < k; ++q) {
-          double m = -1.0;
-          for (int g = q * kTopKGroups / k; g < (q + 1) * kTopKGroups / k; ++g) m = group_max[g] > m ? group_max[g] : m;
-          bound = q == 0 || m < bound ? m : bound;
+        // The k-th largest group maximum (k groups hold a value >= it): the
+        // k largest kept sorted, descending.
+        double largest[kTopKGroups];
+        int held = 0;
+        for (int g = 0; g < kTopKGroups; ++g) {
+          const double m = group_max[g];
+          if (held == k && m <= largest[k - 1]) continue;
+          int p = held < k ? held++ : k - 1;
+          for (; p > 0 && largest[p - 1] < m; --p) largest[p] = largest[p - 1];
+          largest[p] = m;
         }
+        const double bound = largest[k - 1];
         for (int g = 0; g < kTopKGroups; ++g)
           if (group_max[g] >= bound && group_max[g] >= worst_v)
             offer_range(values, li, i, symmetric, col0 + n * g / kTopKGroups, col0 + n * (g + 1) / kTopKGroups, bound,

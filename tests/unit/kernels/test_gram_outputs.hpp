@@ -205,6 +205,22 @@ TEST(TEST_CATEGORY, Gram_SparseOutputsMatchHostReferenceOnTwoInputs) {
   }
 }
 
+// Rows of at least 256 columns take the top-k scan's group bound (k <= 64):
+// few columns (many ties at the bound), k = 1, 16, 64 and 65 (no bound),
+// empty rows, one slice and slices whose later rows are shorter than 256.
+TEST(TEST_CATEGORY, Gram_TopKOfLongRowsMatchesHostReference) {
+  const Inputs in = make_inputs(random_source(300, 20, 0.3, 17), nullptr, {0, 150, 299});
+  for (const char* kind : {"counts", "jaccard"})
+    for (int k : {1, 16, 64, 65})
+      for (std::int64_t h : {std::int64_t(300), std::int64_t(64)})
+        expect_sparse_matches_reference(in, kind, h, std::string(kind) == "counts" ? 9.0 : 0.6, k, {0.5});
+  const Source b = random_source(300, 24, 0.35, 18);
+  const Inputs ab = make_inputs(random_source(40, 24, 0.4, 19), &b, {3});
+  for (int k : {16, 64})
+    for (std::int64_t h : {std::int64_t(40), std::int64_t(7)})
+      expect_sparse_matches_reference(ab, "counts", h, 10.0, k, {4.0});
+}
+
 TEST(TEST_CATEGORY, Gram_ABTransposeMatchesHostReference) {
   for (const auto& [ra, rb, cols] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
            {1, 1, 1}, {37, 70, 130}, {130, 9, 65}, {65, 129, 2049}}) {
