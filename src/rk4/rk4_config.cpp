@@ -27,10 +27,8 @@ constexpr int kDoubleBytes = sizeof(std::complex<double>);
 constexpr std::uint64_t kDeltaBytes = sizeof(std::complex<double>);
 constexpr std::uint64_t kInvariantBytes = sizeof(double);  // I0, one per element
 
-// Field-sized device buffers: F, G and their next-step copies; stages with
-// per_stage coupling adds the two stage accumulators.
-constexpr std::uint64_t kFieldBuffers = 4;
-constexpr std::uint64_t kFieldBuffersStagesPerStage = 6;
+// Field-sized device buffers: F and G, updated in place by every method.
+constexpr std::uint64_t kFieldBuffers = 2;
 // Field-sized host copies of the reference in the verification: the state
 // and five stage states, F and G each.
 constexpr std::uint64_t kReferenceFieldCopies = 12;
@@ -184,9 +182,8 @@ Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host) {
   const auto steps = static_cast<std::uint64_t>(p.steps);
   const ByteCount fixed(kIntegratorFixedBytes);
   Rk4Memory m;
-  // F, G and their next-step buffers (+ the stage accumulators of stages with per_stage)
-  m.fields = ByteCount::of(count, (uses_stages(p) && p.per_stage ? kFieldBuffersStagesPerStage : kFieldBuffers) * elem);
-  m.history = ByteCount::of(steps + 1, kDeltaBytes);  // delta[0..steps]
+  m.fields = ByteCount::of(count, kFieldBuffers * elem);  // F, G
+  m.history = ByteCount::of(steps + 1, kDeltaBytes);      // delta[0..steps]
   m.total = m.fields + ByteCount::of(count, kInvariantBytes) + m.history + fixed;
   if (host) {
     m.total += m.history;  // its host copy for the outputs

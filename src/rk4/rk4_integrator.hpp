@@ -68,15 +68,14 @@ class Integrator {
         model_(model),
         affine_(resolves_to_affine<Model>(p.method)),
         count_(local_count),
-        F_{field("kmini::rk4::F"), field("kmini::rk4::F")},
-        G_{field("kmini::rk4::G"), field("kmini::rk4::G")},
-        Facc_(field("kmini::rk4::F_acc", !affine_ && p.per_stage)),
-        Gacc_(field("kmini::rk4::G_acc", !affine_ && p.per_stage)),
+        F_(field("kmini::rk4::F")),
+        G_(field("kmini::rk4::G")),
         history_("kmini::rk4::delta_history", p.steps + 1),
         map_("kmini::rk4::step_map", kMapSize),
         sums_("kmini::rk4::sums"),
         sums_host_(Kokkos::create_mirror_view(sums_)),
         stage_sums_{Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums"),
+                    Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums"),
                     Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums")},
         first_bad_("kmini::rk4::first_bad_step"),
         I0_("kmini::rk4::invariant0", 0) {
@@ -84,8 +83,8 @@ class Integrator {
   }
 
   // The current state; write the initial state here before start().
-  const Field& F() const { return F_[cur_]; }
-  const Field& G() const { return G_[cur_]; }
+  const Field& F() const { return F_; }
+  const Field& G() const { return G_; }
   const History& history() const { return history_; }
   std::int64_t step_index() const { return k_; }
   bool g_is_real() const { return max_abs_gc_ == 0; }
@@ -111,7 +110,6 @@ class Integrator {
           Kokkos::View<double*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::rk4::invariant0"), count_);
       compute_invariant(exec_, F(), G(), I0_);
     }
-    first_touch();
     k_ = k0;
     advance();
   }
@@ -120,15 +118,13 @@ class Integrator {
   void step() {
     if (affine_) step_affine();
     else step_stages();
-    cur_ = 1 - cur_;
     ++k_;
     advance();
   }
 
-  // Method affine: one fused kernel per step applying the step's map.
+  // Method affine: one fused kernel per step applying the step's map in place.
   void step_affine() {
-    const int nxt = 1 - cur_;
-    const StepFunctor<T, kChunk, Mem> f(F_[cur_], G_[cur_], F_[nxt], G_[nxt], map_, count_ / kChunk);
+    const StepFunctor<T, kChunk, Mem> f(F_, G_, map_, count_ / kChunk);
     const std::int64_t items = f.full_chunks + count_ % kChunk;
     Kokkos::parallel_reduce("kmini::rk4::step",
                             Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
@@ -141,25 +137,24 @@ class Integrator {
   // (per_stage), each reducing the sums its stage produced.
   void step_stages() {
     if (!p_.per_stage) {
-      stage<0>("kmini::rk4::stages_step", sums_, sums_);
+      stage<0>("kmini::rk4::stages_step", sums_);
       return;
     }
-    // Stage s reads the sums of stage s - 1 (alternating Views) and writes
-    // its own; the last one writes the step's sums.
-    stage<1>("kmini::rk4::stage_1", stage_sums_[0], stage_sums_[1]);
-    stage<2>("kmini::rk4::stage_2", stage_sums_[1], stage_sums_[0]);
-    stage<3>("kmini::rk4::stage_3", stage_sums_[0], stage_sums_[1]);
-    stage<4>("kmini::rk4::stage_4", stage_sums_[1], sums_);
+    // Stage s reads the sums of stages 1..s-1 and writes its own; the last
+    // one writes the step's sums.
+    stage<1>("kmini::rk4::stage_1", stage_sums_[0]);
+    stage<2>("kmini::rk4::stage_2", stage_sums_[1]);
+    stage<3>("kmini::rk4::stage_3", stage_sums_[2]);
+    stage<4>("kmini::rk4::stage_4", sums_);
   }
 
   template <int Stage>
-  void stage(const char* name, const Kokkos::View<Sums, Mem>& in, const Kokkos::View<Sums, Mem>& out) {
-    const int nxt = 1 - cur_;
-    StageFunctor<T, kChunk, Stage, Mem, Model> f(F_[cur_], G_[cur_], F_[nxt], G_[nxt], Facc_, Gacc_, history_, in,
+  void stage(const char* name, const Kokkos::View<Sums, Mem>& out) {
+    StageFunctor<T, kChunk, Stage, Mem, Model> f(F_, G_, history_, stage_sums_[0], stage_sums_[1], stage_sums_[2],
                                                  count_ / kChunk);
     f.model = model_;
     f.k = k_;
-    f.g = p_.g;
+    f.coupling_g = p_.g;
     f.dt = static_cast<T>(p_.dt);
     const std::int64_t items = f.full_chunks + count_ % kChunk;
     Kokkos::parallel_reduce(name, Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
@@ -192,14 +187,6 @@ class Integrator {
  private:
   Field field(const char* label, bool allocate = true) const {
     return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), allocate ? count_ : 0);
-  }
-
-  // Writes the buffers the loop writes first (the other ping-pong copy, the
-  // stage accumulators), so their pages are mapped (and, with OpenMP, placed
-  // by the threads that use them) before the timed loop: at n = 4096 the
-  // first step's page faults took 0.7 s, thirty steady steps' worth (one core).
-  void first_touch() {
-    for (const Field& f : {F_[1 - cur_], G_[1 - cur_], Facc_, Gacc_}) rk4::first_touch(exec_, f);
   }
 
   // Sums a device Sums over the ranks in place (through the host: 3 doubles).
@@ -239,16 +226,14 @@ class Integrator {
   bool affine_ = true;
   std::int64_t count_ = 0;
   int ranks_ = 1;
-  int cur_ = 0;
   std::int64_t k_ = 0;
   double sum_gc_ = 0, max_abs_gc_ = 0;
-  Field F_[2], G_[2];
-  Field Facc_, Gacc_;  // stages with per_stage: k1 + 2 k2 (+ 2 k3) of the step
+  Field F_, G_;  // the state, updated in place by every method
   History history_;
   Kokkos::View<T*, Mem> map_;
   Kokkos::View<Sums, Mem> sums_;
   typename Kokkos::View<Sums, Mem>::HostMirror sums_host_;
-  Kokkos::View<Sums, Mem> stage_sums_[2];  // per_stage stages: sums of stage states, alternating
+  Kokkos::View<Sums, Mem> stage_sums_[3];  // per_stage stages: sums of the states of stages 1..3
   Kokkos::View<std::int64_t, Mem> first_bad_;
   Kokkos::View<double*, Mem> I0_;
 };

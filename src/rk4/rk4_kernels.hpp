@@ -112,17 +112,6 @@ void local_sums(const Exec& exec, const View& F, const View& G, Sums& sums, doub
   exec.fence();
 }
 
-// Zeroes `v` on the execution space that will use it, so its pages are mapped
-// (and placed, with OpenMP) before a timed loop. A free function: CUDA
-// rejects extended lambdas in private member functions.
-template <class View, class Exec>
-void first_touch(const Exec& exec, const View& v) {
-  using Value = typename View::non_const_value_type;
-  Kokkos::parallel_for(
-      "kmini::rk4::first_touch", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t i) { v(i) = Value(); });
-}
-
 // max over elements of | |F|^2 + (Re G - 1/2)^2 - I0 |, in double.
 template <class View, class Exec>
 double local_invariant_drift(const Exec& exec, const View& F, const View& G,

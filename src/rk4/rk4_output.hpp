@@ -33,10 +33,10 @@ struct RunOutcome {
 };
 
 // Complex values moved per element-step, for the bandwidth metrics. affine,
-// and stages per_step: read F, G; write F, G. stages per_stage: the four stage
-// kernels read 20 and write 14.
+// and stages per_step: read F, G; write F, G (in place). stages per_stage:
+// stages 1..3 read F, G; stage 4 reads and writes them.
 inline constexpr double kValuesPerElementStep = 4.0;
-inline constexpr double kValuesPerElementStepStagesPerStage = 34.0;
+inline constexpr double kValuesPerElementStepStagesPerStage = 10.0;
 
 // Writes delta[0..] as .npy (complex64 when `single`, else complex128) or as
 // .csv (step, t, re, im, abs); rank 0 writes, all ranks agree on the outcome.

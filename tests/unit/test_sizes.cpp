@@ -139,19 +139,19 @@ TEST(MemoryPlan, Rk4CountsFieldsHistoryAndVerification) {
   c.problem.steps = 99;
   c.single = true;
   c.verify_steps = 0;
-  // Device backend: 4 fields of 8 bytes + the invariant per element, 100 deltas, fixed buffers.
+  // Device backend: F and G of 8 bytes (updated in place) + the invariant per element, 100 deltas, fixed buffers.
   const auto gpu = rk4::memory_per_rank(c, 1, true, false);
-  EXPECT_EQ(gpu.fields.exact(), 1000000u * 32);
+  EXPECT_EQ(gpu.fields.exact(), 1000000u * 16);
   EXPECT_EQ(gpu.history.exact(), 100u * 16);
-  EXPECT_EQ(gpu.total.exact(), 1000000u * 40 + 1600 + (64 << 10));
+  EXPECT_EQ(gpu.total.exact(), 1000000u * 24 + 1600 + (64 << 10));
   // Host backend: the host copy of the history too.
-  EXPECT_EQ(rk4::memory_per_rank(c, 1, true, true).total.exact(), 1000000u * 40 + 3200 + (64 << 10));
+  EXPECT_EQ(rk4::memory_per_rank(c, 1, true, true).total.exact(), 1000000u * 24 + 3200 + (64 << 10));
   // Rows split over ranks: the largest block (rank 0: 334 rows of 3).
-  EXPECT_EQ(rk4::memory_per_rank(c, 3, false, false).fields.exact(), 334000u * 32);
+  EXPECT_EQ(rk4::memory_per_rank(c, 3, false, false).fields.exact(), 334000u * 16);
   // Verification on a host backend: the host reference's six states dominate.
   c.verify_steps = 10;
-  EXPECT_EQ(rk4::memory_per_rank(c, 1, true, true).total.exact(), 1000000u * (32 + 96) + 11 * 16 + (64 << 10));
-  EXPECT_EQ(rk4::memory_per_rank(c, 1, false, true).total.exact(), 1000000u * 40 + 3200 + (64 << 10));
+  EXPECT_EQ(rk4::memory_per_rank(c, 1, true, true).total.exact(), 1000000u * (16 + 96) + 11 * 16 + (64 << 10));
+  EXPECT_EQ(rk4::memory_per_rank(c, 1, false, true).total.exact(), 1000000u * 24 + 3200 + (64 << 10));
   // steps = 2^60: 2^60 + 1 deltas of 16 bytes overflow; the plan says so instead of wrapping.
   c.problem.steps = 1ll << 60;
   const auto big = rk4::memory_per_rank(c, 1, true, false);
