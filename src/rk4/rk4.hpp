@@ -49,8 +49,8 @@ class Rk4Kernel final : public Kernel {
   std::string n_setting_, steps_setting_;  // where rk4.n and rk4.steps come from
 };
 
-// Bytes one rank's plan needs at its peak (see memory_needs): the fields and
-// their next-step buffers, the invariant, the delta history of steps + 1
+// Bytes one rank's plan needs at its peak (see memory_needs): the fields F
+// and G (updated in place), the invariant, the delta history of steps + 1
 // complex<double>, the integrator's small buffers; the verification run; on
 // host backends the host copies (reference, checkpoint, history) as well.
 struct Rk4Memory {
