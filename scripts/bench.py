@@ -28,6 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NUMPY = {
     "rk4": ("scripts/compare_numpy_rk4.py", r"ratio numpy / kmini:\s*([0-9.eE+-]+)x"),
     "discount": ("scripts/compare_numpy_discount.py", r"ratio numpy\(out=\) / kmini kernel:\s*([0-9.eE+-]+)"),
+    # kmini's useful bit-ops/s over numpy's float32 GEMM multiply-adds/s (OpenBLAS, one thread, where installed)
+    "gram": ("scripts/compare_numpy_gram.py", r"ratio kmini / numpy:\s*([0-9.eE+-]+)x"),
 }
 
 
@@ -61,11 +63,13 @@ def numpy_ratio(kernel, deck, kmini, out):
         return None, f"{script} not present"
     name = os.path.splitext(os.path.basename(deck))[0]
     cmd = ["/usr/bin/python3", path, "--kmini", kmini, "--out", os.path.join(out, f"numpy-{name}")]
-    if kernel == "rk4":  # the numpy side follows the deck's model (rk4.kerr) and coupling
+    if kernel in ("rk4", "gram"):  # the numpy side follows the deck (rk4: model and coupling; gram: A's shape)
         cmd += ["--deck", deck]
     print("  " + " ".join(cmd), flush=True)
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     m = re.search(pattern, done.stdout)
+    if done.returncode == 77:  # the script's own reason, e.g. a matrix too large for numpy
+        return None, (done.stdout.strip().splitlines() or ["skipped"])[-1]
     if done.returncode != 0 or not m:
         return None, f"{script} failed (exit {done.returncode})"
     return float(m.group(1)), None
