@@ -109,6 +109,9 @@ def main():
 
     print(f"A: {rows} x {cols}, density {density}; numpy panel {panel} rows x all {rows}")
     print(f"BLAS: {blas_in_use()}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+    if not os.path.isdir(OPENBLAS_SERIAL):
+        print("  (not OpenBLAS: for the issue's baseline, apt-get install libopenblas0-serial; the script then "
+              "uses it for numpy only)")
     print(f"kmini gram: {kmini_rate:.3e} useful bit-ops/s (slice loop, verified: {m.get('verified')})")
     print(f"numpy float32 GEMM: {numpy_rate:.3e} multiply-adds/s ({best:.3f} s for the panel)")
     print(f"C rows 0..{panel - 1} equal to numpy's: {same}")
