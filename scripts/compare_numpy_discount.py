@@ -14,14 +14,13 @@ Exit status: 0 agreement, 1 disagreement or kmini failure, 2 bad usage.
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-from kmini_results import get, load
+from kmini_results import get, load, run_kmini
 
 
 def arange(n, dtype, shape):
@@ -54,11 +53,7 @@ def main():
         cmd = [a.kmini, a.deck, "--out", out, "--set", "discount.write.cv=cv.npy"]
         for s in a.set:
             cmd += ["--set", s]
-        print("running:", " ".join(cmd), flush=True)
-        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        print(run.stdout)
-        if run.returncode != 0:
-            print(f"kmini failed (exit {run.returncode})", file=sys.stderr)
+        if not run_kmini(cmd, "compare_numpy_discount"):
             return 1
         results = load(os.path.join(out, "results.json"))
         deck = results["deck"]["discount"]

@@ -22,7 +22,6 @@ numpy/yaml, or A above 2^28 cells).
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +42,7 @@ except ImportError as e:
     print(f"compare_numpy_gram: skipped, {e} (run with /usr/bin/python3)")
     sys.exit(77)
 
-from kmini_results import kernel, load
+from kmini_results import kernel, load, run_kmini
 
 kMaxCells = 1 << 28
 
@@ -88,11 +87,7 @@ def main():
         kout = os.path.join(out, "kmini")
         cmd = [a.kmini, a.deck, "--out", kout, "--set", "gram.A={file: %s}" % a_path, "--set", "gram.baseline=false",
                "--set", "run.verify=true", "--set", "gram.write.C=C.npy"]
-        print("running:", " ".join(cmd), flush=True)
-        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        print(run.stdout)
-        if run.returncode != 0:
-            print(f"compare_numpy_gram: kmini failed (exit {run.returncode})", file=sys.stderr)
+        if not run_kmini(cmd, "compare_numpy_gram"):
             return 1
         m = kernel(load(os.path.join(kout, "results.json")), "gram")
         kmini_rate = m["useful_bit_ops_per_s"]

@@ -4,6 +4,8 @@ metric paths (under kernels.<name>) that the benchmark and scaling scripts repor
   from kmini_results import get, load, FIGURES, ROOF, BASELINES, TIME
 """
 import json
+import subprocess
+import sys
 
 # What each kernel's benchmark reports: (label, path under kernels.<name>, unit, scale).
 FIGURES = {
@@ -57,3 +59,14 @@ def load(path):
 def kernel(results, name):
     """kernels.<name> of a results.json (KeyError when the kernel did not run)."""
     return results["kernels"][name]
+
+
+def run_kmini(cmd, who):
+    """Runs a kmini command line, printing it and its output; True on exit 0, else says so
+    on stderr as `who: kmini failed (exit N)`."""
+    print("running:", " ".join(cmd), flush=True)
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(run.stdout)
+    if run.returncode != 0:
+        print(f"{who}: kmini failed (exit {run.returncode})", file=sys.stderr)
+    return run.returncode == 0

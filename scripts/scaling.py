@@ -287,7 +287,7 @@ def study(args):
         w.writeheader()
         w.writerows(table)
     os.replace(tmp, os.path.join(args.out, "scaling.csv"))
-    md = [f"# kmini scaling study\n", f"{machine_caption(last_results, deck_path)}\n",
+    md = ["# kmini scaling study\n", f"{machine_caption(last_results, deck_path)}\n",
           "| kernel | mode | ranks | size | seconds | speedup | efficiency | model (s) |",
           "|---|---|---|---|---|---|---|---|"]
     for r in table:
