@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace kmini::gram {
@@ -154,6 +155,18 @@ void clear_top_k(const Exec& exec, const BestJ& best_j, const BestV& best_v) {
       });
 }
 
+// A double's bit pattern and back (memcpy: defined behaviour, on devices too).
+KOKKOS_INLINE_FUNCTION std::int64_t bits_of(double v) {
+  std::int64_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+KOKKOS_INLINE_FUNCTION double double_of(std::int64_t b) {
+  double v;
+  memcpy(&v, &b, sizeof v);
+  return v;
+}
+
 // The largest value of slice row li over columns [a, b) (b > a).
 template <class Values>
 KOKKOS_INLINE_FUNCTION double max_over(const Values& values, std::int64_t li, std::int64_t a, std::int64_t b) {
@@ -165,12 +178,15 @@ KOKKOS_INLINE_FUNCTION double max_over(const Values& values, std::int64_t li, st
     }
     return m;
   } else {
-    double m = values(li, a);
+    // Similarities are >= 0 and never NaN, and non-negative doubles order as
+    // their bit patterns do: an integer max, which vectorises (a double max
+    // does not without fast-math).
+    std::int64_t m = bits_of(values(li, a));
     for (std::int64_t j = a + 1; j < b; ++j) {
-      const double v = values(li, j);
+      const std::int64_t v = bits_of(values(li, j));
       m = v > m ? v : m;
     }
-    return m;
+    return double_of(m);
   }
 }
 
