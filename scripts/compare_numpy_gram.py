@@ -50,8 +50,7 @@ kMaxCells = 1 << 28
 def blas_in_use():
     # The BLAS library this process actually mapped (after a first GEMM).
     with open("/proc/self/maps") as f:
-        libs = sorted({line.split()[-1] for line in f if "blas" in line.lower() and line.rstrip().endswith(".so")
-                       or "blas" in line.lower() and ".so." in line})
+        libs = sorted({line.split()[-1] for line in f if "blas" in line.lower() and ".so" in line})
     return ", ".join(os.path.basename(l) + " (" + os.path.dirname(l) + ")" for l in libs) or "unknown"
 
 

@@ -13,10 +13,12 @@
 #include "gram/gram_micro_kernels.hpp"
 #include "gram/gram_params.hpp"
 #include "gram/gram_similarity.hpp"
+#include "gram/gram_tensor_core.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace kmini::gram {
 
@@ -134,14 +136,20 @@ struct SliceGeometry {
 // j0.. of B (below cols), chunk by chunk: staged through team scratch on GPUs,
 // read in place on hosts. (A function of its own: nvcc does not let an
 // extended lambda first-capture variables inside `if constexpr`.)
-template <class P, class Member, class Packed>
+// TensorCore: the chunks' sums by the 1-bit mma (gram_tensor_core.hpp), the
+// warps' accumulators in registers over the chunks, added to ct at the end.
+template <class P, bool TensorCore, class Member, class Packed>
 KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a, const Packed& b, std::int64_t i0,
                                             std::int64_t j0, std::int64_t r1, std::int64_t cols, std::int64_t words,
                                             std::uint32_t* ct) {
   constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
+  static_assert(!TensorCore || (P::staged && P::word_major && P::tile == 64 && P::team_size == 256),
+                "the tensor-core engine reads word-major staged 64 x 64 panels with 8 warps");
   if constexpr (P::staged) {
     Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
     Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+    [[maybe_unused]] const int warp = team.team_rank() / 32, lane = team.team_rank() % 32;
+    [[maybe_unused]] std::int32_t acc[tensor_core::kTilesPerWarp][4] = {};
     for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
       const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
       team.team_barrier();
@@ -155,13 +163,20 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
         stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
       });
       team.team_barrier();
-      if (nk == P::chunk) {
+      if constexpr (TensorCore) {
+        tensor_core::chunk_mma<P>(pa, pb, nk, warp, lane, acc);
+      } else if (nk == P::chunk) {
         for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
           micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
       } else {
         for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
           micro_tile<P, 0>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
       }
+    }
+    if constexpr (TensorCore) {
+      KMINI_GRAM_UNROLL
+      for (int t = 0; t < tensor_core::kTilesPerWarp; ++t)
+        tensor_core::store_c<P>(ct, tensor_core::warp_m0(warp), tensor_core::warp_n0(warp, t), lane, acc[t]);
     }
   } else {
     // Rows past the slice (A) or past the targets (B) read the last
@@ -191,8 +206,8 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
 // Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
 // major). Symmetric (b is a): every tile on or above the diagonal once,
 // mirrored inside the slice; else every tile.
-template <class Exec, class Packed, class Out>
-void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out) {
+template <bool TensorCore, class Exec, class Packed, class Out>
+void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out) {
   using P = TileParams;
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Member = typename Policy::member_type;
@@ -203,7 +218,7 @@ void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceG
   Policy policy(exec, static_cast<int>(g.tile_count()), P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
   Kokkos::parallel_for(
-      "kmini::gram::tiles", policy, KOKKOS_LAMBDA(const Member& team) {
+      TensorCore ? "kmini::gram::tiles_tensor_core" : "kmini::gram::tiles", policy, KOKKOS_LAMBDA(const Member& team) {
         // Symmetric: tile row l holds tile_cols - l tiles, from column l on.
         std::int64_t l = 0, t = team.league_rank(), m = 0;
         if (symmetric) {
@@ -219,7 +234,7 @@ void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceG
         const std::int64_t i0 = r0 + l * P::tile, j0 = col0 + m * P::tile;
         auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-        accumulate_tile<P>(team, a, b, i0, j0, r1, cols, words, ct);
+        accumulate_tile<P, TensorCore>(team, a, b, i0, j0, r1, cols, words, ct);
         team.team_barrier();
         // The tile row by row, then its mirror (symmetric, above the
         // diagonal) column by column of ct, so both writes run along rows of
@@ -242,10 +257,95 @@ void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceG
       });
 }
 
+// One probe team's repeats (a function of its own: nvcc does not let an
+// extended lambda first-capture variables inside `if constexpr`).
+template <class P, bool TensorCore, class Member>
+KOKKOS_INLINE_FUNCTION void probe_team(const Member& team, const Word* pa, const Word* pb, std::uint32_t* ct,
+                                       int reps) {
+  constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
+  if constexpr (TensorCore && tensor_core::kAvailable) {
+    const int warp = team.team_rank() / 32, lane = team.team_rank() % 32;
+    std::int32_t acc[tensor_core::kTilesPerWarp][4] = {};
+    for (int rep = 0; rep < reps; ++rep) tensor_core::chunk_mma<P>(pa, pb, P::chunk, warp, lane, acc);
+    KMINI_GRAM_UNROLL
+    for (int t = 0; t < tensor_core::kTilesPerWarp; ++t)
+      tensor_core::store_c<P>(ct, tensor_core::warp_m0(warp), tensor_core::warp_n0(warp, t), lane, acc[t]);
+  } else {
+    for (int rep = 0; rep < reps; ++rep)
+      for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+        micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, P::chunk);
+  }
+}
+
+template <bool TensorCore, class Exec>
+double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats) {
+  using P = TileParams;
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  using Member = typename Policy::member_type;
+  const int league = static_cast<int>(std::max<std::int64_t>(1, workers / P::team_size));
+  Policy policy(exec, league, P::team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
+  auto run = [&](int reps) {
+    std::uint64_t total = 0;
+    Kokkos::Timer timer;
+    Kokkos::parallel_reduce(
+        TensorCore ? "kmini::gram::probe_tensor_core" : "kmini::gram::probe", policy,
+        KOKKOS_LAMBDA(const Member& team, std::uint64_t& sum) {
+          Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+          Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+          auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
+          const std::uint64_t seed = static_cast<std::uint64_t>(team.league_rank());
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(panel_words<P>())), [&](const int e) {
+            pa[e] = random::hash(seed, e);
+            pb[e] = random::hash(seed + 0x9e37u, e);
+          });
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()),
+                               [&](const int e) { ct[e] = 0; });
+          team.team_barrier();
+          probe_team<P, TensorCore>(team, pa, pb, ct, reps);
+          team.team_barrier();
+          for (int e = team.team_rank(); e < P::tile * ct_stride<P>(); e += team.team_size())
+            sum += std::uint64_t(ct[e]) * (e + 1);
+        },
+        total);
+    exec.fence();
+    const double seconds = timer.seconds();
+    volatile std::uint64_t sink = total;  // the sums are used: the work cannot be dropped
+    (void)sink;
+    return seconds;
+  };
+  run(1);  // warm up
+  double seconds = run(repeats);
+  for (int t = 1; t < 3; ++t) seconds = std::min(seconds, run(repeats));
+  return double(league) * repeats * P::tile * P::tile * double(P::chunk) * 64 / seconds;
+}
+
+// The tensor-core engine's probe (0 where this build has no such engine).
+template <class Exec>
+double probe_tensor_core_peak(const Exec& exec, std::int64_t workers, int repeats) {
+  if constexpr (tensor_core::kAvailable && TileParams::staged) return probe_staged_peak<true>(exec, workers, repeats);
+  return 0;
+}
+
+// The engine dispatch: the tensor-core tiles where this build has them and
+// they were asked for (configure() refused tensor_core elsewhere), else the
+// popcount tiles.
+template <class Exec, class Packed, class Out>
+void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out,
+                Engine engine = Engine::Popcount) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (tensor_core::kAvailable && std::is_same_v<Exec, Kokkos::Cuda>) {
+    if (engine == Engine::TensorCore) return gram_slice_with<true>(exec, a, b, g, out);
+  }
+#endif
+  gram_slice_with<false>(exec, a, b, g, out);
+}
+
 // One input: C = A A^T.
 template <class Exec, class Packed, class Out>
-void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out) {
-  gram_slice(exec, a, a, g, out);
+void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out,
+                Engine engine = Engine::Popcount) {
+  gram_slice(exec, a, a, g, out, engine);
 }
 
 // The similarity values of a slice as stored (float32) from its counts and

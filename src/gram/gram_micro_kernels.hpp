@@ -32,12 +32,12 @@ using Word = std::uint64_t;
 
 // Index of (row, k) in a staged panel.
 template <class P>
-KOKKOS_FORCEINLINE_FUNCTION int panel_index(int row, int k) {
+KOKKOS_FORCEINLINE_FUNCTION constexpr int panel_index(int row, int k) {
   return P::word_major ? k * (P::tile + P::pad) + row : row * (P::chunk + P::pad) + k;
 }
 // Row of a panel used as row r of micro-tile m.
 template <class P, int M>
-KOKKOS_FORCEINLINE_FUNCTION int micro_row(int m, int r) {
+KOKKOS_FORCEINLINE_FUNCTION constexpr int micro_row(int m, int r) {
   return P::interleaved ? m + r * (P::tile / M) : m * M + r;
 }
 template <class P>
@@ -70,53 +70,18 @@ KOKKOS_FORCEINLINE_FUNCTION void stage_run(Word* KOKKOS_RESTRICT panel, int row,
   }
 }
 
-// ct(rows of micro-tile mi, cols of micro-tile ni) += sum over the nk staged
-// words of popcount(a_row & b_row). The k loop has unit stride on hosts, so
-// it vectorises (one vector accumulator per element of the micro-tile).
-// Full chunks use the compile-time count (FixedK = P::chunk, 50% faster on
-// the dev machine's AVX-512 host than a runtime count); the last chunk of a
-// row uses FixedK = 0 and the runtime nk.
-template <class P, int FixedK>
-KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, const Word* KOKKOS_RESTRICT pb,
-                                            std::uint32_t* KOKKOS_RESTRICT ct, int mi, int ni, int runtime_nk) {
-  const int nk = FixedK > 0 ? FixedK : runtime_nk;
-  typename P::acc_type acc[P::mr][P::nr];
-  KMINI_GRAM_UNROLL
-  for (int r = 0; r < P::mr; ++r) {
-    KMINI_GRAM_UNROLL
-    for (int s = 0; s < P::nr; ++s) acc[r][s] = 0;
-  }
-  for (int k = 0; k < nk; ++k) {
-    KMINI_GRAM_UNROLL
-    for (int r = 0; r < P::mr; ++r) {
-      const Word x = pa[panel_index<P>(micro_row<P, P::mr>(mi, r), k)];
-      KMINI_GRAM_UNROLL
-      for (int s = 0; s < P::nr; ++s)
-        acc[r][s] += static_cast<typename P::acc_type>(
-            compat::popcount64(x & pb[panel_index<P>(micro_row<P, P::nr>(ni, s), k)]));
-    }
-  }
-  KMINI_GRAM_UNROLL
-  for (int r = 0; r < P::mr; ++r) {
-    KMINI_GRAM_UNROLL
-    for (int s = 0; s < P::nr; ++s)
-      ct[micro_row<P, P::mr>(mi, r) * ct_stride<P>() + micro_row<P, P::nr>(ni, s)] +=
-          static_cast<std::uint32_t>(acc[r][s]);
-  }
-}
-
-// The micro-tile read from the rows where they are (P::staged false): adds
-// sum_k popcount(ra[r][k] & rb[s][k]), k < nk, to c[r * stride + s]. Two
-// implementations of the same sums behind one dispatch (rows_block), exact
-// against each other (Gram_MicroKernelDispatchMatchesPortableAndPlainLoop):
-// - rows_block_portable: plain C++; GCC vectorises the k loop, but reloads
-//   both operands for each of the 16 AND+popcount+add (32 loads per 48 vector
-//   ops: load-bound on Zen 5);
-// - rows_block_avx512 (hosts with AVX-512 VPOPCNTDQ): 8 loads per 48 ops, the
-//   16 accumulators in zmm registers.
-template <class P, int FixedK>
+// The micro-tile's sums: adds sum_k popcount(ra[r][k * KStride] &
+// rb[s][k * KStride]), k < nk, to c[r * c_row + s * c_col]. Full chunks use
+// the compile-time count (FixedK = P::chunk, 50% faster on an AVX-512 host
+// than a runtime count); the last chunk of a row uses FixedK = 0 and the
+// runtime nk. Rows read in place (hosts) have KStride 1 and go through the
+// dispatch rows_block below; staged panels (micro_tile, GPUs) are word-major,
+// KStride words apart. Plain C++: GCC vectorises the unit-stride k loop, but
+// reloads both operands for each of the 16 AND+popcount+add (32 loads per 48
+// vector ops: load-bound on Zen 5).
+template <class P, int FixedK, int KStride = 1>
 KOKKOS_FORCEINLINE_FUNCTION void rows_block_portable(const Word* const* ra, const Word* const* rb, int runtime_nk,
-                                                     std::uint32_t* KOKKOS_RESTRICT c, int stride) {
+                                                     std::uint32_t* KOKKOS_RESTRICT c, int c_row, int c_col) {
   const int nk = FixedK > 0 ? FixedK : runtime_nk;
   const Word* KOKKOS_RESTRICT a[P::mr];
   const Word* KOKKOS_RESTRICT b[P::nr];
@@ -133,20 +98,41 @@ KOKKOS_FORCEINLINE_FUNCTION void rows_block_portable(const Word* const* ra, cons
   for (int k = 0; k < nk; ++k) {
     KMINI_GRAM_UNROLL
     for (int r = 0; r < P::mr; ++r) {
-      const Word x = a[r][k];
+      const Word x = a[r][k * KStride];
       KMINI_GRAM_UNROLL
-      for (int s = 0; s < P::nr; ++s) acc[r][s] += static_cast<typename P::acc_type>(compat::popcount64(x & b[s][k]));
+      for (int s = 0; s < P::nr; ++s)
+        acc[r][s] += static_cast<typename P::acc_type>(compat::popcount64(x & b[s][k * KStride]));
     }
   }
   KMINI_GRAM_UNROLL
   for (int r = 0; r < P::mr; ++r) {
     KMINI_GRAM_UNROLL
-    for (int s = 0; s < P::nr; ++s) c[r * stride + s] += static_cast<std::uint32_t>(acc[r][s]);
+    for (int s = 0; s < P::nr; ++s) c[r * c_row + s * c_col] += static_cast<std::uint32_t>(acc[r][s]);
   }
 }
 
+// ct(rows of micro-tile mi, cols of micro-tile ni) += its sums over the nk
+// staged words: rows_block_portable on the panels' rows, with the panels'
+// word stride and the micro-tile's row and column steps in ct (interleaved
+// on GPUs).
+template <class P, int FixedK>
+KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, const Word* KOKKOS_RESTRICT pb,
+                                            std::uint32_t* KOKKOS_RESTRICT ct, int mi, int ni, int runtime_nk) {
+  constexpr int k_stride = panel_index<P>(0, 1) - panel_index<P>(0, 0);
+  constexpr int row_step = micro_row<P, P::mr>(0, 1) - micro_row<P, P::mr>(0, 0);
+  constexpr int col_step = micro_row<P, P::nr>(0, 1) - micro_row<P, P::nr>(0, 0);
+  const Word* ra[P::mr];
+  const Word* rb[P::nr];
+  KMINI_GRAM_UNROLL
+  for (int r = 0; r < P::mr; ++r) ra[r] = pa + panel_index<P>(micro_row<P, P::mr>(mi, r), 0);
+  KMINI_GRAM_UNROLL
+  for (int s = 0; s < P::nr; ++s) rb[s] = pb + panel_index<P>(micro_row<P, P::nr>(ni, s), 0);
+  std::uint32_t* c = ct + micro_row<P, P::mr>(mi, 0) * ct_stride<P>() + micro_row<P, P::nr>(ni, 0);
+  rows_block_portable<P, FixedK, k_stride>(ra, rb, runtime_nk, c, row_step * ct_stride<P>(), col_step);
+}
+
 #if KMINI_GRAM_AVX512_POPCOUNT
-// nk: a multiple of 8 (rows are padded to TileParams::granule = 8 words).
+// rows_block on AVX-512 VPOPCNTDQ hosts; nk: a multiple of 8 (rows are padded to TileParams::granule = 8 words).
 template <class P>
 inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
   static_assert(P::mr == 4 && P::nr == 4 && P::granule % 8 == 0 && P::chunk % 8 == 0, "4 x 4 of whole zmm words");
@@ -191,16 +177,30 @@ inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int 
 }
 #endif
 
-// The dispatch: the AVX-512 block where the host has it, else the portable one.
+// The rows' sums where the rows are read in place (P::staged false). Two
+// implementations of the same sums behind this one dispatch, exact against
+// each other (Gram_MicroKernelDispatchMatchesPortableAndPlainLoop):
+// rows_block_portable, and rows_block_avx512 (hosts with AVX-512 VPOPCNTDQ:
+// 8 loads per 48 ops, the 16 accumulators in zmm registers).
 template <class P, int FixedK>
 KOKKOS_FORCEINLINE_FUNCTION void rows_block(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c,
                                             int stride) {
 #if KMINI_GRAM_AVX512_POPCOUNT
   rows_block_avx512<P>(ra, rb, nk, c, stride);
 #else
-  rows_block_portable<P, FixedK>(ra, rb, nk, c, stride);
+  rows_block_portable<P, FixedK>(ra, rb, nk, c, stride, 1);
 #endif
 }
+
+// ---------------------------------------------------------------------------
+// Peak probe of staged (GPU) builds: teams of the tile kernel's shape, each
+// with its panels in team scratch filled once, run the chunk's inner loop
+// `repeats` times: the micro-tiles (or, TensorCore, the warps' 1-bit mma) on
+// ideal data, without the staging from global memory, the tile edges and the
+// C-tile writes. One team per team_size resident threads. Returns executed
+// bit-ops per second, counted as the tiles count them (64 per word pair).
+template <bool TensorCore, class Exec>
+double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats);
 
 // ---------------------------------------------------------------------------
 // Peak probe: the AND+popcount rate of the tile kernel's own micro-kernel
@@ -211,6 +211,7 @@ KOKKOS_FORCEINLINE_FUNCTION void rows_block(const Word* const* ra, const Word* c
 template <class Exec>
 double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
   using P = TileParams;
+  if constexpr (P::staged) return probe_staged_peak<false>(exec, workers, repeats);
   constexpr int kWords = 128, kRows = 8;
   static_assert(P::mr == 4 && P::nr == 4, "the probe's block is 4 x 4 rows");
   Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",

@@ -267,9 +267,9 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
           offer_range(values, li, i, symmetric, col0, cols, -1.0, best_j, best_v, base, k, worst_v, worst_j);
           return;
         }
+        const auto edge = [&](int g) { return col0 + n * g / kTopKGroups; };  // group g: [edge(g), edge(g + 1))
         double group_max[kTopKGroups];
-        for (int g = 0; g < kTopKGroups; ++g)
-          group_max[g] = max_without(values, li, col0 + n * g / kTopKGroups, col0 + n * (g + 1) / kTopKGroups, self);
+        for (int g = 0; g < kTopKGroups; ++g) group_max[g] = max_without(values, li, edge(g), edge(g + 1), self);
         // The k-th largest group maximum (k groups hold a value >= it): the
         // k largest kept sorted, descending.
         double largest[kTopKGroups];
@@ -284,8 +284,8 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
         const double bound = largest[k - 1];
         for (int g = 0; g < kTopKGroups; ++g)
           if (group_max[g] >= bound && group_max[g] >= worst_v)
-            offer_range(values, li, i, symmetric, col0 + n * g / kTopKGroups, col0 + n * (g + 1) / kTopKGroups, bound,
-                        best_j, best_v, base, k, worst_v, worst_j);
+            offer_range(values, li, i, symmetric, edge(g), edge(g + 1), bound, best_j, best_v, base, k, worst_v,
+                        worst_j);
       });
   if (!symmetric || r1 >= cols) return;
   Kokkos::parallel_for(

@@ -18,6 +18,12 @@
 
 namespace kmini::gram {
 
+// How the tiles' AND+popcount sums are computed (gram.engine): popcount
+// instructions (every backend), or the 1-bit tensor-core mma (CUDA, sm_80+;
+// gram_tensor_core.hpp). Exact against each other.
+enum class Engine { Popcount, TensorCore };
+inline const char* engine_name(Engine e) { return e == Engine::TensorCore ? "tensor_core" : "popcount"; }
+
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
 // GPU: 64 x 64 tiles, 256 threads each owning one 4 x 4 micro-tile; panels in
 // shared memory word-major ([k][row], row stride TILE + 1 words) so a warp

@@ -185,8 +185,8 @@ class Integrator {
   }
 
  private:
-  Field field(const char* label, bool allocate = true) const {
-    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), allocate ? count_ : 0);
+  Field field(const char* label) const {
+    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count_);
   }
 
   // Sums a device Sums over the ranks in place (through the host: 3 doubles).

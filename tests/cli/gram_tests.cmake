@@ -154,3 +154,34 @@ kmini_cli_test(gram.bad.b_upper EXIT 2 STDERR "gram.triangle: got 'upper', expec
                ARGS ${_small} --set "gram.B.random={rows: 20, cols: 50}" --set gram.triangle=upper)
 kmini_cli_test(gram.bad.pairs_path EXIT 2 STDERR "gram.write.pairs.path: cannot write '.*/no/such/dir/p.npy'"
                ARGS ${_small} --set "gram.write.pairs={path: /no/such/dir/p.npy, min: 1}")
+
+# gram.engine: the tensor-core engine exists only in CUDA builds for sm_80+;
+# elsewhere asking for it is exit 2 naming the key. Where it exists, its
+# outputs are byte-identical to the popcount engine's.
+kmini_cli_test(gram.bad.engine_name EXIT 2
+               STDERR "gram.engine: got 'xor', expected one of auto \\| popcount \\| tensor_core"
+               ARGS ${_small} --set gram.engine=xor)
+if(NOT "CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
+  kmini_cli_test(gram.bad.engine_unavailable EXIT 2
+                 STDERR "gram.engine: got 'tensor_core', expected popcount or auto: this build has no tensor-core engine"
+                 ARGS ${_small} --set gram.engine=tensor_core)
+endif()
+if("CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
+  # Odd sizes (rows not a multiple of the tile, columns not of the mma's 256
+  # bits), Jaccard top-k and pairs, at 1 and 2 ranks: identical files.
+  foreach(_engine popcount tensor_core)
+    foreach(np 1 2)
+      kmini_cli_test(gram.engine.${_engine}.np${np} NP ${np} EXIT 0 VERIFIED gram
+                     ARGS --set run.kernels=[gram] "--set=gram.A.random={rows: 333, cols: 1000, density: 0.3, seed: 4}"
+                          --set gram.engine=${_engine} --set gram.row_slice=100 --set gram.similarity=jaccard
+                          --set gram.write.C=C.npy "--set=gram.write.top_k={path: t.npy, k: 5}"
+                          "--set=gram.write.pairs={path: p.npy, min: 0.2}")
+      set_tests_properties(gram.engine.${_engine}.np${np} PROPERTIES FIXTURES_SETUP gram_engines)
+    endforeach()
+  endforeach()
+  add_test(NAME gram.engine.identical_outputs
+           COMMAND ${CMAKE_COMMAND} -DWORK=${KMINI_TEST_WORK}
+                   "-DRUNS=gram.engine.popcount.np1;gram.engine.tensor_core.np1;gram.engine.popcount.np2;gram.engine.tensor_core.np2"
+                   "-DFILES=C.npy;t.npy;p.npy" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
+  set_tests_properties(gram.engine.identical_outputs PROPERTIES FIXTURES_REQUIRED gram_engines LABELS cli)
+endif()

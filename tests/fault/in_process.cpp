@@ -15,6 +15,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include "../support/relocated_path.hpp"
 
 namespace fs = std::filesystem;
 
@@ -84,7 +85,7 @@ class FdCapture {
 void set_environment(const Environment* env) { g_env = env; }
 const Environment& environment() { return *g_env; }
 
-std::string work_dir() { return std::string(KMINI_TEST_WORK) + "/fault_generator"; }
+std::string work_dir() { return kmini::test::relocated(KMINI_TEST_WORK) + "/fault_generator"; }
 
 void install_guards() {
   g_real_stderr = ::dup(2);

@@ -20,11 +20,12 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include "../support/relocated_path.hpp"
 
 namespace kmini::fault {
 namespace {
 
-std::string work_dir() { return std::string(KMINI_TEST_WORK) + "/fault_binary"; }
+std::string work_dir() { return kmini::test::relocated(KMINI_TEST_WORK) + "/fault_binary"; }
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -102,10 +103,10 @@ ProcessRun run_process(const std::vector<std::string>& argv, const std::string& 
 std::vector<std::string> kmini_command(const BadCase& c, int ranks) {
   std::vector<std::string> cmd;
   if (ranks > 0) {
-    cmd.push_back(KMINI_MPIEXEC);
+    cmd.push_back(kmini::test::relocated(KMINI_MPIEXEC));
     for (auto& f : split(KMINI_MPIEXEC_FLAGS, ';')) cmd.push_back(f == "NP" ? std::to_string(ranks) : f);
   }
-  cmd.push_back(KMINI_EXE);
+  cmd.push_back(kmini::test::relocated(KMINI_EXE));
   const auto a = arguments(c);
   cmd.insert(cmd.end(), a.begin(), a.end());
   return cmd;

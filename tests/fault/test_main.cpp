@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include "../support/relocated_path.hpp"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  kmini::test::use_private_tmpdir(KMINI_TEST_TMP);  // before MPI_Init: its session directory goes there
+  kmini::test::use_private_tmpdir(
+      kmini::test::relocated(KMINI_TEST_TMP));  // before MPI_Init: its session directory goes there
   // A case kmini wrongly accepts must not take the shared machine's memory.
   const rlim_t limit = rlim_t(8) << 30;
   rlimit rl{limit, limit};

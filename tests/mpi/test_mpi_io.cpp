@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
+#include "support/relocated_path.hpp"
 
 namespace kmini {
 
@@ -26,7 +27,7 @@ TEST(MpiIo, DistributedWriteEqualsSerialWrite) {
   }
   std::vector<double> mine(static_cast<std::size_t>(3 * (r + 1)));
   std::iota(mine.begin(), mine.end(), 3.0 * first_row);
-  const std::string dir = std::string(KMINI_TEST_WORK) + "/mpi_np" + std::to_string(p);
+  const std::string dir = kmini::test::relocated(KMINI_TEST_WORK) + "/mpi_np" + std::to_string(p);
   if (r == 0) std::filesystem::create_directories(dir);
   MPI_Barrier(MPI_COMM_WORLD);
   const std::string path = dir + "/dist.npy";

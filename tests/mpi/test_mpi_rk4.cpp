@@ -20,6 +20,7 @@
 #include <iterator>
 #include <limits>
 #include <vector>
+#include "support/relocated_path.hpp"
 
 namespace kmini::rk4 {
 
@@ -165,7 +166,7 @@ CheckpointContent checkpoint_content(std::int64_t first, std::int64_t count) {
 }
 
 std::string work_dir() {
-  const std::string dir = std::string(KMINI_TEST_WORK) + "/mpi_rk4_np" + std::to_string(world_size());
+  const std::string dir = kmini::test::relocated(KMINI_TEST_WORK) + "/mpi_rk4_np" + std::to_string(world_size());
   if (world_rank() == 0) std::filesystem::create_directories(dir);
   MPI_Barrier(MPI_COMM_WORLD);
   return dir;

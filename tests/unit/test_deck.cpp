@@ -1,5 +1,6 @@
 #include "core/text.hpp"
 #include "deck/deck.hpp"
+#include "support/relocated_path.hpp"
 #include "unit/test_support.hpp"
 
 namespace kmini {
@@ -263,8 +264,8 @@ TEST(Deck, LocatedNamesTheLineOrSetAndTheKey) {
 }
 
 TEST(Deck, ADirectoryIsNotADeck) {
-  EXPECT_EQ(KMINI_USAGE_MESSAGE(Deck::from_file(KMINI_TEST_DATA)),
-            std::string(KMINI_TEST_DATA) + ": is a directory, expected a YAML deck file");
+  EXPECT_EQ(KMINI_USAGE_MESSAGE(Deck::from_file(kmini::test::relocated(KMINI_TEST_DATA))),
+            kmini::test::relocated(KMINI_TEST_DATA) + ": is a directory, expected a YAML deck file");
 }
 
 TEST(Deck, DeckFilesAreCheckedLikeText) {

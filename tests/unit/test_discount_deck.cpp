@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include "support/relocated_path.hpp"
 
 namespace kmini {
 namespace {
@@ -28,7 +29,7 @@ TEST(Discount, DateSlicesCoverAllDatesOnce) {
 }
 
 // --- deck validation -------------------------------------------------------------
-std::string data(const std::string& f) { return std::string(KMINI_TEST_DATA) + "/discount/" + f; }
+std::string data(const std::string& f) { return kmini::test::relocated(KMINI_TEST_DATA) + "/discount/" + f; }
 
 discount::Config configure(const std::string& yaml) {
   Deck deck = Deck::from_text(yaml, "t.yaml");

@@ -3,10 +3,11 @@
 #include "core/environment.hpp"
 
 #include <gtest/gtest.h>
+#include "support/relocated_path.hpp"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  kmini::test::use_private_tmpdir(KMINI_TEST_TMP);
+  kmini::test::use_private_tmpdir(kmini::test::relocated(KMINI_TEST_TMP));
   kmini::Environment env(argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -6,13 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include "support/relocated_path.hpp"
 
 namespace kmini {
 
 using npy::DType;
 
 namespace {
-std::string data(const std::string& name) { return std::string(KMINI_TEST_DATA) + "/npy/" + name; }
+std::string data(const std::string& name) { return kmini::test::relocated(KMINI_TEST_DATA) + "/npy/" + name; }
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -6,10 +6,11 @@
 
 #include <map>
 #include <string>
+#include "support/relocated_path.hpp"
 
 namespace {
 
-std::string source(const std::string& rel) { return std::string(KMINI_SOURCE_DIR) + "/" + rel; }
+std::string source(const std::string& rel) { return kmini::test::relocated(KMINI_SOURCE_DIR) + "/" + rel; }
 
 bool has_spec(const YAML::Node& specs, const std::string& name, const std::vector<std::string>& needles) {
   for (const auto& s : specs) {

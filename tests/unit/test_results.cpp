@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include "support/relocated_path.hpp"
 
 namespace kmini {
 
@@ -161,8 +162,8 @@ TEST(StatsOverRanks, MinMedianMaxAndTheSlowestRank) {
 
 namespace {
 std::string cpu_model_of(const std::string& text) {
-  const std::string path =
-      std::string(KMINI_TEST_TMP) + "/cpuinfo_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string path = kmini::test::relocated(KMINI_TEST_TMP) + "/cpuinfo_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::ofstream(path) << text;
   return cpu_model(path);
 }

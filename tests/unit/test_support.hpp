@@ -7,11 +7,12 @@
 
 #include <fstream>
 #include <string>
+#include "support/relocated_path.hpp"
 
 namespace kmini::test {
 
 // A fresh path under the build tree's test work folder.
-inline std::string work_path(const std::string& name) { return std::string(KMINI_TEST_WORK) + "/" + name; }
+inline std::string work_path(const std::string& name) { return kmini::test::relocated(KMINI_TEST_WORK) + "/" + name; }
 
 inline void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

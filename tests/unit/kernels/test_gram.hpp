@@ -10,13 +10,16 @@ namespace {
 void expect_matches_reference(const Source& s, std::int64_t h) {
   PackedView<MemSpace> a("a", s.rows, words_allocated(s.cols));
   pack_random(Exec(), a, s.rows, s.cols, s.density, s.seed);
-  const auto c = gram_by_slices(a, s.rows, h);
   const auto ref = reference::pack(host_rows(s, 0, s.rows), s.rows, s.cols);
-  std::int64_t bad = 0;
-  for (std::int64_t i = 0; i < s.rows; ++i)
-    for (std::int64_t j = 0; j < s.rows; ++j)
-      if (c[i * s.rows + j] != reference::count(ref, i, j)) ++bad;
-  EXPECT_EQ(bad, 0) << s.rows << "x" << s.cols << " density " << s.density << " slice " << h;
+  for (Engine engine : test_engines()) {
+    const auto c = gram_by_slices(a, s.rows, h, engine);
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < s.rows; ++i)
+      for (std::int64_t j = 0; j < s.rows; ++j)
+        if (c[i * s.rows + j] != reference::count(ref, i, j)) ++bad;
+    EXPECT_EQ(bad, 0) << s.rows << "x" << s.cols << " density " << s.density << " slice " << h << " engine "
+                      << engine_name(engine);
+  }
 }
 
 }  // namespace
@@ -54,7 +57,7 @@ TEST(TEST_CATEGORY, Gram_MicroKernelDispatchMatchesPortableAndPlainLoop) {
     std::vector<std::uint32_t> fast(4 * kStride), portable(4 * kStride), plain(4 * kStride);
     for (int e = 0; e < 4 * kStride; ++e) fast[e] = portable[e] = plain[e] = 1000u + e;
     rows_block<P, 0>(ra, rb, nk, fast.data(), kStride);
-    rows_block_portable<P, 0>(ra, rb, nk, portable.data(), kStride);
+    rows_block_portable<P, 0>(ra, rb, nk, portable.data(), kStride, 1);
     for (int r = 0; r < 4; ++r)
       for (int s = 0; s < 4; ++s)
         for (int k = 0; k < nk; ++k)
@@ -62,6 +65,29 @@ TEST(TEST_CATEGORY, Gram_MicroKernelDispatchMatchesPortableAndPlainLoop) {
     EXPECT_EQ(fast, plain) << "nk " << nk << " (" << P::micro_kernel << ")";
     EXPECT_EQ(portable, plain) << "nk " << nk;
   }
+}
+
+// The staged micro-tile's form (GPUs): panels word-major, word k of row r at
+// k * KStride + r, the sums scattered with row and column steps in the C tile.
+TEST(TEST_CATEGORY, Gram_PortableRowBlockReadsWordMajorPanels) {
+  using P = TileParams;
+  constexpr int kWords = 40, kKStride = 9, kRow = 7, kCol = 2;  // 8 rows + 1 word of padding per k
+  std::vector<Word> panel(kWords * kKStride, ~Word(0));
+  for (int k = 0; k < kWords; ++k)
+    for (int row = 0; row < 8; ++row) panel[k * kKStride + row] = random::hash(13, k * 8 + row);
+  const Word* ra[4];
+  const Word* rb[4];
+  for (int r = 0; r < 4; ++r) {
+    ra[r] = &panel[r];
+    rb[r] = &panel[4 + r];
+  }
+  std::vector<std::uint32_t> got(4 * kRow, 5u), plain(4 * kRow, 5u);
+  rows_block_portable<P, 0, kKStride>(ra, rb, kWords, got.data(), kRow, kCol);
+  for (int r = 0; r < 4; ++r)
+    for (int s = 0; s < 4; ++s)
+      for (int k = 0; k < kWords; ++k)
+        for (Word x = ra[r][k * kKStride] & rb[s][k * kKStride]; x != 0; x &= x - 1) ++plain[r * kRow + s * kCol];
+  EXPECT_EQ(got, plain);
 }
 
 TEST(TEST_CATEGORY, Gram_SliceHeightsBelowTileAboveRowsAndUneven) {
@@ -228,6 +254,34 @@ TEST(TEST_CATEGORY, Gram_DistributedWriterWritesBlocksInAnyOrder) {
   }
   const auto f = npy::read_all<float>(npy::read_info(path1));
   for (int e = 0; e < 5; ++e) EXPECT_EQ(f[static_cast<std::size_t>(e)], float(e));
+}
+
+// C = A B^T (no symmetry: every tile, edges in both directions) by every
+// engine of this build against the host reference, slices smaller than a
+// tile and rows not a multiple of the mma's 256 bits.
+TEST(TEST_CATEGORY, Gram_EveryEngineMatchesHostReferenceForABt) {
+  const std::int64_t rows = 77, targets = 45, cols = 333;
+  const Source sa = random_source(rows, cols, 0.4, 21), sb = random_source(targets, cols, 0.6, 22);
+  PackedView<MemSpace> a("a", rows, words_allocated(cols)), b("b", targets, words_allocated(cols));
+  pack_random(Exec(), a, rows, cols, sa.density, sa.seed);
+  pack_random(Exec(), b, targets, cols, sb.density, sb.seed);
+  const auto ra = reference::pack(host_rows(sa, 0, rows), rows, cols);
+  const auto rb = reference::pack(host_rows(sb, 0, targets), targets, cols);
+  for (Engine engine : test_engines())
+    for (std::int64_t h : {std::int64_t(13), rows}) {
+      Kokkos::View<std::int32_t*, MemSpace> out("out", h * targets);
+      std::int64_t bad = 0;
+      for (std::int64_t r0 = 0; r0 < rows; r0 += h) {
+        const SliceGeometry g{rows, r0, std::min(rows, r0 + h), targets};
+        Kokkos::deep_copy(out, -7);
+        gram_slice(Exec(), a, b, g, out, engine);
+        auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+        for (std::int64_t i = g.r0; i < g.r1; ++i)
+          for (std::int64_t j = 0; j < targets; ++j)
+            if (ho((i - r0) * targets + j) != reference::count(ra, i, rb, j)) ++bad;
+      }
+      EXPECT_EQ(bad, 0) << "engine " << engine_name(engine) << ", slice " << h;
+    }
 }
 
 }  // namespace kmini

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Usage: scripts/gpu/bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]
+#
+# Builds kmini and every test with the `cuda` (or `openmp`) preset against the
+# Kokkos + Kokkos Kernels at --prefix (default $Kokkos_ROOT; scripts/gpu/build_deps.sh
+# makes one), on a machine that needs no GPU, and packs a relocatable bundle into
+# OUTDIR (at most 60 MiB), for a GPU machine that has nvcc's driver, CMake and a
+# python3 but none of Debian's development packages:
+#   OUTDIR/kmini/             the tracked source tree (decks, test data, scripts)
+#   OUTDIR/kmini/build-<b>/   stripped binaries, the ctest files (relocated at run time)
+#   OUTDIR/lib/               every non-glibc shared library the binaries need (ldd)
+#   OUTDIR/mpi/usr/...        OpenMPI (orterun, orted, components, help files) and
+#                             PMIx, in their own layout, relocated with OPAL_PREFIX
+#   OUTDIR/run_gpu.sh         the runner (scripts/gpu/run_gpu.sh): suite, decks,
+#                             bench decks, compute-sanitizer, one tar of results
+#   OUTDIR/bundle_info.txt    where and from what it was built
+set -euo pipefail
+die() { echo "bundle.sh: $*" >&2; exit 2; }
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+[[ $# -ge 1 && $1 != -* ]] || die "usage: bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]"
+out=$1; shift
+backend=cuda; prefix=${Kokkos_ROOT:-}; build=1; jobs=$(nproc)
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --backend) backend=${2:?}; shift 2 ;;
+    --prefix) prefix=${2:?}; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --jobs) jobs=${2:?}; shift 2 ;;
+    *) die "unknown argument '$1' (expected --backend, --prefix, --no-build or --jobs)" ;;
+  esac
+done
+[[ $backend == cuda || $backend == openmp ]] || die "--backend '$backend': expected cuda or openmp"
+[[ -n $prefix ]] || die "no Kokkos prefix: pass --prefix DIR or set Kokkos_ROOT (scripts/gpu/build_deps.sh builds one)"
+[[ -d $prefix/lib || -d $prefix/lib64 ]] || die "--prefix '$prefix': expected a Kokkos install (lib/ or lib64/)"
+prefix=$(cd "$prefix" && pwd)
+bdir=$root/build-$backend
+
+# --- build ------------------------------------------------------------------------
+if ((build)); then
+  export Kokkos_ROOT=$prefix KokkosKernels_ROOT=$prefix
+  (cd "$root" && cmake --preset "$backend" -DKMINI_NATIVE=OFF >/dev/null)
+  (cd "$root" && cmake --build --preset "$backend" -j "$jobs")
+fi
+[[ -f $bdir/CTestTestfile.cmake ]] || die "$bdir has no CTestTestfile.cmake: build first (drop --no-build)"
+
+# --- lay out ------------------------------------------------------------------------
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# Inside the checkout only where git ignores it (.gpu-bundle/ is): the device
+# tool carries such a folder to the GPU machine, and it never gets committed.
+case $out/ in
+  "$root"/*) (cd "$root" && git check-ignore -q "${out#"$root"/}/") ||
+               die "OUTDIR '$out' is inside the source tree and not git-ignored: use .gpu-bundle/NAME or a folder outside" ;;
+esac
+rm -rf "$out/kmini" "$out/lib" "$out/mpi"
+mkdir -p "$out/kmini" "$out/lib"
+(cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -C "$out/kmini" -xf -
+# Files the build generated and the tests read (ctest scripts, gtest discovery
+# scripts, configured headers are compiled in), and the binaries.
+(cd "$root" && find "build-$backend" \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' \) -print0 |
+  tar --null -T - -cf -) | tar -C "$out/kmini" -xf -
+mkdir -p "$out/kmini/build-$backend/tests/work"
+binaries=()
+while IFS= read -r -d '' f; do
+  [[ $(head -c 4 "$f" | tr -d '\0') == $'\x7fELF' ]] || continue  # programs, not scripts
+  rel=${f#"$root"/}
+  mkdir -p "$out/kmini/$(dirname "$rel")"
+  cp "$f" "$out/kmini/$rel"
+  strip --strip-unneeded "$out/kmini/$rel" 2>/dev/null || true
+  binaries+=("$out/kmini/$rel")
+done < <(find "$bdir" -type f -executable ! -name '*.so*' ! -path '*/CMakeFiles/*' -print0)
+
+# --- shared libraries -------------------------------------------------------------------
+# Everything ldd resolves except glibc's own libraries and the CUDA driver (the
+# GPU machine's, matched to its kernel module): libstdc++ and libgcc_s travel,
+# since the GPU machine's may be older than the compiler's.
+system_lib() {
+  case $(basename "$1") in
+    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*|libresolv.so.*|libutil.so.*|libcuda.so.*|linux-vdso*) return 0 ;;
+  esac
+  return 1
+}
+copy_deps() {
+  local f lib
+  for f in "$@"; do
+    while read -r lib; do
+      [[ -n $lib && -f $lib ]] || continue
+      system_lib "$lib" && continue
+      [[ -f $out/lib/$(basename "$lib") ]] && continue
+      cp -L "$lib" "$out/lib/$(basename "$lib")"
+      strip --strip-unneeded "$out/lib/$(basename "$lib")" 2>/dev/null || true
+    done < <(LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:${LD_LIBRARY_PATH:-}" ldd "$f" 2>/dev/null |
+             awk '/=> \// {print $3} /^\t\// {print $1}')
+  done
+}
+missing=$(LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" ldd "${binaries[@]}" 2>/dev/null | grep 'not found' | grep -v libcuda | sort -u || true)
+[[ -z $missing ]] || die "libraries not found by ldd: $missing"
+copy_deps "${binaries[@]}"
+
+# --- OpenMPI, relocatable -------------------------------------------------------------------
+# OpenMPI finds its components, orted and help files under OPAL_PREFIX in its
+# configure-time layout (ompi_info --path all); PMIx under PMIX_INSTALL_PREFIX.
+# Components for fabrics a single GPU node does not use (UCX, libfabric, verbs,
+# PSM, Portals) and any whose libraries are missing stay behind: OpenMPI skips
+# a component it does not find, and shared memory + TCP cover one node.
+if command -v ompi_info >/dev/null; then
+  opal_prefix=$(ompi_info --path prefix --parsable | sed -n 's/^path:prefix://p')
+  pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
+  pkgdatadir=$(ompi_info --path pkgdatadir --parsable | sed -n 's/^path:pkgdatadir://p')
+  bindir=$(ompi_info --path bindir --parsable | sed -n 's/^path:bindir://p')
+  mpi=$out/mpi$opal_prefix
+  mkdir -p "$mpi/bin" "$out/mpi$pkglibdir" "$out/mpi$pkgdatadir"
+  for p in orterun orted mpiexec mpirun; do
+    [[ -e $bindir/$p ]] || continue
+    real=$(readlink -f "$bindir/$p")
+    [[ $(basename "$real") == "$p" ]] && { cp "$real" "$mpi/bin/$p"; copy_deps "$real"; } || ln -sf "$(basename "$real")" "$mpi/bin/$p"
+  done
+  cp -r "$pkgdatadir/." "$out/mpi$pkgdatadir/"
+  for c in "$pkglibdir"/*.so; do
+    case $(basename "$c") in *ucx*|*ofi*|*verbs*|*openib*|*psm*|*portals*|*usnic*|*ucc*|*hcoll*|*fca*|*cuda*) continue ;; esac
+    LD_LIBRARY_PATH="$out/lib" ldd "$c" | grep -q 'not found' && continue
+    cp "$c" "$out/mpi$pkglibdir/"
+    copy_deps "$c"
+  done
+  pmix_lib=$(ldd "$out/lib/libopen-pal.so"* 2>/dev/null | awk '/libpmix/ {print $3}' | head -1)
+  [[ -z $pmix_lib ]] && pmix_lib=$(find /usr/lib -path '*pmix*' -name 'libpmix.so.*' 2>/dev/null | head -1)
+  if [[ -n $pmix_lib ]]; then
+    pmix_prefix=$(dirname "$(dirname "$(readlink -f "$pmix_lib")")")
+    if [[ -d $pmix_prefix/lib/pmix ]]; then
+      mkdir -p "$out/mpi$pmix_prefix/lib/pmix"
+      cp "$pmix_prefix"/lib/pmix/*.so "$out/mpi$pmix_prefix/lib/pmix/" 2>/dev/null || true
+      [[ -d $pmix_prefix/share ]] && cp -r "$pmix_prefix/share" "$out/mpi$pmix_prefix/"
+    fi
+    echo "pmix_prefix=$pmix_prefix" >>"$out/mpi/layout.txt"
+  fi
+  echo "opal_prefix=$opal_prefix" >>"$out/mpi/layout.txt"
+  echo "mpi_lib=$(ompi_info --path libdir --parsable | sed -n 's/^path:libdir://p')" >>"$out/mpi/layout.txt"
+fi
+
+# --- runner and provenance ---------------------------------------------------------------
+cp "$root/scripts/gpu/run_gpu.sh" "$out/run_gpu.sh"
+chmod +x "$out/run_gpu.sh"
+{
+  echo "backend=$backend"
+  echo "source_dir=$root"
+  echo "build_dir=$bdir"
+  echo "cmake=$(command -v cmake)"
+  echo "mpiexec=$(readlink -f "$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)" 2>/dev/null)"
+  echo "mpiexec_configured=$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
+  echo "python3_configured=$(grep -m1 -o 'KMINI_PYTHON3:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
+  echo "commit=$(cd "$root" && git rev-parse HEAD)$(cd "$root" && git diff --quiet HEAD -- src tests || echo '+local changes')"
+  echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+  echo "kokkos_prefix=$prefix"
+} >"$out/bundle_info.txt"
+
+size=$(du -sm "$out" | cut -f1)
+echo "bundle.sh: $out: ${#binaries[@]} binaries, $(ls "$out/lib" | wc -l) libraries, ${size} MiB"
+((size <= 60)) || die "the bundle is ${size} MiB, over the 60 MiB limit"

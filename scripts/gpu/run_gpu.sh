@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Usage (inside a bundle made by scripts/gpu/bundle.sh): ./run_gpu.sh RESULTS_DIR [--only STEPS]
+#
+# One command on the GPU machine, bounded to about 9 minutes on an H100:
+#   1. nvidia-smi and the machine (nvidia-smi.txt inside the tar)
+#   2. the whole ctest suite, relocated into this folder; tests that need what the
+#      machine lacks are listed as skipped with the reason (never dropped)
+#   3. the default deck at 1 and 2 ranks, every bench deck (inputs/bench/*.yaml;
+#      gram's AND+popcount probe runs inside each gram deck)
+#   4. compute-sanitizer memcheck and racecheck on a short deck of each kernel
+# and leaves at most 8 files in RESULTS_DIR: summary.txt, results.tar.gz (every
+# results.json, log and the ctest report), ctest.log (its tail), sanitizer.log.
+# STEPS (comma-separated): smi,tests,decks,bench,peers,sanitizer (default: all).
+# peers: scripts/gpu/peers.py (numba-cuda and CuPy on the same data, checked).
+set -uo pipefail
+B=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+res=${1:?usage: run_gpu.sh RESULTS_DIR [--only STEPS]}
+shift
+steps=smi,tests,decks,bench,peers,sanitizer
+[[ ${1:-} == --only ]] && steps=${2:?}
+want() { [[ ,$steps, == *",$1,"* ]]; }
+mkdir -p "$res"
+res=$(cd "$res" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/kmini-gpu.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+log=$work/logs
+mkdir -p "$log"
+t_start=$(date +%s)
+info() { sed -n "s/^$1=//p" "$B/bundle_info.txt" | head -1; }
+backend=$(info backend)
+src_from=$(info source_dir)
+summary=$res/summary.txt
+: >"$summary"
+say() { echo "$*" | tee -a "$summary"; }
+elapsed() { echo $(($(date +%s) - t_start)); }
+
+# --- environment: the bundle's libraries and OpenMPI, relocated -----------------------
+export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+opal_prefix=$(sed -n 's/^opal_prefix=//p' "$B/mpi/layout.txt" 2>/dev/null)
+pmix_prefix=$(sed -n 's/^pmix_prefix=//p' "$B/mpi/layout.txt" 2>/dev/null)
+mpi_lib=$(sed -n 's/^mpi_lib=//p' "$B/mpi/layout.txt" 2>/dev/null)
+mpiexec=$B/mpi$opal_prefix/bin/mpiexec
+export OPAL_PREFIX=$B/mpi$opal_prefix
+[[ -n $pmix_prefix ]] && export PMIX_INSTALL_PREFIX=$B/mpi$pmix_prefix
+export PATH="$B/mpi$opal_prefix/bin:$PATH"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Fabrics' components were left out of the bundle: one node, shared memory.
+export OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+python=$(command -v python3 || true)
+cmake_bin=$(command -v cmake || true)
+ctest_bin=$(command -v ctest || true)
+export KMINI_RELOCATE="$src_from=$B/kmini;$(info mpiexec_configured)=$mpiexec;$(info mpiexec)=$mpiexec"
+kmini=$B/kmini/build-$backend/bin/kmini
+say "kmini GPU bundle run: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n); bundle: $(info commit), built $(info built)"
+
+# --- relocation of the ctest files (from pristine copies, so it can run again) --------------
+relocate() {
+  local f from to
+  while IFS= read -r -d '' f; do
+    [[ -f $f.orig ]] || cp "$f" "$f.orig"
+    cp "$f.orig" "$f"
+    for pair in "$src_from=$B/kmini" "$(info mpiexec_configured)=$mpiexec" "$(info mpiexec)=$mpiexec" \
+                "$(info python3_configured)=${python:-/nonexistent/python3}" \
+                "$(info cmake)=${cmake_bin:-cmake}" "$(dirname "$(info cmake)")/ctest=${ctest_bin:-ctest}"; do
+      from=${pair%%=*}; to=${pair#*=}
+      [[ -n $from ]] || continue
+      sed -i "s|$(printf '%s' "$from" | sed 's/[.[\*^$|]/\\&/g')|$(printf '%s' "$to" | sed 's/[&|\\]/\\&/g')|g" "$f"
+    done
+  done < <(find "$B/kmini/build-$backend" -name '*.cmake' -print0)
+}
+relocate
+
+if want smi; then
+  { nvidia-smi; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv; } >"$log/nvidia-smi.txt" 2>&1
+  say "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
+  { echo "python3: $python ($($python --version 2>&1))"; echo "cmake: $cmake_bin"; $python -c 'import numpy, sys; print("numpy", numpy.__version__)' 2>&1
+    $python -c 'import yaml; print("yaml", yaml.__version__)' 2>&1; uname -a; nproc; ldd "$kmini" | grep -i "not found"; } >>"$log/nvidia-smi.txt" 2>&1
+fi
+
+# --- 1. the test suite -------------------------------------------------------------------------
+# Skipped, each with its reason (ctest -E): what this machine cannot do.
+declare -A skip=()
+command -v clang-format >/dev/null || skip[project.clang_format]="no clang-format on the GPU machine (a formatting check, not a GPU one)"
+# Configuring the presets needs the Kokkos install the bundle was built against.
+skip['project\.preset\.']="configures kmini's CMake presets: needs the source tree's Kokkos install, which is not in the bundle"
+if want tests; then
+  exclude=""
+  for k in "${!skip[@]}"; do exclude+="${exclude:+|}$k"; say "skipped: $k: ${skip[$k]}"; done
+  cd "$B/kmini/build-$backend" || exit 1
+  t0=$(date +%s)
+  timeout 330 "$ctest_bin" -j 8 --timeout 150 ${exclude:+-E "$exclude"} --output-on-failure \
+    --output-junit "$log/ctest-junit.xml" >"$log/ctest.log" 2>&1
+  rc=$?
+  say "ctest: exit $rc in $(($(date +%s) - t0)) s: $(grep -E 'tests passed|tests failed' "$log/ctest.log" | tail -1)"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess|Not Run|Exception)' "$log/ctest.log" | head -60 | tee -a "$summary"
+  grep -E '\*\*\*Skipped|Not Run' "$log/ctest.log" | head -20 >>"$summary"
+  cd "$B/kmini" || exit 1
+fi
+
+# --- 2. the default deck at 1 and 2 ranks, every bench deck -----------------------------------
+run_deck() {  # name np deck-or-empty [kmini args...]
+  local name=$1 np=$2 deck=$3; shift 3
+  local dir=$work/runs/$name t0 rc
+  mkdir -p "$dir"
+  t0=$(date +%s)
+  (cd "$B/kmini" && timeout 240 "$mpiexec" -n "$np" "$kmini" $deck --out "$dir" "$@") >"$log/$name.log" 2>&1
+  rc=$?
+  local verified
+  verified=$(grep -o '"verified": *[a-z]*' "$dir/results.json" 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+  say "deck $name (np $np): exit $rc in $(($(date +%s) - t0)) s; verified counts: ${verified:-no results.json}"
+}
+if want decks; then
+  run_deck default_np1 1 ""
+  run_deck default_np2 2 ""
+fi
+if want bench; then
+  for d in "$B"/kmini/inputs/bench/*.yaml; do
+    run_deck "bench_$(basename "$d" .yaml)" 1 "inputs/bench/$(basename "$d")"
+  done
+fi
+
+if want peers; then
+  t0=$(date +%s)
+  (cd "$B/kmini" && timeout 200 "$python" scripts/gpu/peers.py --kmini "$kmini" --out "$work/runs/peers") \
+    >"$log/peers.log" 2>&1
+  say "peers: exit $? in $(($(date +%s) - t0)) s"
+  cp "$work/runs/peers/peers.json" "$res/peers.json" 2>/dev/null
+  rm -f "$work/runs/peers"/*.npy "$work/runs/peers"/*/*.npy
+fi
+
+# --- 3. compute-sanitizer on a short deck of each kernel ---------------------------------------
+if want sanitizer && [[ $backend == cuda ]]; then
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+  if [[ -z $cs ]]; then
+    say "skipped: compute-sanitizer: not found on the GPU machine"
+  else
+    short_rk4=(--set run.kernels=[rk4] --set rk4.n=64 --set rk4.steps=4)
+    short_discount=(--set run.kernels=[discount] --set discount.dates=8 --set discount.ids=64 --set discount.repeat=1)
+    short_gram=(--set run.kernels=[gram] "--set" "gram.A={random: {rows: 130, cols: 700, density: 0.3, seed: 7}}" --set gram.row_slice=64)
+    short_stream=(--set run.kernels=[stream] --set stream.n=4096 --set stream.repeat=1)
+    for tool in memcheck racecheck; do
+      for k in rk4 discount gram stream; do
+        declare -n args=short_$k
+        dir=$work/runs/sanitizer_${tool}_$k
+        mkdir -p "$dir"
+        (cd "$B/kmini" && timeout 150 "$cs" --tool "$tool" --error-exitcode 99 "$kmini" "${args[@]}" --out "$dir") \
+          >"$log/sanitizer_${tool}_$k.log" 2>&1
+        rc=$?
+        say "compute-sanitizer $tool $k: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log/sanitizer_${tool}_$k.log" | tail -1)"
+        unset -n args
+      done
+    done
+    cat "$log"/sanitizer_*.log | grep -E 'SUMMARY|Invalid|Race|error' | head -80 >"$res/sanitizer.log"
+  fi
+fi
+
+# --- pack -----------------------------------------------------------------------------------------
+say "total: $(elapsed) s"
+cp "$log/ctest.log" "$work/ctest_full.log" 2>/dev/null
+tail -c 200000 "$log/ctest.log" >"$res/ctest.log" 2>/dev/null
+find "$work/runs" -name '*.npy' -size +1M -delete 2>/dev/null
+tar -C "$work" -czf "$res/results.tar.gz" logs runs 2>/dev/null
+ls -la "$res" >>"$summary"
