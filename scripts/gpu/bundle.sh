@@ -138,6 +138,15 @@ if command -v ompi_info >/dev/null; then
   echo "mpi_lib=$(ompi_info --path libdir --parsable | sed -n 's/^path:libdir://p')" >>"$out/mpi/layout.txt"
 fi
 
+# CMake's own modules that the ctest files include (GoogleTestAddTests.cmake
+# for the gtest discovery at test time): the GPU machine's CMake is another.
+mkdir -p "$out/cmake-modules"
+modules_dir=""
+while IFS= read -r m; do
+  cp "$m" "$out/cmake-modules/"
+  modules_dir=$(dirname "$m")
+done < <(grep -rhoE '/[^"; )]*/Modules/[A-Za-z]+\.cmake' "$bdir" --include='*.cmake' | sort -u)
+
 # --- runner and provenance ---------------------------------------------------------------
 cp "$root/scripts/gpu/run_gpu.sh" "$out/run_gpu.sh"
 chmod +x "$out/run_gpu.sh"
@@ -146,6 +155,7 @@ chmod +x "$out/run_gpu.sh"
   echo "source_dir=$root"
   echo "build_dir=$bdir"
   echo "cmake=$(command -v cmake)"
+  echo "cmake_modules=$modules_dir"
   echo "mpiexec=$(readlink -f "$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)" 2>/dev/null)"
   echo "mpiexec_configured=$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
   echo "python3_configured=$(grep -m1 -o 'KMINI_PYTHON3:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"

@@ -74,6 +74,18 @@ foreach(_deck IN LISTS _decks)
   string(REGEX REPLACE "[/.]" "_" _name "${_deck}")
   kmini_cli_test(cli.deck_plans.${_name} EXIT 0 STDOUT "plan \\(dry run" ARGS ${_deck} --dry-run)
 endforeach()
+# The GPU decks too; those for the tensor-core engine are exit 2, naming the
+# key, on builds without it.
+file(GLOB _decks CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/inputs/gpu/*.yaml)
+foreach(_deck IN LISTS _decks)
+  string(REGEX REPLACE "[/.]" "_" _name "${_deck}")
+  if(_deck MATCHES "tensor_core" AND NOT "CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
+    kmini_cli_test(cli.deck_plans.${_name} EXIT 2 STDERR "${_deck}:[0-9]+: gram.engine: got 'tensor_core'"
+                   ARGS ${_deck} --dry-run)
+  else()
+    kmini_cli_test(cli.deck_plans.${_name} EXIT 0 STDOUT "plan \\(dry run" ARGS ${_deck} --dry-run)
+  endif()
+endforeach()
 
 # Ambiguous decks and command lines (issue 9): exit 2, one line naming the deck
 # line or the --set / option, and nothing written.
