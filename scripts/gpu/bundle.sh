@@ -60,7 +60,12 @@ mkdir -p "$out/kmini" "$out/lib"
 # scripts, configured headers are compiled in), and the binaries.
 (cd "$root" && find "build-$backend" \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' \) -print0 |
   tar --null -T - -cf -) | tar -C "$out/kmini" -xf -
+# The build tree's own shared libraries (the Kokkos Tools logger the tools
+# tests load) and the inputs the configure step wrote into tests/work.
+(cd "$root" && find "build-$backend" -name '*.so' ! -path '*/CMakeFiles/*' -print0 | tar --null -T - -cf -) |
+  tar -C "$out/kmini" -xf -
 mkdir -p "$out/kmini/build-$backend/tests/work"
+find "$bdir/tests/work" -maxdepth 1 -type f -size -4M -exec cp {} "$out/kmini/build-$backend/tests/work/" \;
 binaries=()
 while IFS= read -r -d '' f; do
   [[ $(head -c 4 "$f" | tr -d '\0') == $'\x7fELF' ]] || continue  # programs, not scripts
@@ -130,6 +135,7 @@ if command -v ompi_info >/dev/null; then
     if [[ -d $pmix_prefix/lib/pmix ]]; then
       mkdir -p "$out/mpi$pmix_prefix/lib/pmix"
       cp "$pmix_prefix"/lib/pmix/*.so "$out/mpi$pmix_prefix/lib/pmix/" 2>/dev/null || true
+      copy_deps "$out/mpi$pmix_prefix"/lib/pmix/*.so  # zlib for pcompress: else a warning on every start
       [[ -d $pmix_prefix/share ]] && cp -r "$pmix_prefix/share" "$out/mpi$pmix_prefix/"
     fi
     echo "pmix_prefix=$pmix_prefix" >>"$out/mpi/layout.txt"
@@ -159,6 +165,8 @@ chmod +x "$out/run_gpu.sh"
   echo "mpiexec=$(readlink -f "$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)" 2>/dev/null)"
   echo "mpiexec_configured=$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
   echo "python3_configured=$(grep -m1 -o 'KMINI_PYTHON3:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
+  echo "python3_any_configured=$(grep -m1 -o 'KMINI_ANY_PYTHON:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
+  echo "revision=$(sed -n 's/.*kGitRevision = "\(.*\)";/\1/p' "$bdir/src/generated/git_revision.hpp")"
   echo "commit=$(cd "$root" && git rev-parse HEAD)$(cd "$root" && git diff --quiet HEAD -- src tests || echo '+local changes')"
   echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
   echo "kokkos_prefix=$prefix"

@@ -42,6 +42,7 @@ struct SummaryRow {
 // The roofs rows report their fraction of (named in the table and its footnote).
 inline constexpr const char* kRoofStream = "stream BW";
 inline constexpr const char* kRoofPopcount = "popcount";
+inline constexpr const char* kRoofTensorCore = "tc probe";  // gram's tensor-core engine against its own probe
 
 struct KernelReport {
   std::optional<bool> verified;  // unset when verification was off

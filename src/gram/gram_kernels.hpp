@@ -338,6 +338,7 @@ void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceG
     if (engine == Engine::TensorCore) return gram_slice_with<true>(exec, a, b, g, out);
   }
 #endif
+  (void)engine;  // configure() refused tensor_core on builds without it
   gram_slice_with<false>(exec, a, b, g, out);
 }
 

@@ -82,7 +82,7 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
                std::to_string(rows) + "x" + std::to_string(c.a.cols) + (two ? "xB" + std::to_string(c.b.rows) : ""),
                compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
   row.roof_fraction = executed / compute_seconds / peak_all;
-  row.roof = kRoofPopcount;
+  row.roof = c.engine == Engine::TensorCore ? kRoofTensorCore : kRoofPopcount;
   if (report.verified) row.verified = *report.verified;
   report.rows.push_back(row);
 }

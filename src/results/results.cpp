@@ -106,7 +106,7 @@ void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, 
   };
   print("kernel", "size", "seconds", mpi ? "per rank" : "throughput", all.c_str(), "of roof", "verified");
   os << std::string(mpi ? 126 : 110, '-') << "\n";
-  bool stream_roof = false, popcount_roof = false, e2e = false;
+  bool stream_roof = false, popcount_roof = false, tc_roof = false, e2e = false;
   for (const auto& r : rows) {
     std::string roof = "    -";  // under the percentages
     if (std::isfinite(r.roof_fraction)) {
@@ -115,6 +115,7 @@ void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, 
       roof = pct + r.roof;
       stream_roof = stream_roof || r.roof == kRoofStream;
       popcount_roof = popcount_roof || r.roof == kRoofPopcount;
+      tc_roof = tc_roof || r.roof == kRoofTensorCore;
     }
     e2e = e2e || (r.label.size() >= 4 && r.label.compare(r.label.size() - 4, 4, ".e2e") == 0);
     const char* verified = !r.verified ? "skipped" : (*r.verified ? "yes" : "NO");
@@ -124,11 +125,13 @@ void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, 
   // Footnotes: what the columns mean, only for what the table shows.
   os << "seconds: the slowest rank's (best of repeat where a kernel repeats)"
      << (mpi ? "; rates per rank and of all " + std::to_string(ranks) + " ranks together" : std::string()) << "\n";
-  if (stream_roof || popcount_roof) {
+  if (stream_roof || popcount_roof || tc_roof) {
+    std::vector<std::string> roofs;
+    if (stream_roof) roofs.push_back(" stream BW = the best stream bandwidth per rank measured in this run");
+    if (popcount_roof) roofs.push_back(" popcount = gram's AND+popcount probe");
+    if (tc_roof) roofs.push_back(" tc probe = gram's tensor-core (1-bit mma) probe");
     os << "of roof:";
-    if (stream_roof) os << " stream BW = the best stream bandwidth per rank measured in this run";
-    if (stream_roof && popcount_roof) os << ";";
-    if (popcount_roof) os << " popcount = gram's AND+popcount probe";
+    for (std::size_t i = 0; i < roofs.size(); ++i) os << (i ? ";" : "") << roofs[i];
     os << "\n";
   }
   if (e2e) {

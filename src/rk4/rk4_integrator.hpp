@@ -33,6 +33,7 @@ struct Problem {
   bool per_stage = true;
   Method method = Method::Auto;
   double kerr = 0;  // the Kerr coefficient kappa (KerrModel); 0: the F/G model
+  int chunk = 0;    // elements per work item of the affine step (rk4.chunk): 0 = the backend's StepTuning
   std::int64_t elements() const { return n * n; }
 };
 
@@ -124,8 +125,17 @@ class Integrator {
 
   // Method affine: one fused kernel per step applying the step's map in place.
   void step_affine() {
-    const StepFunctor<T, kChunk, Mem> f(F_, G_, map_, count_ / kChunk);
-    const std::int64_t items = f.full_chunks + count_ % kChunk;
+    // A tuning choice (rk4.chunk): 4 elements per GPU thread share its loads of
+    // the step's map; the backend's default otherwise.
+    if (kChunk != 4 && p_.chunk == 4) return step_affine_with<4>();
+    if (kChunk != 1 && p_.chunk == 1) return step_affine_with<1>();
+    step_affine_with<kChunk>();
+  }
+
+  template <int Chunk>
+  void step_affine_with() {
+    const StepFunctor<T, Chunk, Mem> f(F_, G_, map_, count_ / Chunk);
+    const std::int64_t items = f.full_chunks + count_ % Chunk;
     Kokkos::parallel_reduce("kmini::rk4::step",
                             Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
                             Kokkos::Sum<Sums, Mem>(sums_));

@@ -62,8 +62,15 @@ kmini_cli_test(size.dry_run.overflow EXIT 2 STDERR "stream.n: needs 96 EiB of de
 # An allocation that fails although the plan fitted (here: an address-space
 # limit the memory query does not see; in production: memory taken by another
 # process meanwhile) is one line naming the kernel, the View and its size.
-kmini_cli_test(size.alloc_failure EXIT 1
-               STDERR "${_line}kmini: error: stream: device allocation of kmini::stream::[abc] \\(153 MiB\\) failed: [^\n]*.$"
-               DEFS -DKMINI=/bin/sh
-               ARGS ${CMAKE_CURRENT_SOURCE_DIR}/cli/ulimit_v.sh 300000 $<TARGET_FILE:kmini>
-                    --set run.kernels=[stream] --set stream.n=2e7 --set stream.repeat=1)
+# On GPU builds the limit stops the CUDA runtime's own start first: skipped there.
+if(KMINI_TEST_BACKEND MATCHES "cuda|hip|sycl")
+  add_test(NAME size.alloc_failure
+           COMMAND sh -c "echo 'skipped: ulimit -v stops the GPU runtime before any allocation of kmini'; exit 77")
+  set_tests_properties(size.alloc_failure PROPERTIES SKIP_RETURN_CODE 77 LABELS cli)
+else()
+  kmini_cli_test(size.alloc_failure EXIT 1
+                 STDERR "${_line}kmini: error: stream: device allocation of kmini::stream::[abc] \\(153 MiB\\) failed: [^\n]*.$"
+                 DEFS -DKMINI=/bin/sh
+                 ARGS ${CMAKE_CURRENT_SOURCE_DIR}/cli/ulimit_v.sh 300000 $<TARGET_FILE:kmini>
+                      --set run.kernels=[stream] --set stream.n=2e7 --set stream.repeat=1)
+endif()

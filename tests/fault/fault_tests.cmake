@@ -35,6 +35,9 @@ string(REPLACE ";" "\\;" _fault_mpiexec_flags "${MPIEXEC_NUMPROC_FLAG};NP;${KMIN
 target_compile_definitions(kmini_fault_binary_tests PRIVATE
   KMINI_TEST_WORK="${KMINI_TEST_WORK}" KMINI_EXE="$<TARGET_FILE:kmini>" KMINI_MPIEXEC="${MPIEXEC_EXECUTABLE}"
   "KMINI_MPIEXEC_FLAGS=\"${_fault_mpiexec_flags}\"")
+if(KMINI_TEST_BACKEND MATCHES "cuda|hip|sycl")
+  target_compile_definitions(kmini_fault_binary_tests PRIVATE KMINI_TEST_DEVICE_BACKEND=1)
+endif()
 foreach(_t decks:SampleOfGeneratedDecks npy:SampleOfMutatedNpyFiles mpi_np2:TwoRanks oversize:OversizeValues
            kokkos_flags:MalformedKokkosFlags)
   string(REPLACE ":" ";" _t "${_t}")

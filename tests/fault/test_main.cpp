@@ -2,6 +2,7 @@
 // the whole run, and run_app is called once per generated case.
 #include "../support/private_tmpdir.hpp"
 #include "core/environment.hpp"
+#include "core/kokkos_compat.hpp"
 #include "in_process.hpp"
 
 #include <gtest/gtest.h>
@@ -13,9 +14,13 @@ int main(int argc, char** argv) {
   kmini::test::use_private_tmpdir(
       kmini::test::relocated(KMINI_TEST_TMP));  // before MPI_Init: its session directory goes there
   // A case kmini wrongly accepts must not take the shared machine's memory.
-  const rlim_t limit = rlim_t(8) << 30;
-  rlimit rl{limit, limit};
-  setrlimit(RLIMIT_AS, &rl);
+  // Not on GPU builds: the CUDA runtime reserves more address space than any
+  // such limit at its first call (cudaGetDeviceCount: out of memory, H100).
+  if (kmini::compat::device_is_host_accessible) {
+    const rlim_t limit = rlim_t(8) << 30;
+    rlimit rl{limit, limit};
+    setrlimit(RLIMIT_AS, &rl);
+  }
   kmini::Environment env(argc, argv);
   kmini::fault::set_environment(&env);
   kmini::fault::install_guards();
