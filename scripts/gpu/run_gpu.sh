@@ -11,6 +11,7 @@
 # and leaves at most 8 files in RESULTS_DIR: summary.txt, results.tar.gz (every
 # results.json, log and the ctest report), ctest.log (its tail), sanitizer.log.
 # STEPS (comma-separated): smi,tests,decks,bench,peers,sanitizer (default: all).
+# KMINI_CTEST_TIMEOUT: seconds for the whole suite (300; a 2-core CPU bundle needs more).
 # peers: scripts/gpu/peers.py (numba-cuda and CuPy on the same data, checked).
 set -uo pipefail
 B=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,6 +48,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # Fabrics' components were left out of the bundle: one node, shared memory.
 export OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_pcompress_base_silence_warning=1
+# One node: no remote shell to look for (a minimal system has no ssh, and OpenMPI
+# refuses to start even local ranks without one).
+export OMPI_MCA_plm_rsh_agent=false
 python=$(command -v python3 || true)
 cmake_bin=$(command -v cmake || true)
 ctest_bin=$(command -v ctest || true)
@@ -91,7 +95,8 @@ if want tests; then
   for k in "${!skip[@]}"; do exclude+="${exclude:+|}$k"; say "skipped: $k: ${skip[$k]}"; done
   cd "$B/kmini/build-$backend" || exit 1
   t0=$(date +%s)
-  timeout 300 "$ctest_bin" -j 12 --timeout 150 ${exclude:+-E "$exclude"} --output-on-failure \
+  jobs=$(nproc); ((jobs > 12)) && jobs=12
+  timeout "${KMINI_CTEST_TIMEOUT:-300}" "$ctest_bin" -j "$jobs" --timeout 150 ${exclude:+-E "$exclude"} --output-on-failure \
     --output-junit "$log/ctest-junit.xml" >"$log/ctest.log" 2>&1
   rc=$?
   say "ctest: exit $rc in $(($(date +%s) - t0)) s: $(grep -E 'tests passed|tests failed' "$log/ctest.log" | tail -1)"

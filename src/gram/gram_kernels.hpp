@@ -285,9 +285,8 @@ double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats) {
   const int league = static_cast<int>(std::max<std::int64_t>(1, workers / P::team_size));
   Policy policy(exec, league, P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
-  auto run = [&](int reps) {
+  auto launch = [&](int reps) {
     std::uint64_t total = 0;
-    Kokkos::Timer timer;
     Kokkos::parallel_reduce(
         TensorCore ? "kmini::gram::probe_tensor_core" : "kmini::gram::probe", policy,
         KOKKOS_LAMBDA(const Member& team, std::uint64_t& sum) {
@@ -308,15 +307,9 @@ double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats) {
             sum += std::uint64_t(ct[e]) * (e + 1);
         },
         total);
-    exec.fence();
-    const double seconds = timer.seconds();
-    volatile std::uint64_t sink = total;  // the sums are used: the work cannot be dropped
-    (void)sink;
-    return seconds;
+    return total;
   };
-  run(1);  // warm up
-  double seconds = run(repeats);
-  for (int t = 1; t < 3; ++t) seconds = std::min(seconds, run(repeats));
+  const double seconds = best_probe_seconds(exec, launch, repeats);
   return double(league) * repeats * P::tile * P::tile * double(P::chunk) * 64 / seconds;
 }
 

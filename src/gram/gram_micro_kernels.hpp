@@ -193,6 +193,28 @@ KOKKOS_FORCEINLINE_FUNCTION void rows_block(const Word* const* ra, const Word* c
 }
 
 // ---------------------------------------------------------------------------
+// A probe's time: launch(reps) runs the probe kernel for `reps` repeats and
+// returns the checksum it reduced (used here, so the work cannot be dropped).
+// One warm-up, then the best of 3 runs: a peak is the best rate seen, as the
+// kernel's time is the best of its repeats (one run varied by +-7% on a Zen 5 VM).
+template <class Exec, class Launch>
+double best_probe_seconds(const Exec& exec, const Launch& launch, int repeats) {
+  auto run = [&](int reps) {
+    Kokkos::Timer timer;
+    const std::uint64_t total = launch(reps);
+    exec.fence();
+    const double seconds = timer.seconds();
+    volatile std::uint64_t sink = total;
+    (void)sink;
+    return seconds;
+  };
+  run(1);
+  double seconds = run(repeats);
+  for (int t = 1; t < 3; ++t) seconds = std::min(seconds, run(repeats));
+  return seconds;
+}
+
+// ---------------------------------------------------------------------------
 // Peak probe of staged (GPU) builds: teams of the tile kernel's shape, each
 // with its panels in team scratch filled once, run the chunk's inner loop
 // `repeats` times: the micro-tiles (or, TensorCore, the warps' 1-bit mma) on
@@ -219,9 +241,8 @@ double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repea
   Kokkos::parallel_for(
       "kmini::gram::probe_fill", Kokkos::RangePolicy<Exec>(exec, 0, workers * kRows * kWords),
       KOKKOS_LAMBDA(const std::int64_t e) { block.data()[e] = random::hash(7, static_cast<std::uint64_t>(e)); });
-  auto run = [&](int reps) {
+  auto launch = [&](int reps) {
     std::uint64_t total = 0;
-    Kokkos::Timer timer;
     Kokkos::parallel_reduce(
         "kmini::gram::probe", Kokkos::RangePolicy<Exec>(exec, 0, workers),
         KOKKOS_LAMBDA(const std::int64_t wkr, std::uint64_t& sum) {
@@ -237,17 +258,9 @@ double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repea
           for (int e = 0; e < 16; ++e) sum += std::uint64_t(c[e]) * (e + 1);
         },
         total);
-    exec.fence();
-    const double seconds = timer.seconds();
-    volatile std::uint64_t sink = total;  // the sums are used: the work cannot be dropped
-    (void)sink;
-    return seconds;
+    return total;
   };
-  run(1);  // warm up
-  // A peak is the best rate seen: the best of 3 runs, as the kernel's time is
-  // the best of its repeats (one run varied by +-7% here, Zen 5 VM).
-  double seconds = run(repeats);
-  for (int t = 1; t < 3; ++t) seconds = std::min(seconds, run(repeats));
+  const double seconds = best_probe_seconds(exec, launch, repeats);
   return double(workers) * repeats * kWords * 16 * 64 / seconds;
 }
 
