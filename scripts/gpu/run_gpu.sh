@@ -51,6 +51,8 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none PMIX_MCA_pcompress_base_sil
 # One node: no remote shell to look for (a minimal system has no ssh, and OpenMPI
 # refuses to start even local ranks without one).
 export OMPI_MCA_plm_rsh_agent=false
+# Kokkos' OpenMP backend (an openmp bundle) warns on stderr at every start without these.
+export OMP_PROC_BIND="${OMP_PROC_BIND:-spread}" OMP_PLACES="${OMP_PLACES:-threads}"
 python=$(command -v python3 || true)
 cmake_bin=$(command -v cmake || true)
 ctest_bin=$(command -v ctest || true)

@@ -10,6 +10,11 @@ import subprocess
 import sys
 
 out, launcher, kmini = sys.argv[1:4]
+try:  # scaling.py reads decks with PyYAML; an interpreter without it (a GPU node's) skips
+    import yaml  # noqa: F401
+except ImportError:
+    print("skipped: this python3 has no PyYAML, which scripts/scaling.py needs")
+    sys.exit(77)
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 shutil.rmtree(out, ignore_errors=True)
 cmd = [sys.executable, os.path.join(root, "scripts", "scaling.py"), "study", os.path.join(root, "inputs", "default.yaml"),
