@@ -30,20 +30,20 @@ void read_source(const DeckNode& a, Source& src, std::string& size, std::string&
     const DeckNode r = a.child("random");
     src.kind = Source::Kind::Random;
     src.rows = r.integer("rows", 1024, 1, kMaxDim);
-    size = r.where("rows") + ": " + r.path() + ".rows";
+    size = r.located("rows");
     src.cols = r.integer("cols", 4096, 1, kMaxDim);
-    cols_setting = r.where("cols") + ": " + r.path() + ".cols";
+    cols_setting = r.located("cols");
     src.density = r.real("density", 0.5, 0.0, 1.0);
     src.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
     return;
   }
   src.path = a.required_text("file");
-  size = a.where("file") + ": " + a.path() + ".file";
+  size = a.located("file");
   cols_setting = size;
   const bool packed = a.boolean("packed", false);
   if (packed) {
     src.cols = a.required_integer("cols", 1, kMaxDim);
-    cols_setting = a.where("cols") + ": " + a.path() + ".cols";
+    cols_setting = a.located("cols");
   }
   try {  // problems with the file name the deck line and key that gave it
     const npy::Info info = npy::read_info(src.path);
@@ -98,7 +98,7 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
     c.memory_budget = s.real("memory_budget", 0, 0, 1e18, true);
     c.budget_given = true;
   }
-  budget_setting_ = s.where("memory_budget") + ": " + s.path() + ".memory_budget";
+  budget_setting_ = s.located("memory_budget");
   const std::string sim = s.choice("similarity", "counts", {"counts", "jaccard", "dice", "cosine"});
   for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
     if (sim == similarity_name(k)) c.similarity = k;
@@ -147,7 +147,7 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
                             std::to_string(c.a.rows) + " rows");
   }
   const Plan p = make_plan(config_, env.size());  // budget errors before anything runs
-  if (c.row_slice > 0) size_setting_ = s.where("row_slice") + ": " + s.path() + ".row_slice";
+  if (c.row_slice > 0) size_setting_ = s.located("row_slice");
   // An explicit slice height must respect an explicit budget too.
   if (c.row_slice > 0 && c.budget_given && p.packed_bytes + p.top_k_bytes + p.slice_bytes > c.memory_budget)
     s.fail("row_slice", "a slice height within gram.memory_budget (" + format_bytes(c.memory_budget) + "): packed A" +

@@ -157,13 +157,9 @@ const char* short_name(DType d) { return entry(d).name; }
 const char* descr(DType d) { return entry(d).descr; }
 
 std::string shape_string(const Shape& s) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(s[i]);
-  }
-  if (s.size() == 1) out += ",";
-  return out + ")";
+  std::vector<std::string> dims;
+  for (const auto d : s) dims.push_back(std::to_string(d));
+  return "(" + join(dims) + (s.size() == 1 ? ",)" : ")");  // numpy's (n,) for one dimension
 }
 
 std::uint64_t Info::element_count() const {

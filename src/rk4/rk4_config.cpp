@@ -107,8 +107,8 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   p.n = s.integer("n", defaults.problem.n, 1, kMaxN);
   p.dt = s.real("dt", defaults.problem.dt, 0, kMaxReal, true);
   p.steps = s.integer("steps", defaults.problem.steps, 0);
-  n_setting_ = s.where("n") + ": " + s.path() + ".n";
-  steps_setting_ = s.where("steps") + ": " + s.path() + ".steps";
+  n_setting_ = s.located("n");
+  steps_setting_ = s.located("steps");
   if (!s.has("g") || s.is_word("g", "auto")) {
     s.text("g", "auto");
     p.g = 1.0 / (static_cast<double>(p.n) * static_cast<double>(p.n));

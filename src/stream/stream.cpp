@@ -127,7 +127,7 @@ std::uint64_t bytes_per_element(const Config& c) {
 
 void StreamKernel::configure(const DeckNode& s, const Environment&) {
   config_.n = s.integer("n", config_.n, 1);
-  n_setting_ = s.where("n") + ": " + s.path() + ".n";
+  n_setting_ = s.located("n");
   config_.ops = s.choice_list("ops", config_.ops, {"add", "exp"});
   if (config_.ops.empty()) s.fail("ops", "at least one of add | exp");
   config_.repeat = s.integer("repeat", config_.repeat, 1, 100000);
