@@ -46,7 +46,7 @@ struct Config {
   bool baseline = false;
   std::int64_t baseline_rows = 512;  // rows of the gemm baseline panel
   std::int64_t repeat = 1;           // timed repetitions of the slice loop (best)
-  Engine engine = Engine::Popcount;  // the tiles' sums (auto: popcount, see gram_config.cpp)
+  Engine engine = Engine::Popcount;  // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
 };
 
 // One slice of rows of C and the rank that computes it.

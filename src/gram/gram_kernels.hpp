@@ -163,21 +163,11 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
         stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
       });
       team.team_barrier();
-      if constexpr (TensorCore) {
-        tensor_core::chunk_mma<P>(pa, pb, nk, warp, lane, acc);
-      } else if (nk == P::chunk) {
-        for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
-          micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
-      } else {
-        for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
-          micro_tile<P, 0>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
-      }
+      if constexpr (TensorCore) tensor_core::chunk_mma<P>(pa, pb, nk, warp, lane, acc);
+      else if (nk == P::chunk) team_micro_tiles<P, P::chunk>(team, pa, pb, ct, nk);
+      else team_micro_tiles<P, 0>(team, pa, pb, ct, nk);
     }
-    if constexpr (TensorCore) {
-      KMINI_GRAM_UNROLL
-      for (int t = 0; t < tensor_core::kTilesPerWarp; ++t)
-        tensor_core::store_c<P>(ct, tensor_core::warp_m0(warp), tensor_core::warp_n0(warp, t), lane, acc[t]);
-    }
+    if constexpr (TensorCore) tensor_core::store_warp<P>(ct, warp, lane, acc);
   } else {
     // Rows past the slice (A) or past the targets (B) read the last
     // valid row: their counts land in ct entries that are never written.
@@ -262,18 +252,13 @@ void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const S
 template <class P, bool TensorCore, class Member>
 KOKKOS_INLINE_FUNCTION void probe_team(const Member& team, const Word* pa, const Word* pb, std::uint32_t* ct,
                                        int reps) {
-  constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
   if constexpr (TensorCore && tensor_core::kAvailable) {
     const int warp = team.team_rank() / 32, lane = team.team_rank() % 32;
     std::int32_t acc[tensor_core::kTilesPerWarp][4] = {};
     for (int rep = 0; rep < reps; ++rep) tensor_core::chunk_mma<P>(pa, pb, P::chunk, warp, lane, acc);
-    KMINI_GRAM_UNROLL
-    for (int t = 0; t < tensor_core::kTilesPerWarp; ++t)
-      tensor_core::store_c<P>(ct, tensor_core::warp_m0(warp), tensor_core::warp_n0(warp, t), lane, acc[t]);
+    tensor_core::store_warp<P>(ct, warp, lane, acc);
   } else {
-    for (int rep = 0; rep < reps; ++rep)
-      for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
-        micro_tile<P, P::chunk>(pa, pb, ct, mt / micro_cols, mt % micro_cols, P::chunk);
+    for (int rep = 0; rep < reps; ++rep) team_micro_tiles<P, P::chunk>(team, pa, pb, ct, P::chunk);
   }
 }
 

@@ -131,6 +131,16 @@ KOKKOS_FORCEINLINE_FUNCTION void micro_tile(const Word* KOKKOS_RESTRICT pa, cons
   rows_block_portable<P, FixedK, k_stride>(ra, rb, runtime_nk, c, row_step * ct_stride<P>(), col_step);
 }
 
+// A team's share of the tile's micro-tiles over one staged chunk of nk words:
+// thread t takes micro-tiles t, t + team_size, ... (the tiles and the probe).
+template <class P, int FixedK, class Member>
+KOKKOS_FORCEINLINE_FUNCTION void team_micro_tiles(const Member& team, const Word* pa, const Word* pb, std::uint32_t* ct,
+                                                  int nk) {
+  constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
+  for (int mt = team.team_rank(); mt < micro_count; mt += team.team_size())
+    micro_tile<P, FixedK>(pa, pb, ct, mt / micro_cols, mt % micro_cols, nk);
+}
+
 #if KMINI_GRAM_AVX512_POPCOUNT
 // rows_block on AVX-512 VPOPCNTDQ hosts; nk: a multiple of 8 (rows are padded to TileParams::granule = 8 words).
 template <class P>
@@ -225,15 +235,14 @@ template <bool TensorCore, class Exec>
 double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats);
 
 // ---------------------------------------------------------------------------
-// Peak probe: the AND+popcount rate of the tile kernel's own micro-kernel
+// Peak probe of host builds: the AND+popcount rate of the tile kernel's own micro-kernel
 // (rows_block) with its operands in L1: each worker repeatedly sweeps a private
 // 8 x 128-word block (8 KiB, cache resident), 4 rows against 4. What the tiles
 // lose to it is what tiling, memory and the C-tile updates cost. Returns
 // executed bit-ops per second.
 template <class Exec>
-double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
+double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
   using P = TileParams;
-  if constexpr (P::staged) return probe_staged_peak<false>(exec, workers, repeats);
   constexpr int kWords = 128, kRows = 8;
   static_assert(P::mr == 4 && P::nr == 4, "the probe's block is 4 x 4 rows");
   Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
@@ -262,6 +271,15 @@ double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repea
   };
   const double seconds = best_probe_seconds(exec, launch, repeats);
   return double(workers) * repeats * kWords * 16 * 64 / seconds;
+}
+
+// The probe of this build's tiles: staged panels on GPUs, rows in place on hosts.
+// (The host probe is a function of its own: nvcc does not let an extended lambda
+// first-capture variables inside `if constexpr`.)
+template <class Exec>
+double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
+  if constexpr (TileParams::staged) return probe_staged_peak<false>(exec, workers, repeats);
+  else return probe_host_peak(exec, workers, repeats);
 }
 
 }  // namespace kmini::gram

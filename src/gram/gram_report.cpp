@@ -68,11 +68,8 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   probe_region.reset();
   const double popcount_all = allreduce_sum(env.comm(), peak);
   m["probe_and_popcount_peak_bit_ops_per_s"] = popcount_all;
-  double peak_all = popcount_all;
-  if (c.engine == Engine::TensorCore) {
-    peak_all = allreduce_sum(env.comm(), tc_peak);
-    m["probe_tensor_core_peak_bit_ops_per_s"] = peak_all;
-  }
+  const double peak_all = c.engine == Engine::TensorCore ? allreduce_sum(env.comm(), tc_peak) : popcount_all;
+  if (c.engine == Engine::TensorCore) m["probe_tensor_core_peak_bit_ops_per_s"] = peak_all;
   m["fraction_of_peak"] = executed / compute_seconds / peak_all;
   if (!two) m["trace"] = Json(static_cast<long long>(summary.trace));
   if (with_checksum) m["checksum"] = hex(summary.checksum);

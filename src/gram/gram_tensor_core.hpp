@@ -78,6 +78,13 @@ KOKKOS_INLINE_FUNCTION void store_c(std::uint32_t* ct, int m0, int n0, int lane,
 // The mma tiles of warp w: row block w % 4, column blocks (w / 4) * 4 + t.
 KOKKOS_INLINE_FUNCTION constexpr int warp_m0(int warp) { return (warp % kRowBlocks) * kM; }
 KOKKOS_INLINE_FUNCTION constexpr int warp_n0(int warp, int t) { return ((warp / kRowBlocks) * kTilesPerWarp + t) * kN; }
+// Adds the warp's accumulators (its kTilesPerWarp mma tiles) to the C tile.
+template <class P>
+KOKKOS_INLINE_FUNCTION void store_warp(std::uint32_t* ct, int warp, int lane,
+                                       const std::int32_t acc[kTilesPerWarp][4]) {
+  KMINI_GRAM_UNROLL
+  for (int t = 0; t < kTilesPerWarp; ++t) store_c<P>(ct, warp_m0(warp), warp_n0(warp, t), lane, acc[t]);
+}
 
 // Whether this build can issue the instruction: CUDA for sm_80 or newer.
 #if defined(KOKKOS_ENABLE_CUDA) &&                                                                       \

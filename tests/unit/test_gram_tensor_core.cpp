@@ -97,7 +97,9 @@ TEST(GramTensorCore, FragmentTablesCoverEachElementOnce) {
     for (int j = 0; j < 8; ++j) {
       EXPECT_EQ(a_seen[i][j], 1) << "A row " << i << ", 32-bit group " << j;
       EXPECT_EQ(c_seen[i][j], 1) << "C (" << i << ", " << j << ")";
-      if (i < 8) EXPECT_EQ(b_seen[i][j], 1) << "B column " << i << ", 32-bit group " << j;
+      if (i < 8) {
+        EXPECT_EQ(b_seen[i][j], 1) << "B column " << i << ", 32-bit group " << j;
+      }
     }
 }
 

@@ -163,7 +163,9 @@ TEST(TEST_CATEGORY, Rk4Stages_FlagsTheFirstNonFiniteStep) {
     // stage couplings are recomputed from sums of fields growing 100-fold per
     // step, and the step of the overflow follows the rounding (stages: step 5
     // built with -march=native, step 10 without; affine: 4 both ways).
-    if (!per_stage) EXPECT_NEAR(static_cast<double>(r.first_bad), static_cast<double>(a.first_bad), 1.0);
+    if (!per_stage) {
+      EXPECT_NEAR(static_cast<double>(r.first_bad), static_cast<double>(a.first_bad), 1.0);
+    }
   }
 }
 
