@@ -109,11 +109,12 @@ copy_deps "${binaries[@]}"
 # Components for fabrics a single GPU node does not use (UCX, libfabric, verbs,
 # PSM, Portals) and any whose libraries are missing stay behind: OpenMPI skips
 # a component it does not find, and shared memory + TCP cover one node.
+ompi_path() { ompi_info --path "$1" --parsable | sed -n "s/^path:$1://p"; }
 if command -v ompi_info >/dev/null; then
-  opal_prefix=$(ompi_info --path prefix --parsable | sed -n 's/^path:prefix://p')
-  pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
-  pkgdatadir=$(ompi_info --path pkgdatadir --parsable | sed -n 's/^path:pkgdatadir://p')
-  bindir=$(ompi_info --path bindir --parsable | sed -n 's/^path:bindir://p')
+  opal_prefix=$(ompi_path prefix)
+  pkglibdir=$(ompi_path pkglibdir)
+  pkgdatadir=$(ompi_path pkgdatadir)
+  bindir=$(ompi_path bindir)
   mpi=$out/mpi$opal_prefix
   mkdir -p "$mpi/bin" "$out/mpi$pkglibdir" "$out/mpi$pkgdatadir"
   for p in orterun orted mpiexec mpirun; do
@@ -141,7 +142,6 @@ if command -v ompi_info >/dev/null; then
     echo "pmix_prefix=$pmix_prefix" >>"$out/mpi/layout.txt"
   fi
   echo "opal_prefix=$opal_prefix" >>"$out/mpi/layout.txt"
-  echo "mpi_lib=$(ompi_info --path libdir --parsable | sed -n 's/^path:libdir://p')" >>"$out/mpi/layout.txt"
 fi
 
 # CMake's own modules that the ctest files include (GoogleTestAddTests.cmake
@@ -154,6 +154,7 @@ while IFS= read -r m; do
 done < <(grep -rhoE '/[^"; )]*/Modules/[A-Za-z]+\.cmake' "$bdir" --include='*.cmake' | sort -u)
 
 # --- runner and provenance ---------------------------------------------------------------
+cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$bdir/CMakeCache.txt" | head -1; }
 cp "$root/scripts/gpu/run_gpu.sh" "$out/run_gpu.sh"
 chmod +x "$out/run_gpu.sh"
 {
@@ -162,10 +163,10 @@ chmod +x "$out/run_gpu.sh"
   echo "build_dir=$bdir"
   echo "cmake=$(command -v cmake)"
   echo "cmake_modules=$modules_dir"
-  echo "mpiexec=$(readlink -f "$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)" 2>/dev/null)"
-  echo "mpiexec_configured=$(grep -m1 -o 'MPIEXEC_EXECUTABLE:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
-  echo "python3_configured=$(grep -m1 -o 'KMINI_PYTHON3:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
-  echo "python3_any_configured=$(grep -m1 -o 'KMINI_ANY_PYTHON:FILEPATH=.*' "$bdir/CMakeCache.txt" | cut -d= -f2)"
+  echo "mpiexec=$(readlink -f "$(cache_value MPIEXEC_EXECUTABLE)" 2>/dev/null)"
+  echo "mpiexec_configured=$(cache_value MPIEXEC_EXECUTABLE)"
+  echo "python3_configured=$(cache_value KMINI_PYTHON3)"
+  echo "python3_any_configured=$(cache_value KMINI_ANY_PYTHON)"
   echo "revision=$(sed -n 's/.*kGitRevision = "\(.*\)";/\1/p' "$bdir/src/generated/git_revision.hpp")"
   echo "commit=$(cd "$root" && git rev-parse HEAD)$(cd "$root" && git diff --quiet HEAD -- src tests || echo '+local changes')"
   echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"

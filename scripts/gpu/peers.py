@@ -64,28 +64,26 @@ def gram_peers(args, report):
     A = (rng.random((rows, cols)) < 0.5).astype(np.uint8)
     a_path = os.path.join(args.out, "A.npy")
     np.save(a_path, A)
-    kout = os.path.join(args.out, "kmini_gram")
-    # Timed without outputs, best of 20 passes, one slice (row_slice auto: the
-    # built-in deck's 256-row slices left the H100 half idle, 2x slower); then
-    # once more writing C for the comparison.
-    g = run_kmini(args.kmini, kout + "_timed", ["run.kernels=[gram]", "run.verify=false", "gram.row_slice=auto", f"gram.A={{file: {a_path}}}",
-                                                "gram.repeat=20", "gram.engine=popcount"])["kernels"]["gram"]
-    run_kmini(args.kmini, kout, ["run.kernels=[gram]", "run.verify=false", "gram.row_slice=auto", f"gram.A={{file: {a_path}}}",
-                                 "gram.write.C=C.npy", "gram.engine=popcount"])
-    C = np.load(os.path.join(kout, "C.npy")).astype(np.int64)
-    useful = 2.0 * rows * rows * cols  # AND + popcount per bit pair, the convention of kmini's reports
+    def kmini_gram(engine):
+        """Timed without outputs, best of 20 passes, one slice (row_slice auto: the
+        built-in deck's 256-row slices left the H100 half idle, 2x slower); then
+        once more writing C for the comparison. Returns (results, C's path)."""
+        out_dir = os.path.join(args.out, "kmini_gram_" + engine)
+        base = ["run.kernels=[gram]", "run.verify=false", "gram.row_slice=auto", f"gram.A={{file: {a_path}}}",
+                f"gram.engine={engine}"]
+        timed_run = run_kmini(args.kmini, out_dir + "_timed", base + ["gram.repeat=20"])["kernels"]["gram"]
+        run_kmini(args.kmini, out_dir, base + ["gram.write.C=C.npy"])
+        return timed_run, os.path.join(out_dir, "C.npy")
+
+    g, c_path = kmini_gram("popcount")
+    C = np.load(c_path).astype(np.int64)
     out = {"shape": [rows, cols], "kmini": {k: g.get(k) for k in ("compute_seconds", "useful_bit_ops_per_s",
                                                                   "fraction_of_peak", "probe_and_popcount_peak_bit_ops_per_s")}}
     ks = g["compute_seconds"]
     # The tensor-core engine on the same file: its C must be the same bytes.
     try:
-        tout = os.path.join(args.out, "kmini_gram_tensor_core")
-        t = run_kmini(args.kmini, tout + "_timed", ["run.kernels=[gram]", "run.verify=false", "gram.row_slice=auto",
-                                                    f"gram.A={{file: {a_path}}}", "gram.repeat=20",
-                                                    "gram.engine=tensor_core"])["kernels"]["gram"]
-        run_kmini(args.kmini, tout, ["run.kernels=[gram]", "run.verify=false", "gram.row_slice=auto", f"gram.A={{file: {a_path}}}",
-                                     "gram.write.C=C.npy", "gram.engine=tensor_core"])
-        with open(os.path.join(kout, "C.npy"), "rb") as f1, open(os.path.join(tout, "C.npy"), "rb") as f2:
+        t, tc_path = kmini_gram("tensor_core")
+        with open(c_path, "rb") as f1, open(tc_path, "rb") as f2:
             same = f1.read() == f2.read()
         out["kmini_tensor_core"] = {"compute_seconds": t["compute_seconds"],
                                     "useful_bit_ops_per_s": t["useful_bit_ops_per_s"],

@@ -27,7 +27,7 @@ trap 'rm -rf "$work"' EXIT
 log=$work/logs
 mkdir -p "$log"
 t_start=$(date +%s)
-info() { sed -n "s/^$1=//p" "$B/bundle_info.txt" | head -1; }
+info() { sed -n "s/^$1=//p" "${2:-$B/bundle_info.txt}" 2>/dev/null | head -1; }  # KEY [FILE]
 backend=$(info backend)
 src_from=$(info source_dir)
 summary=$res/summary.txt
@@ -37,9 +37,8 @@ elapsed() { echo $(($(date +%s) - t_start)); }
 
 # --- environment: the bundle's libraries and OpenMPI, relocated -----------------------
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-opal_prefix=$(sed -n 's/^opal_prefix=//p' "$B/mpi/layout.txt" 2>/dev/null)
-pmix_prefix=$(sed -n 's/^pmix_prefix=//p' "$B/mpi/layout.txt" 2>/dev/null)
-mpi_lib=$(sed -n 's/^mpi_lib=//p' "$B/mpi/layout.txt" 2>/dev/null)
+opal_prefix=$(info opal_prefix "$B/mpi/layout.txt")
+pmix_prefix=$(info pmix_prefix "$B/mpi/layout.txt")
 mpiexec=$B/mpi$opal_prefix/bin/mpiexec
 export OPAL_PREFIX=$B/mpi$opal_prefix
 [[ -n $pmix_prefix ]] && export PMIX_INSTALL_PREFIX=$B/mpi$pmix_prefix
