@@ -3,8 +3,10 @@
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
+#include "core/text.hpp"
 
 #include <cstdlib>
+#include <exception>
 #include <vector>
 
 namespace kmini {
@@ -32,8 +34,13 @@ Environment::Environment(int& argc, char**& argv) {
   std::vector<std::string> flags;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]).rfind("--kokkos-", 0) == 0) flags.push_back(argv[i]);
+  const compat::Getenv getenv = [](const char* name) -> const char* { return std::getenv(name); };
   try {
+    const std::vector<std::string> as_given = flags;  // messages name the user's spelling
     flags = compat::kokkos_flags(flags);
+    compat::check_environment(getenv);
+    compat::check_device_ids(as_given, getenv);
+    compat::load_tools_libraries(as_given, getenv);
     for (auto& f : compat::tools_flags_from_environment(flags, std::getenv("KOKKOS_TOOLS_LIBS"),
                                                         std::getenv("KOKKOS_PROFILE_LIBRARY")))
       flags.push_back(f);
@@ -53,8 +60,18 @@ Environment::Environment(int& argc, char**& argv) {
     for (auto& f : flags) args.push_back(f.data());
     int kargc = static_cast<int>(args.size());
     args.push_back(nullptr);
-    Kokkos::initialize(kargc, args.data());
-    owns_kokkos_ = true;
+    // What the checks above cannot foresee (a thread count the backend
+    // refuses, a device that fails to start) is an exit 2 too, not an
+    // uncaught exception (SIGABRT).
+    try {
+      Kokkos::initialize(kargc, args.data());
+      owns_kokkos_ = true;
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      what = what.substr(0, what.find('\n'));
+      usage_problem_ = "Kokkos could not start (" + escape_cut(what) +
+                       "): check the --kokkos-* flags and KOKKOS_* environment variables";
+    }
   }
   termination::install_handlers(rank_ == 0);
   termination::block_signals(false);

@@ -1,16 +1,20 @@
 #include "core/kokkos_compat.hpp"
 
 #include "core/errors.hpp"
+#include "core/file_kind.hpp"
 #include "core/text.hpp"
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
-#if defined(KOKKOS_ENABLE_CUDA) && !KMINI_KOKKOS_4
+#if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
 #endif
 
@@ -165,6 +169,75 @@ bool valid_value(const FlagSpec& f, bool has_value, const std::string& value) {
   return false;
 }
 
+
+// Kokkos' environment variables. Kokkos 3.4 parses the numbers with std::stoi
+// (an uncaught std::invalid_argument: SIGABRT, exit 134, on
+// KOKKOS_NUM_THREADS=abc), 4.x with strtol and Kokkos::abort on what it cannot
+// convert; neither can be caught, so kmini checks them first.
+struct EnvSpec {
+  const char* name;
+  Kind kind;
+  const char* expected;
+  int first_version, last_version;  // the Kokkos versions that read it
+};
+const EnvSpec kEnvironment[] = {
+    {"KOKKOS_NUM_THREADS", Kind::Count, "a whole number N >= 1", kAny, kNever},
+    {"KOKKOS_NUMA", Kind::Count, "a whole number N >= 1", kAny, 30700},
+    {"KOKKOS_DEVICE_ID", Kind::Index, "a whole number N >= 0", kAny, kNever},
+    {"KOKKOS_NUM_DEVICES", Kind::Count, "a whole number N >= 1", kAny, 30700},
+    {"KOKKOS_SKIP_DEVICE", Kind::Index, "a whole number N >= 0", kAny, 30700},
+    {"KOKKOS_RAND_DEVICES", Kind::Count, "a whole number N >= 1", kAny, 30700},
+    {"KOKKOS_MAP_DEVICE_ID_BY", Kind::MapBy, "random or mpi_rank", 30700, kNever},
+    {"KOKKOS_DISABLE_WARNINGS", Kind::Bool, "true|false (yes|no, 1|0)", kAny, kNever},
+    {"KOKKOS_PRINT_CONFIGURATION", Kind::Bool, "true|false (yes|no, 1|0)", 30700, kNever},
+    {"KOKKOS_TUNE_INTERNALS", Kind::Bool, "true|false (yes|no, 1|0)", kAny, kNever},
+    {"KOKKOS_VISIBLE_DEVICES", Kind::Devices, "device ids N >= 0 separated by commas", 40000, kNever},
+};
+
+bool valid_environment_value(const EnvSpec& e, const std::string& value) {
+  bool unused = false;
+  switch (e.kind) {
+    case Kind::Count: return whole_number(value, 1);
+    case Kind::Index: return whole_number(value, 0);
+    case Kind::MapBy: return value == "random" || value == "mpi_rank";
+    case Kind::Bool: return parse_bool(value, unused);
+    case Kind::Devices: {  // here: a list of ids
+      std::size_t start = 0;
+      for (;;) {
+        const auto comma = value.find(',', start);
+        if (!whole_number(value.substr(start, comma == std::string::npos ? comma : comma - start), 0)) return false;
+        if (comma == std::string::npos) return true;
+        start = comma + 1;
+      }
+    }
+    default: return !value.empty();
+  }
+}
+
+// The devices this process sees, or -1 where the backend has none or cannot tell.
+int device_count() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+#else
+  return -1;
+#endif
+}
+
+// The libraries of one --kokkos-tools-libs / KOKKOS_TOOLS_LIBS value (Kokkos
+// separates them with ';').
+std::vector<std::string> split_libraries(const std::string& value) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto semi = value.find(';', start);
+    const std::string lib = value.substr(start, semi == std::string::npos ? semi : semi - start);
+    if (!lib.empty()) out.push_back(lib);
+    if (semi == std::string::npos) return out;
+    start = semi + 1;
+  }
+}
 }  // namespace
 
 std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int version) {
@@ -223,6 +296,79 @@ std::vector<std::string> tools_flags_from_environment(const std::vector<std::str
   for (const auto& f : flags)
     if (f.rfind("--kokkos-tools-library=", 0) == 0) return {};
   return {std::string("--kokkos-tools-library=") + tools_libs};
+}
+
+}  // namespace kmini::compat
+
+namespace kmini::compat {
+
+void check_environment(const Getenv& get, int version) {
+  const std::string kokkos = "Kokkos " + version_text(version);
+  for (const auto& e : kEnvironment) {
+    const char* raw = get(e.name);
+    if (!raw || version < e.first_version || version >= e.last_version) continue;
+    const std::string value = raw;
+    if (!valid_environment_value(e, value))
+      throw UsageError(std::string("environment variable ") + e.name + "=" + escape_cut(value) + ": expected " +
+                       e.expected + " (" + kokkos + " cannot start with it)");
+  }
+  const char* tools = get("KOKKOS_TOOLS_LIBS");
+  const char* profile = get("KOKKOS_PROFILE_LIBRARY");
+  if (version >= kNewSpellings && tools && profile && std::strcmp(tools, profile) != 0)
+    throw UsageError(std::string("environment variables KOKKOS_TOOLS_LIBS=") + escape_cut(tools) +
+                     " and KOKKOS_PROFILE_LIBRARY=" + escape_cut(profile) +
+                     " name different tool libraries, expected one of them (or the same library)");
+}
+
+void check_device_ids(const std::vector<std::string>& flags, const Getenv& get) {
+  const int count = device_count();
+  if (count < 0) return;
+  auto check = [count](const std::string& where, const std::string& id) {
+    if (std::atoll(id.c_str()) >= count)
+      throw UsageError(where + ": device " + id + " does not exist, expected a device id below " +
+                       std::to_string(count) + " (this process sees " + std::to_string(count) + " device" +
+                       (count == 1 ? "" : "s") + ")");
+  };
+  for (const auto& f : flags)
+    for (const char* prefix : {"--kokkos-device-id=", "--kokkos-device="})  // 4.x and 3.4 spellings
+      if (f.rfind(prefix, 0) == 0) check(f, f.substr(std::strlen(prefix)));
+  if (const char* id = get("KOKKOS_DEVICE_ID")) check(std::string("environment variable KOKKOS_DEVICE_ID=") + id, id);
+}
+
+std::vector<std::string> tools_libraries(const std::vector<std::string>& flags, const Getenv& get) {
+  std::vector<std::string> out;
+  auto add = [&out](const std::string& source, const std::string& value) {
+    for (auto& lib : split_libraries(value)) out.push_back(source + "\n" + lib);
+  };
+  for (const auto& f : flags)
+    for (const char* prefix : {"--kokkos-tools-libs=", "--kokkos-tools-library="})
+      if (f.rfind(prefix, 0) == 0) add(f.substr(0, std::strlen(prefix) - 1), f.substr(std::strlen(prefix)));
+  for (const char* var : {"KOKKOS_TOOLS_LIBS", "KOKKOS_PROFILE_LIBRARY"})
+    if (const char* v = get(var)) add(std::string("environment variable ") + var, v);
+  return out;
+}
+
+void load_tools_libraries(const std::vector<std::string>& flags, const Getenv& get) {
+  for (const auto& entry : tools_libraries(flags, get)) {
+    const auto nl = entry.find('\n');
+    const std::string source = entry.substr(0, nl), lib = entry.substr(nl + 1);
+    const std::string where = source + " (" + escape_cut(lib) + ")";
+    // A path is checked first: dlopen() of a named pipe blocks like open().
+    if (lib.find('/') != std::string::npos) {
+      int err = 0;
+      const std::string kind = file_kind(lib, err);
+      if (err)
+        throw UsageError(where + ": cannot load the Kokkos tools library (" + std::strerror(err) + ")");
+      if (!kind.empty())
+        throw UsageError(where + ": is " + kind + ", expected a Kokkos tools library (a shared object)");
+    }
+    // The flags Kokkos uses: the handle stays open, so Kokkos' own dlopen finds it.
+    if (!::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      const char* why = ::dlerror();
+      throw UsageError(where + ": cannot load the Kokkos tools library (" + escape_cut(why ? why : "unknown reason") +
+                       ")");
+    }
+  }
 }
 
 }  // namespace kmini::compat

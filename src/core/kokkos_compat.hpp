@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,25 @@ std::vector<std::string> kokkos_flags(const std::vector<std::string>& args, int 
 // KOKKOS_PROFILE_LIBRARY already name a library. Empty otherwise.
 std::vector<std::string> tools_flags_from_environment(const std::vector<std::string>& flags, const char* tools_libs,
                                                       const char* profile_library, int version = KOKKOS_VERSION);
+// Reads an environment variable (std::getenv in kmini; a table in tests).
+using Getenv = std::function<const char*(const char*)>;
+// Kokkos' environment variables (KOKKOS_NUM_THREADS, KOKKOS_DEVICE_ID, ...),
+// checked before Kokkos::initialize, which aborts or throws an exception
+// nothing can catch cleanly on a malformed one: UsageError (one line naming
+// the variable, the value and what is expected). Variables a version does not
+// read are left alone, as Kokkos leaves them.
+void check_environment(const Getenv& get, int version = KOKKOS_VERSION);
+// On device backends: a device id (flag or KOKKOS_DEVICE_ID) that this
+// process cannot see is a UsageError (Kokkos 4 aborts on it).
+void check_device_ids(const std::vector<std::string>& flags, const Getenv& get);
+// "SOURCE\nLIBRARY" for every tools library asked for, by flag (`flags` as
+// returned by kokkos_flags) or by KOKKOS_TOOLS_LIBS / KOKKOS_PROFILE_LIBRARY.
+std::vector<std::string> tools_libraries(const std::vector<std::string>& flags, const Getenv& get);
+// Loads each of them as Kokkos will (dlopen, RTLD_NOW | RTLD_GLOBAL): one that
+// does not load is a UsageError naming it and dlerror()'s reason. Kokkos
+// itself prints a line and runs on without the tool.
+void load_tools_libraries(const std::vector<std::string>& flags, const Getenv& get);
+
 // A failed allocation, recognised in what Kokkos throws: 3.4 and 4.0-4.3 a
 // std::runtime_error "Kokkos failed to allocate memory for label "L". ...
 // Allocation of size 1.5 G failed, ..." (3.4 adds a traceback line); 4.4+ a

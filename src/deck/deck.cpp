@@ -1,5 +1,7 @@
 #include "deck/deck.hpp"
 
+#include "io/input_file.hpp"
+
 #include "core/errors.hpp"
 #include "core/text.hpp"
 
@@ -9,8 +11,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 namespace kmini {
@@ -183,14 +183,8 @@ YAML::Node Deck::load_one_document(const std::string& text, const std::string& o
 }
 
 Deck Deck::from_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw UsageError(path + ": is a directory, expected a YAML deck file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot open deck file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw UsageError(path + ": cannot read deck file");
-  return Deck(load_one_document(text.str(), path, "", true), path);
+  const io::InputFile file(path, "a YAML deck file");
+  return Deck(load_one_document(file.read_all(io::kMaxDeckBytes), path, "", true), path);
 }
 
 Deck Deck::from_text(const std::string& text, const std::string& origin) {

@@ -5,6 +5,7 @@
 #include "core/errors.hpp"
 #include "core/text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +14,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
 
@@ -144,12 +144,6 @@ class HeaderParser {
   std::size_t pos_ = 0;
 };
 
-std::uint64_t file_size(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) bad(path, std::string("cannot open (") + std::strerror(errno) + ")");
-  return static_cast<std::uint64_t>(st.st_size);
-}
-
 }  // namespace
 
 std::size_t item_size(DType d) { return entry(d).size; }
@@ -170,35 +164,34 @@ std::uint64_t Info::element_count() const {
 }
 
 Info read_info(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) bad(path, std::string("cannot open (") + std::strerror(errno) + ")");
-  char pre[10] = {};
-  in.read(pre, 8);
-  if (in.gcount() < 8 || std::memcmp(pre, kMagic, kMagicLen) != 0)
+  const io::InputFile in(path, "a .npy file");
+  const std::uint64_t size = in.size();
+  char pre[12] = {};
+  // Read even from an empty file: a file that cannot be read says so (/proc/self/mem: EIO).
+  if (in.read_up_to(0, pre, 8) < 8 || size < 8 || std::memcmp(pre, kMagic, kMagicLen) != 0)
     bad(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
   const int major = static_cast<unsigned char>(pre[6]);
   const int minor = static_cast<unsigned char>(pre[7]);
   std::uint64_t header_len = 0, prefix = 0;
   if (major == 1 && minor == 0) {
-    unsigned char b[2];
-    in.read(reinterpret_cast<char*>(b), 2);
-    if (in.gcount() < 2) bad(path, "truncated header");
-    header_len = b[0] | (b[1] << 8);
     prefix = 10;
+    if (size < prefix) bad(path, "truncated header");
+    in.read_exactly(8, pre + 8, 2);
+    const auto* b = reinterpret_cast<const unsigned char*>(pre + 8);
+    header_len = b[0] | (b[1] << 8);
   } else if (major == 2 && minor == 0) {
-    unsigned char b[4];
-    in.read(reinterpret_cast<char*>(b), 4);
-    if (in.gcount() < 4) bad(path, "truncated header");
-    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint64_t>(b[3]) << 24);
     prefix = 12;
+    if (size < prefix) bad(path, "truncated header");
+    in.read_exactly(8, pre + 8, 4);
+    const auto* b = reinterpret_cast<const unsigned char*>(pre + 8);
+    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint64_t>(b[3]) << 24);
   } else {
     bad(path, ".npy format version " + std::to_string(major) + "." + std::to_string(minor) +
                   " is not supported (expected 1.0 or 2.0)");
   }
-  const std::uint64_t size = file_size(path);
   if (prefix + header_len > size) bad(path, "truncated header");
   std::string text(header_len, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(header_len));
+  in.read_exactly(prefix, text.data(), header_len);
 
   std::string descr_text;
   bool fortran = false;
@@ -254,10 +247,10 @@ void read_elements(const Info& info, std::uint64_t first, std::uint64_t count, v
   const auto start = checked_mul(first, isz), bytes = checked_mul(count, isz);
   const auto offset = start ? checked_add(info.data_offset, *start) : std::nullopt;
   if (!end || *end > info.element_count() || !bytes || !offset) bad(info.path, "read past the end of the array");
-  std::ifstream in(info.path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(*offset));
-  in.read(static_cast<char*>(dst), static_cast<std::streamsize>(*bytes));
-  if (static_cast<std::uint64_t>(in.gcount()) != *bytes) bad(info.path, "read failed (file changed?)");
+  const io::InputFile in(info.path, "a .npy file");
+  // The file must still hold what read_info saw (it may have been replaced).
+  if (in.size() < *offset + *bytes) bad(info.path, "read past the end of the file (file changed?)");
+  in.read_exactly(*offset, dst, *bytes);
 }
 
 std::size_t ElementType::size() const {

@@ -35,7 +35,7 @@ kmini_cli_test(mpi.records.np2 NP 2 EXIT 0 VERIFIED stream rk4 discount gram RAN
 
 # Bad usage: exit 2 with one line naming the file, key or value.
 kmini_cli_test(cli.bad.option EXIT 2 STDERR "unknown option '--frobnicate'" ARGS --frobnicate)
-kmini_cli_test(cli.bad.missing_deck EXIT 2 STDERR "no/such/deck.yaml: cannot open deck file" ARGS no/such/deck.yaml)
+kmini_cli_test(cli.bad.missing_deck EXIT 2 STDERR "no/such/deck.yaml: cannot open a YAML deck file \\(No such file or directory\\)" ARGS no/such/deck.yaml)
 kmini_cli_test(cli.bad.yaml EXIT 2 STDERR "bad_yaml.yaml:[0-9]+: invalid YAML" ARGS ${D}/bad_yaml.yaml)
 kmini_cli_test(cli.bad.unknown_key EXIT 2
                STDERR "unknown_key.yaml:4: unknown key 'stream.size' \\(expected one of: n, ops, repeat\\)"
@@ -108,7 +108,7 @@ kmini_usage_test(cli.usage.second_document ARGS ${D}/second_document.yaml
                  STDERR "second_document.yaml:3: a second YAML document starts here; a deck is one document")
 kmini_cli_test(cli.empty_deck EXIT 0 STDOUT "deck .*empty.yaml.*plan \\(dry run" ARGS ${D}/empty.yaml --dry-run)
 kmini_usage_test(cli.usage.deck_is_directory ARGS ${D}
-                 STDERR "kmini: error: [^\n]*/data/decks: is a directory, expected a YAML deck file")
+                 STDERR "kmini: error: [^\n]*/data/decks: is a directory, expected a YAML deck file \\(a regular file\\)")
 
 kmini_usage_test(cli.usage.set_duplicate_key ARGS "--set=stream={n: 1000, n: -5}"
                  STDERR "--set stream={n: 1000, n: -5}: stream.n: key given twice")

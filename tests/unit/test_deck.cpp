@@ -96,7 +96,7 @@ TEST(Deck, OneOfDemandsExactlyOneAlternative) {
 
 TEST(Deck, InvalidYamlNamesTheLine) {
   KMINI_EXPECT_THROW_MSG(deck("a:\n  b: [1, 2\n"), UsageError, "t.yaml:");
-  KMINI_EXPECT_THROW_MSG(Deck::from_file("/nonexistent/deck.yaml"), UsageError, "cannot open deck file");
+  KMINI_EXPECT_THROW_MSG(Deck::from_file("/nonexistent/deck.yaml"), UsageError, "cannot open a YAML deck file (No such file or directory)");
 }
 
 TEST(Deck, SectionThatIsNotAMapIsAnError) {
@@ -265,7 +265,7 @@ TEST(Deck, LocatedNamesTheLineOrSetAndTheKey) {
 
 TEST(Deck, ADirectoryIsNotADeck) {
   EXPECT_EQ(KMINI_USAGE_MESSAGE(Deck::from_file(kmini::test::relocated(KMINI_TEST_DATA))),
-            kmini::test::relocated(KMINI_TEST_DATA) + ": is a directory, expected a YAML deck file");
+            kmini::test::relocated(KMINI_TEST_DATA) + ": is a directory, expected a YAML deck file (a regular file)");
 }
 
 TEST(Deck, DeckFilesAreCheckedLikeText) {
