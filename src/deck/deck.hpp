@@ -37,6 +37,9 @@ class DeckNode {
   // Real in [min, max] (or (min, max] when min_exclusive).
   double real(const std::string& key, double fallback, double min, double max, bool min_exclusive = false) const;
   double required_real(const std::string& key, double min, double max, bool min_exclusive = false) const;
+  // A byte count of at least 1 and at most `max`: bytes, or with a binary unit
+  // ("512M", "1.5GiB", "4 G"; M = MiB, as Slurm reads it). Whole bytes.
+  double byte_size(const std::string& key, double fallback, double max) const;
   bool boolean(const std::string& key, bool fallback) const;
   std::string choice(const std::string& key, const std::string& fallback,
                      const std::vector<std::string>& options) const;

@@ -8,6 +8,7 @@
 #include "deck/deck.hpp"
 
 #include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -44,6 +45,32 @@ bool parse_real(const std::string& s, double& out) {
 }
 
 std::string fmt(double v) { return format_g(v, 6); }
+
+// "512M", "1.5GiB", "4 G", "65536": a number, optional spaces, an optional
+// binary unit (issue 25). K, M, G, T, P, with or without B or iB, any case,
+// are powers of 1024 as in Slurm (--mem=512M is 512 MiB); a size of bytes
+// needs no unit, or B. Whole bytes (rounded down).
+bool parse_byte_size(const std::string& s, double& out) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double number = std::strtod(s.c_str(), &end);
+  if (errno || end == s.c_str() || !std::isfinite(number)) return false;
+  std::string unit(end);
+  unit.erase(0, unit.find_first_not_of(' '));
+  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  double scale = 1;
+  if (!unit.empty() && unit != "b") {
+    const std::string prefixes = "kmgtp";
+    const auto power = prefixes.find(unit[0]);
+    if (power == std::string::npos) return false;
+    const std::string rest = unit.substr(1);
+    if (!(rest.empty() || rest == "b" || rest == "ib")) return false;
+    scale = std::ldexp(1.0, 10 * static_cast<int>(power + 1));
+  }
+  out = std::floor(number * scale);
+  return std::isfinite(out);
+}
 
 }  // namespace
 
@@ -145,6 +172,17 @@ double DeckNode::real(const std::string& key, double fallback, double min, doubl
       fail(key, "a finite number " + range);
     }
   }
+  record(key, Json(out));
+  return out;
+}
+
+double DeckNode::byte_size(const std::string& key, double fallback, double max) const {
+  YAML::Node v = lookup(key);
+  double out = fallback;
+  if (v.IsDefined() && !(v.IsScalar() && parse_byte_size(v.Scalar(), out) && out >= 1 && out <= max))
+    fail(key, "a size of 1 to " + fmt(max) +
+                  " bytes: a number, or one with a binary unit K, M, G, T or P (also KB/KiB, ...; M = MiB = 2^20 "
+                  "bytes, as in Slurm) such as 65536, 512M, 4G, 1.5GiB or 512 MiB");
   record(key, Json(out));
   return out;
 }

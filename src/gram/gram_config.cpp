@@ -95,7 +95,7 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
     // Half of what this rank may use of its device (collective, same on every rank).
     c.memory_budget = 0.5 * double(device_memory_per_rank(env.comm()).per_rank);
   } else {
-    c.memory_budget = s.real("memory_budget", 0, 0, 1e18, true);
+    c.memory_budget = s.byte_size("memory_budget", 0, 1e18);
     c.budget_given = true;
   }
   budget_setting_ = s.located("memory_budget");

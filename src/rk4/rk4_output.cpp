@@ -41,6 +41,13 @@ void report_verification(const Verification& check, const RunOutcome& run, Json&
   v["field_relative_error"] = check.field_error;
   v["tolerance"] = check.tolerance;
   v["delta_tolerance"] = check.delta_tolerance;
+  // Where the roundings' count was not enough: the reference's own error,
+  // measured against a wider-precision run (rk4_verify.hpp).
+  v["tolerance_from"] = check.wide_reference ? "wider_reference" : "rounding_count";
+  if (check.wide_reference) {
+    v["reference_delta_spread"] = check.delta_spread;
+    v["reference_field_spread"] = check.field_spread;
+  }
   v["bitwise_reproducible"] = same;
   report.verified = check.ok() && same;
 }

@@ -296,4 +296,27 @@ TEST(MessageText, EscapesControlCharactersAndCutsLongText) {
   EXPECT_EQ(cut, std::string(greek, 0, 56) + "..." + std::string(greek, 100, 20));
 }
 
+// Issue 25, item 6: sizes as HPC tools and Slurm write them, M = MiB.
+TEST(Deck, ByteSizesTakeBinaryUnits) {
+  const std::vector<std::pair<std::string, double>> good = {
+      {"65536", 65536.0},         {"512M", 512.0 * (1 << 20)},     {"4G", 4.0 * (1u << 30)},
+      {"1.5GiB", 1.5 * (1u << 30)}, {"'512 MiB'", 512.0 * (1 << 20)}, {"2k", 2048.0},
+      {"3KB", 3072.0},            {"1T", 1099511627776.0},         {"100B", 100.0},
+      {"1e6", 1e6},               {"0.5K", 512.0},                 {"2p", 2.0 * 1125899906842624.0}};
+  for (const auto& [text, bytes] : good) {
+    Deck d = deck("s:\n  b: " + text + "\n");
+    EXPECT_EQ(d.root().child("s").byte_size("b", 1, 1e18), bytes) << text;
+  }
+  for (const std::string bad : {"12 furlongs", "-1G", "1e999", "0", "0.3", "5E", "1GG", "G", "' 4G'", "1.5.GiB", "[4G]",
+                                "nan", "2e18", "4 Gi"}) {
+    Deck d = deck("s:\n  b: " + bad + "\n");
+    const std::string message = KMINI_USAGE_MESSAGE(d.root().child("s").byte_size("b", 1, 1e18));
+    EXPECT_EQ(message.rfind("t.yaml:2: s.b: got ", 0), 0u) << bad << ": " << message;
+    EXPECT_NE(message.find("expected a size of 1 to 1e+18 bytes: a number, or one with a binary unit K, M, G, T or P"),
+              std::string::npos)
+        << bad << ": " << message;
+    EXPECT_NE(message.find("M = MiB = 2^20"), std::string::npos) << message;
+  }
+}
+
 }  // namespace kmini
