@@ -14,6 +14,7 @@ struct CaseFile {
   std::string name;
   std::string bytes;
   bool directory = false;
+  bool fifo = false;  // a named pipe (issue 25: kmini must not block on it)
 };
 
 struct BadCase {
@@ -22,6 +23,7 @@ struct BadCase {
   std::string what;                          // what was made bad, one line
   std::vector<CaseFile> files;               // deck.yaml, inputs: written first
   std::vector<std::string> args;             // argv after "kmini", paths relative to the case directory
+  std::vector<std::string> env;              // NAME=VALUE set for the run (subprocess families only)
   bool own_out = false;                      // args hold their own --out options
   std::vector<std::string> out_dirs{"out"};  // must be absent or empty afterwards
   // Substrings the error line must contain; "a||b" accepts either.

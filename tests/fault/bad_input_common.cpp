@@ -2,6 +2,8 @@
 // input must pass: exit 2, one `kmini: error:` line naming what it should,
 // nothing written.
 #include "bad_input_cases.hpp"
+
+#include <sys/stat.h>
 #include "case_support.hpp"
 #include "deck_cases.hpp"
 
@@ -94,6 +96,8 @@ void check_nothing_written(const BadCase& c, const std::string& dir, std::vector
     if (f.directory) {
       std::error_code ec;
       if (!fs::is_directory(p) || !fs::is_empty(p, ec)) problems.push_back("input directory " + f.name + " changed");
+    } else if (f.fifo) {
+      if (!fs::is_fifo(p)) problems.push_back("named pipe " + f.name + " was changed or removed");
     } else if (!fs::is_regular_file(p) || read_file(p) != f.bytes) {
       problems.push_back("input file " + f.name + " was changed or removed");
     }
@@ -164,6 +168,12 @@ std::vector<BadCase> controls() {
     c.args = {"deck.yaml", "--set", "run.kernels=[" + k + "]"};
     out.push_back(c);
   }
+  for (const std::string size : {"64M", "'1.5 GiB'", "67108864"}) {  // sizes with units (issue 25) run
+    BadCase c = base;
+    c.what = "the base deck running gram with memory_budget " + size;
+    c.args = {"deck.yaml", "--set", "run.kernels=[gram]", "--set", "gram.memory_budget=" + size};
+    out.push_back(c);
+  }
   BadCase multi = base;  // the multi-document cases' safety --sets are valid
   multi.what = "the base deck with the safety --set options";
   const auto sets = safety_sets();
@@ -196,6 +206,10 @@ void materialise(const BadCase& c, const std::string& dir) {
     const fs::path p = fs::path(dir) / f.name;
     if (f.directory) {
       fs::create_directories(p);
+      continue;
+    }
+    if (f.fifo) {
+      if (::mkfifo(p.c_str(), 0644) != 0) throw std::runtime_error("cannot make the named pipe " + p.string());
       continue;
     }
     std::ofstream o(p, std::ios::binary);
@@ -265,10 +279,13 @@ std::string shell_join(const std::vector<std::string>& words) {
 std::string describe(const BadCase& c, const std::string& dir) {
   std::ostringstream os;
   os << c.id << ": " << c.what << "\n";
-  os << "    reproduce: (cd " << dir << " && kmini " << printable(shell_join(arguments(c)), 600) << ")\n";
+  os << "    reproduce: (cd " << dir << " && " << (c.env.empty() ? "" : shell_join(c.env) + " ") << "kmini "
+     << printable(shell_join(arguments(c)), 600) << ")\n";
   for (const auto& f : c.files) {
     if (f.directory) {
       os << "    " << f.name << "/ (an empty directory)\n";
+    } else if (f.fifo) {
+      os << "    " << f.name << " (a named pipe)\n";
     } else if (f.name.size() > 5 && f.name.compare(f.name.size() - 5, 5, ".yaml") == 0) {
       os << "    " << f.name << ":\n";
       const auto ls = lines_of(f.bytes);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace kmini::fault {
 
@@ -225,6 +226,107 @@ std::vector<BadCase> kokkos_flags(std::uint64_t) {
   return out;
 }
 
+
+// Issue 25, item 1-2: inputs that are not regular files, or cannot be read.
+// Before it: /dev/zero as the deck read 4.2 GB then threw bad_alloc, a named
+// pipe blocked open() forever, /proc/self/mem (EIO) ran as an empty deck.
+std::vector<BadCase> special_files(std::uint64_t) {
+  std::vector<BadCase> out;
+  auto deck_case = [&](const std::string& what, const std::string& deck_arg, std::vector<CaseFile> files,
+                       std::vector<std::string> must_name) {
+    BadCase c;
+    c.what = what;
+    c.files = std::move(files);
+    c.args = {deck_arg};
+    c.must_name = std::move(must_name);
+    c.time_limit_s = 10;
+    out.push_back(c);
+  };
+  deck_case("a named pipe as the deck", "deck.yaml", {CaseFile{"deck.yaml", "", false, true}},
+            {"deck.yaml: is a named pipe", "regular file"});
+  deck_case("/dev/zero as the deck", "/dev/zero", {}, {"/dev/zero: is a character device"});
+  deck_case("a directory as the deck", "decks", {CaseFile{"decks", "", true}}, {"decks: is a directory"});
+  deck_case("a deck whose read() fails (EIO)", "/proc/self/mem", {},
+            {"/proc/self/mem: read error at byte 0 (Input/output error)"});
+  deck_case("a 17 MiB deck", "deck.yaml",
+            {CaseFile{"deck.yaml", base_deck().text() + "#" + std::string(17 << 20, 'x') + "\n", false}},
+            {"deck.yaml", "16 MiB"});
+  // Input files named in the deck.
+  for (const auto& [key, value, kernels, special] : std::vector<std::tuple<std::string, std::string, std::string, int>>{
+           {"gram.A.file", "A.npy", "[gram]", 1},
+           {"rk4.init.F.file", "/dev/zero", "[rk4]", 0},
+           {"rk4.restart", "ck.npy", "[rk4]", 1},
+           {"discount.init.mult_by.file", "/proc/self/mem", "[discount]", 0},
+       }) {
+    DeckTree deck = base_deck();
+    deck.set("run.kernels", kernels);
+    BadCase c = value_case(*find_key(key), value, false, "not a regular file", deck);
+    if (special) c.files.push_back(CaseFile{value, "", false, true});
+    c.must_name.push_back(value + ": " +
+                          (special ? std::string("is a named pipe")
+                                   : value == "/dev/zero" ? "is a character device" : "read error at byte 0"));
+    c.time_limit_s = 10;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Issue 25, items 3-4: Kokkos' environment and tools. Before it
+// KOKKOS_NUM_THREADS=abc died of SIGABRT (exit 134) and a tools library that
+// does not load ran on without it (exit 0).
+std::vector<BadCase> kokkos_environment(std::uint64_t) {
+  std::vector<BadCase> out;
+  auto add = [&](const std::string& what, std::vector<std::string> env, std::vector<std::string> flags,
+                 std::vector<std::string> must_name, std::vector<CaseFile> extra = {}) {
+    BadCase c;
+    c.what = what;
+    c.files = {deck_file(base_deck().text())};
+    c.files.insert(c.files.end(), extra.begin(), extra.end());
+    c.args = {"deck.yaml"};
+    c.args.insert(c.args.end(), flags.begin(), flags.end());
+    c.env = std::move(env);
+    c.must_name = std::move(must_name);
+    c.time_limit_s = 10;
+    out.push_back(c);
+  };
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"KOKKOS_NUM_THREADS", "abc"},
+           {"KOKKOS_NUM_THREADS", "0"},
+           {"KOKKOS_NUM_THREADS", "-4"},
+           {"KOKKOS_DEVICE_ID", "-1"},
+           {"KOKKOS_DEVICE_ID", "x1"},
+           {"KOKKOS_DISABLE_WARNINGS", "maybe"},
+           {"KOKKOS_TUNE_INTERNALS", "2"},
+       })
+    add("environment variable " + name + "=" + value, {name + "=" + value}, {},
+        {"environment variable " + name + "=" + value + ": expected"});
+  add("KOKKOS_TOOLS_LIBS naming a missing library", {"KOKKOS_TOOLS_LIBS=/nonexistent/libkp_none.so"}, {},
+      {"KOKKOS_TOOLS_LIBS", "/nonexistent/libkp_none.so", "No such file or directory"});
+  add("--kokkos-tools-libs naming a missing library", {}, {"--kokkos-tools-libs=/nonexistent/libkp_none.so"},
+      {"--kokkos-tools-libs", "/nonexistent/libkp_none.so", "cannot load the Kokkos tools library"});
+  add("--kokkos-tools-libs naming a library not on the search path", {}, {"--kokkos-tools-libs=libkp_not_here.so"},
+      {"--kokkos-tools-libs", "libkp_not_here.so", "cannot open shared object file"});
+  add("KOKKOS_PROFILE_LIBRARY naming a file that is no library", {"KOKKOS_PROFILE_LIBRARY=./deck.yaml"}, {},
+      {"KOKKOS_PROFILE_LIBRARY", "./deck.yaml", "cannot load the Kokkos tools library"});
+  add("KOKKOS_TOOLS_LIBS naming a named pipe", {"KOKKOS_TOOLS_LIBS=./tool.so"}, {},
+      {"KOKKOS_TOOLS_LIBS", "is a named pipe"}, {CaseFile{"tool.so", "", false, true}});
+  return out;
+}
+
+// Issue 25, item 6: sizes with units; what is still refused lists the forms.
+std::vector<BadCase> byte_sizes(std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<BadCase> out;
+  const KeySpec& k = *find_key("gram.memory_budget");
+  for (const std::string value : {"12 furlongs", "-1G", "1e999", "0", "4 Gi", "512 MB/s", "G", "1.5.GiB"}) {
+    BadCase c = value_case(k, "'" + value + "'", rng.below(2) == 0, "a size that is no size");
+    c.must_name.push_back("512M, 4G, 1.5GiB");
+    c.must_name.push_back("M = MiB");
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Family> deck_input_families() {
@@ -235,6 +337,9 @@ std::vector<Family> deck_input_families() {
       {"deck.long_value", Where::InProcess, long_value},
       {"deck.oversize", Where::SubprocessOnly, oversize},
       {"deck.kokkos_flags", Where::SubprocessOnly, kokkos_flags},
+      {"deck.special_files", Where::SubprocessOnly, special_files},
+      {"deck.kokkos_environment", Where::SubprocessOnly, kokkos_environment},
+      {"deck.byte_sizes", Where::InProcess, byte_sizes},
   };
 }
 

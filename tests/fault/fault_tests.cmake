@@ -39,7 +39,8 @@ if(KMINI_TEST_BACKEND MATCHES "cuda|hip|sycl")
   target_compile_definitions(kmini_fault_binary_tests PRIVATE KMINI_TEST_DEVICE_BACKEND=1)
 endif()
 foreach(_t decks:SampleOfGeneratedDecks npy:SampleOfMutatedNpyFiles mpi_np2:TwoRanks oversize:OversizeValues
-           kokkos_flags:MalformedKokkosFlags)
+           kokkos_flags:MalformedKokkosFlags special_files:SpecialFiles kokkos_environment:KokkosEnvironmentAndTools
+           issue25_np2:SpecialFilesAndKokkosEnvironmentTwoRanks)
   string(REPLACE ":" ";" _t "${_t}")
   list(GET _t 0 _name)
   list(GET _t 1 _filter)
@@ -47,7 +48,7 @@ foreach(_t decks:SampleOfGeneratedDecks npy:SampleOfMutatedNpyFiles mpi_np2:TwoR
            --gtest_filter=BadInputBinary.${_filter})
   set(_procs 1)
   set(_labels fault)
-  if(_name STREQUAL "mpi_np2")
+  if(_name MATCHES "np2$")
     set(_procs 2)
     set(_labels fault mpi)
   endif()

@@ -51,7 +51,7 @@ struct ProcessRun {
 // /tmp), at most 8 GiB of address space per process and a time limit.
 // `scratch` holds the captured output and the TMPDIR, outside `dir`.
 ProcessRun run_process(const std::vector<std::string>& argv, const std::string& dir, const std::string& scratch,
-                       double limit_s) {
+                       double limit_s, const std::vector<std::string>& env = {}) {
   // A fresh TMPDIR per run, never reused: the singleton's orted outlives
   // kmini for a moment, and removing its session directory under it while
   // the next run creates one at the same path made OpenMPI print "PMIX ERROR:
@@ -71,6 +71,7 @@ ProcessRun run_process(const std::vector<std::string>& argv, const std::string& 
     ::dup2(o, 1);
     ::dup2(e, 2);
     ::setenv("TMPDIR", tmp.c_str(), 1);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));  // the child's own copy of env
 #if !KMINI_TEST_DEVICE_BACKEND  // the CUDA runtime's start needs more address space than any such limit
     const rlim_t limit = rlim_t(8) << 30;
     rlimit rl{limit, limit};
@@ -127,7 +128,7 @@ void run_group(const std::string& group, const std::vector<BadCase>& cases, int 
     materialise(c, dir);
     const double limit = ranks > 0 ? c.time_limit_s + 30 : c.time_limit_s;
     const auto command = kmini_command(c, ranks);
-    const ProcessRun r = run_process(command, dir, root + ".scratch", limit);
+    const ProcessRun r = run_process(command, dir, root + ".scratch", limit, c.env);
     std::cout << "  " << c.id << " [" << c.what.substr(0, 100) << "]: " << shell_join(command).substr(0, 300) << " -> "
               << r.status << "\n";
     auto problems = ranks > 0 ? check_mpi_run(c, dir, r.status, r.err) : check_run(c, dir, r.status, r.err);
@@ -184,6 +185,25 @@ TEST(BadInputBinary, OversizeValues) {
 
 TEST(BadInputBinary, MalformedKokkosFlags) {
   run_group("deck.kokkos_flags", generate(family("deck.kokkos_flags"), seed_from_environment()), 0);
+}
+
+// Issue 25: files that are not regular files, or cannot be read (a hang or
+// 4 GB read before), at 1 rank and a sample at 2.
+TEST(BadInputBinary, SpecialFiles) {
+  run_group("deck.special_files", generate(family("deck.special_files"), seed_from_environment()), 0);
+}
+
+TEST(BadInputBinary, KokkosEnvironmentAndTools) {
+  run_group("deck.kokkos_environment", generate(family("deck.kokkos_environment"), seed_from_environment()), 0);
+}
+
+TEST(BadInputBinary, SpecialFilesAndKokkosEnvironmentTwoRanks) {
+  run_group("binary.issue25_np2",
+            {find_case("deck.special_files", "a named pipe as the deck"),
+             find_case("deck.special_files", "(EIO)"),
+             find_case("deck.kokkos_environment", "KOKKOS_NUM_THREADS=abc"),
+             find_case("deck.kokkos_environment", "--kokkos-tools-libs naming a missing library")},
+            2);
 }
 
 }  // namespace
