@@ -3,7 +3,7 @@
 // every as-of date d, id i and term n, optionally fused with a sum per date or
 // per id. Reports kernel-only bandwidth against the measured stream roof and
 // the end-to-end time including host<->device transfers.
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "io/npy.hpp"
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // One rank's discount arrays on the device, how its inputs are filled (from
 // files, converted, or generated) and the kernel dispatch for the deck's
 // reduction. Used by discount_run.cpp.
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_kernels.hpp"
 #include "io/npy.hpp"

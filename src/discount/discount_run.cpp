@@ -5,7 +5,7 @@
 #include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/format.hpp"
-#include "core/run_loop.hpp"
+#include "kernel/run_loop.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_data.hpp"
 #include "discount/discount_kernels.hpp"

@@ -3,7 +3,7 @@
 #include "core/collective.hpp"
 #include "core/device_memory.hpp"
 #include "core/errors.hpp"
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
 #include "core/timer.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // The registry: every kernel kmini can run, and the bandwidth probe that sets
 // the roof when the stream kernel does not run.
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 
 #include <memory>
 #include <vector>

@@ -3,7 +3,7 @@
 // summary rows and the summary file.
 #include "core/collective.hpp"
 #include "core/environment.hpp"
-#include "core/run_loop.hpp"
+#include "kernel/run_loop.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_detail.hpp"

@@ -3,7 +3,7 @@
 // hands each slice to the outputs: the summary, the checked rows, the dense
 // writer and the sparse outputs.
 #include "core/collective.hpp"
-#include "core/run_loop.hpp"
+#include "kernel/run_loop.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_detail.hpp"

@@ -4,7 +4,7 @@
 // KokkosBlas::gemm of the unpacked matrices.
 #include "core/environment.hpp"
 #include "core/random.hpp"
-#include "core/run_loop.hpp"
+#include "kernel/run_loop.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_detail.hpp"

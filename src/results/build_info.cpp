@@ -1,6 +1,6 @@
 #include "results/build_info.hpp"
 
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "core/kokkos_compat.hpp"
 #include "git_revision.hpp"
 #include "version.hpp"

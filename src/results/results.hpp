@@ -1,7 +1,7 @@
 #pragma once
 // results.json and the summary table printed at the end of a run.
 #include "core/format.hpp"
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "io/json.hpp"
 
 #include <iosfwd>

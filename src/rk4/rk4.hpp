@@ -2,7 +2,7 @@
 // RK4 integration of the coupled complex fields F, G (n x n) with the global
 // coupling delta = g * sum(F), device-resident for the whole time loop.
 // Rows are split across MPI ranks; one allreduce of three sums per step.
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "rk4/rk4_checkpoint.hpp"
 #include "rk4/rk4_integrator.hpp"
 

@@ -3,7 +3,7 @@
 #include "rk4/rk4_output.hpp"
 
 #include "core/collective.hpp"
-#include "core/run_loop.hpp"
+#include "kernel/run_loop.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "rk4/rk4_verify.hpp"

@@ -3,7 +3,7 @@
 // of results.json and the summary row. Not templated on the precision, so
 // rk4_run.cpp hands over host data and plain numbers (RunOutcome).
 #include "core/environment.hpp"
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_detail.hpp"
 

@@ -3,7 +3,7 @@
 // reference (rk4_reference.hpp), stage by stage, from the same start.
 #include "core/collective.hpp"
 #include "core/environment.hpp"
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 #include "core/timer.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_detail.hpp"

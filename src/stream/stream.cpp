@@ -2,7 +2,7 @@
 
 #include "core/collective.hpp"
 #include "core/format.hpp"
-#include "core/run_loop.hpp"
+#include "kernel/run_loop.hpp"
 #include "stream/stream_kernels.hpp"
 #include "stream/stream_reference.hpp"
 

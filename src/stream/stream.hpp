@@ -2,7 +2,7 @@
 // The stream benchmark: c = a + b (float64, int32) and c = exp(a) (float32).
 // Measures device-only bandwidth (best of `repeat`) and the transfer-inclusive
 // time, verifies against the host reference, and sets the run's bandwidth roof.
-#include "core/kernel.hpp"
+#include "kernel/kernel.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,8 @@
 #pragma once
 // What every kmini kernel provides to the driver, and what the driver gives
 // each kernel while it runs. Kernels include this, never driver/: the arrows
-// point core <- io/deck/results <- kernels <- driver.
+// point core <- io <- deck <- kernel (this layer) <- kernels <- results <- front ends
+// (driver/), one CMake library each (src/CMakeLists.txt).
 #include "core/checked_size.hpp"
 #include "core/environment.hpp"
 #include "deck/deck.hpp"
