@@ -2,8 +2,8 @@
 // What a path names, for messages about files kmini reads (decks, inputs,
 // tool libraries): "" for a regular file, else "a named pipe", "a character
 // device", "a directory", ... Follows symbolic links, as open() does.
-#include <string>
 #include <sys/types.h>
+#include <string>
 
 namespace kmini {
 

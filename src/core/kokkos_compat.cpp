@@ -169,7 +169,6 @@ bool valid_value(const FlagSpec& f, bool has_value, const std::string& value) {
   return false;
 }
 
-
 // Kokkos' environment variables. Kokkos 3.4 parses the numbers with std::stoi
 // (an uncaught std::invalid_argument: SIGABRT, exit 134, on
 // KOKKOS_NUM_THREADS=abc), 4.x with strtol and Kokkos::abort on what it cannot
@@ -357,8 +356,7 @@ void load_tools_libraries(const std::vector<std::string>& flags, const Getenv& g
     if (lib.find('/') != std::string::npos) {
       int err = 0;
       const std::string kind = file_kind(lib, err);
-      if (err)
-        throw UsageError(where + ": cannot load the Kokkos tools library (" + std::strerror(err) + ")");
+      if (err) throw UsageError(where + ": cannot load the Kokkos tools library (" + std::strerror(err) + ")");
       if (!kind.empty())
         throw UsageError(where + ": is " + kind + ", expected a Kokkos tools library (a shared object)");
     }

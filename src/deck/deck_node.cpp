@@ -7,8 +7,8 @@
 #include "core/text.hpp"
 #include "deck/deck.hpp"
 
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>

@@ -3,8 +3,8 @@
 // every as-of date d, id i and term n, optionally fused with a sum per date or
 // per id. Reports kernel-only bandwidth against the measured stream roof and
 // the end-to-end time including host<->device transfers.
-#include "kernel/kernel.hpp"
 #include "io/npy.hpp"
+#include "kernel/kernel.hpp"
 
 #include <cstdint>
 #include <string>

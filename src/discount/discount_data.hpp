@@ -2,10 +2,10 @@
 // One rank's discount arrays on the device, how its inputs are filled (from
 // files, converted, or generated) and the kernel dispatch for the deck's
 // reduction. Used by discount_run.cpp.
-#include "kernel/kernel.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_kernels.hpp"
 #include "io/npy.hpp"
+#include "kernel/kernel.hpp"
 
 #include <Kokkos_Core.hpp>
 

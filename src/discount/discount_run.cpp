@@ -5,11 +5,11 @@
 #include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/format.hpp"
-#include "kernel/run_loop.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_data.hpp"
 #include "discount/discount_kernels.hpp"
 #include "discount/discount_reference.hpp"
+#include "kernel/run_loop.hpp"
 
 #include <cmath>
 #include <limits>

@@ -3,11 +3,11 @@
 // .cpp files only: limits, the packed inputs, the slice loop's buffers and
 // the state handed from one phase to the next.
 #include "core/format.hpp"
-#include "kernel/kernel.hpp"
 #include "core/partition.hpp"
 #include "core/rank_timing.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_kernels.hpp"
+#include "kernel/kernel.hpp"
 
 #include <Kokkos_Core.hpp>
 

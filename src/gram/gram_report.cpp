@@ -3,12 +3,12 @@
 // summary rows and the summary file.
 #include "core/collective.hpp"
 #include "core/environment.hpp"
-#include "kernel/run_loop.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_detail.hpp"
 #include "gram/gram_kernels.hpp"
 #include "io/atomic_file.hpp"
+#include "kernel/run_loop.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -3,7 +3,6 @@
 // hands each slice to the outputs: the summary, the checked rows, the dense
 // writer and the sparse outputs.
 #include "core/collective.hpp"
-#include "kernel/run_loop.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_detail.hpp"
@@ -11,6 +10,7 @@
 #include "gram/gram_outputs.hpp"
 #include "gram/gram_sparse.hpp"
 #include "io/npy.hpp"
+#include "kernel/run_loop.hpp"
 
 #include <algorithm>
 #include <memory>

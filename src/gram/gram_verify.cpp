@@ -4,11 +4,11 @@
 // KokkosBlas::gemm of the unpacked matrices.
 #include "core/environment.hpp"
 #include "core/random.hpp"
-#include "kernel/run_loop.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_detail.hpp"
 #include "gram/gram_reference.hpp"
+#include "kernel/run_loop.hpp"
 
 #include <algorithm>
 #include <vector>

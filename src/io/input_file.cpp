@@ -66,8 +66,7 @@ std::uint64_t InputFile::read_up_to(std::uint64_t offset, void* dst, std::uint64
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - done, std::uint64_t(1) << 30));
     const ssize_t got = ::pread(fd_, p + done, want, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0)
-      fail(path_, "read error at byte " + std::to_string(offset + done) + " (" + os_error(errno) + ")");
+    if (got < 0) fail(path_, "read error at byte " + std::to_string(offset + done) + " (" + os_error(errno) + ")");
     if (got == 0) break;
     done += static_cast<std::uint64_t>(got);
   }
@@ -83,8 +82,8 @@ void InputFile::read_exactly(std::uint64_t offset, void* dst, std::uint64_t byte
 
 std::string InputFile::read_all(std::uint64_t limit) const {
   if (size_ > limit)
-    fail(path_, "is " + format_bytes(double(size_)) + ", larger than " + format_bytes(double(limit)) +
-                    ", the most " + what_ + " may hold");
+    fail(path_, "is " + format_bytes(double(size_)) + ", larger than " + format_bytes(double(limit)) + ", the most " +
+                    what_ + " may hold");
   // Read to end of file, not to st_size: files in /proc report size 0.
   std::string text;
   char buf[65536];

@@ -3,11 +3,11 @@
 // Cabana's BenchmarkUtils and ArborX's TimeMonitor): timing a step all ranks
 // run together, the best of repeats, "did every rank pass?", the transfer
 // note of host backends and the summary row of a rate.
-#include "kernel/kernel.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/rank_timing.hpp"
 #include "core/timer.hpp"
 #include "io/json.hpp"
+#include "kernel/kernel.hpp"
 
 #include <mpi.h>
 

@@ -1,8 +1,8 @@
 #include "results/build_info.hpp"
 
-#include "kernel/kernel.hpp"
 #include "core/kokkos_compat.hpp"
 #include "git_revision.hpp"
+#include "kernel/kernel.hpp"
 #include "version.hpp"
 
 #include <mpi.h>

@@ -1,8 +1,8 @@
 #pragma once
 // results.json and the summary table printed at the end of a run.
 #include "core/format.hpp"
-#include "kernel/kernel.hpp"
 #include "io/json.hpp"
+#include "kernel/kernel.hpp"
 
 #include <iosfwd>
 #include <string>

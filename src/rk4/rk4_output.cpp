@@ -3,9 +3,9 @@
 #include "rk4/rk4_output.hpp"
 
 #include "core/collective.hpp"
-#include "kernel/run_loop.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
+#include "kernel/run_loop.hpp"
 #include "rk4/rk4_verify.hpp"
 
 #include <cmath>

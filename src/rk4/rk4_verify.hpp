@@ -3,8 +3,8 @@
 // reference (rk4_reference.hpp), stage by stage, from the same start.
 #include "core/collective.hpp"
 #include "core/environment.hpp"
-#include "kernel/kernel.hpp"
 #include "core/timer.hpp"
+#include "kernel/kernel.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_detail.hpp"
 #include "rk4/rk4_reference.hpp"

@@ -226,7 +226,6 @@ std::vector<BadCase> kokkos_flags(std::uint64_t) {
   return out;
 }
 
-
 // Issue 25, item 1-2: inputs that are not regular files, or cannot be read.
 // Before it: /dev/zero as the deck read 4.2 GB then threw bad_alloc, a named
 // pipe blocked open() forever, /proc/self/mem (EIO) ran as an empty deck.
@@ -263,8 +262,9 @@ std::vector<BadCase> special_files(std::uint64_t) {
     BadCase c = value_case(*find_key(key), value, false, "not a regular file", deck);
     if (special) c.files.push_back(CaseFile{value, "", false, true});
     c.must_name.push_back(value + ": " +
-                          (special ? std::string("is a named pipe")
-                                   : value == "/dev/zero" ? "is a character device" : "read error at byte 0"));
+                          (special                ? std::string("is a named pipe")
+                           : value == "/dev/zero" ? "is a character device"
+                                                  : "read error at byte 0"));
     c.time_limit_s = 10;
     out.push_back(c);
   }

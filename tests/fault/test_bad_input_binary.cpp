@@ -199,8 +199,7 @@ TEST(BadInputBinary, KokkosEnvironmentAndTools) {
 
 TEST(BadInputBinary, SpecialFilesAndKokkosEnvironmentTwoRanks) {
   run_group("binary.issue25_np2",
-            {find_case("deck.special_files", "a named pipe as the deck"),
-             find_case("deck.special_files", "(EIO)"),
+            {find_case("deck.special_files", "a named pipe as the deck"), find_case("deck.special_files", "(EIO)"),
              find_case("deck.kokkos_environment", "KOKKOS_NUM_THREADS=abc"),
              find_case("deck.kokkos_environment", "--kokkos-tools-libs naming a missing library")},
             2);

@@ -76,9 +76,14 @@ std::vector<SweepDeck> sweep() {
         for (const std::string precision : {"single", "double"}) {
           const std::string g = (n == 3) ? "{random: {seed: 3}}" : "{fill: [0.25, 0]}";
           SweepDeck d;
-          d.sets = {"rk4.n=" + std::to_string(n), "rk4.dt=" + std::to_string(dt), "rk4.steps=5",
-                    "rk4.verify_steps=" + std::string(n == 3 ? "5" : "2"), "rk4.coupling=" + coupling,
-                    "rk4.precision=" + precision, "rk4.init.F={random: {seed: 1}}", "rk4.init.G=" + g};
+          d.sets = {"rk4.n=" + std::to_string(n),
+                    "rk4.dt=" + std::to_string(dt),
+                    "rk4.steps=5",
+                    "rk4.verify_steps=" + std::string(n == 3 ? "5" : "2"),
+                    "rk4.coupling=" + coupling,
+                    "rk4.precision=" + precision,
+                    "rk4.init.F={random: {seed: 1}}",
+                    "rk4.init.G=" + g};
           for (const auto& s : d.sets) d.label += s + " ";
           decks.push_back(d);
         }
@@ -108,9 +113,9 @@ TEST(MpiRk4Verify, EveryValidDeckOfTheSweepPasses) {
 // Where the count of roundings falls short (the Kerr term amplifies them over
 // 20 steps), the wider reference decides, and the run passes.
 TEST(MpiRk4Verify, AmplifiedRoundingIsMeasuredWithTheWiderReference) {
-  const Outcome r = run_deck({"rk4.n=64", "rk4.dt=0.1", "rk4.steps=20", "rk4.verify_steps=20", "rk4.kerr=5",
-                              "rk4.precision=double", "rk4.init.F={random: {seed: 1}}",
-                              "rk4.init.G={fill: [0.25, 0]}"});
+  const Outcome r =
+      run_deck({"rk4.n=64", "rk4.dt=0.1", "rk4.steps=20", "rk4.verify_steps=20", "rk4.kerr=5", "rk4.precision=double",
+                "rk4.init.F={random: {seed: 1}}", "rk4.init.G={fill: [0.25, 0]}"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.results.find("\"tolerance_from\": \"wider_reference\""), std::string::npos) << r.results;
   EXPECT_NE(r.results.find("\"verified\": true"), std::string::npos);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The layers of src/ (issue 22): a file may include only from its own layer and
 # the layers below it, and a kernel never from another kernel:
-#   core <- io <- deck <- kernel <- {stream, rk4, discount, gram} <- results <- driver
+#   core <- io <- deck <- kernel <- {stream, rk4, discount, gram} <- results <- {driver, python}
 # The CMake libraries (src/CMakeLists.txt) enforce the same at link time; this
 # catches a header-only include that the linker cannot see.
 # Usage: check_layers.sh SRC_DIR. Prints every offending include; exit 1 if any.
@@ -18,6 +18,7 @@ declare -A allowed=(
   [gram]="core io deck kernel gram"
   [results]="core io deck kernel results"
   [driver]="core io deck kernel stream rk4 discount gram results driver"
+  [python]="core io deck kernel stream rk4 discount gram results python"
 )
 bad=0
 checked=0

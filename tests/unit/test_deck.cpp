@@ -96,7 +96,8 @@ TEST(Deck, OneOfDemandsExactlyOneAlternative) {
 
 TEST(Deck, InvalidYamlNamesTheLine) {
   KMINI_EXPECT_THROW_MSG(deck("a:\n  b: [1, 2\n"), UsageError, "t.yaml:");
-  KMINI_EXPECT_THROW_MSG(Deck::from_file("/nonexistent/deck.yaml"), UsageError, "cannot open a YAML deck file (No such file or directory)");
+  KMINI_EXPECT_THROW_MSG(Deck::from_file("/nonexistent/deck.yaml"), UsageError,
+                         "cannot open a YAML deck file (No such file or directory)");
 }
 
 TEST(Deck, SectionThatIsNotAMapIsAnError) {
@@ -298,11 +299,18 @@ TEST(MessageText, EscapesControlCharactersAndCutsLongText) {
 
 // Issue 25, item 6: sizes as HPC tools and Slurm write them, M = MiB.
 TEST(Deck, ByteSizesTakeBinaryUnits) {
-  const std::vector<std::pair<std::string, double>> good = {
-      {"65536", 65536.0},         {"512M", 512.0 * (1 << 20)},     {"4G", 4.0 * (1u << 30)},
-      {"1.5GiB", 1.5 * (1u << 30)}, {"'512 MiB'", 512.0 * (1 << 20)}, {"2k", 2048.0},
-      {"3KB", 3072.0},            {"1T", 1099511627776.0},         {"100B", 100.0},
-      {"1e6", 1e6},               {"0.5K", 512.0},                 {"2p", 2.0 * 1125899906842624.0}};
+  const std::vector<std::pair<std::string, double>> good = {{"65536", 65536.0},
+                                                            {"512M", 512.0 * (1 << 20)},
+                                                            {"4G", 4.0 * (1u << 30)},
+                                                            {"1.5GiB", 1.5 * (1u << 30)},
+                                                            {"'512 MiB'", 512.0 * (1 << 20)},
+                                                            {"2k", 2048.0},
+                                                            {"3KB", 3072.0},
+                                                            {"1T", 1099511627776.0},
+                                                            {"100B", 100.0},
+                                                            {"1e6", 1e6},
+                                                            {"0.5K", 512.0},
+                                                            {"2p", 2.0 * 1125899906842624.0}};
   for (const auto& [text, bytes] : good) {
     Deck d = deck("s:\n  b: " + text + "\n");
     EXPECT_EQ(d.root().child("s").byte_size("b", 1, 1e18), bytes) << text;

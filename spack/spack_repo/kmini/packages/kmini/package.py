@@ -33,6 +33,7 @@ class Kmini(CMakePackage, CudaPackage):
     version("main", branch="main")
 
     variant("openmp", default=False, description="Use Kokkos' OpenMP host backend (threaded host runs)")
+    variant("python", default=False, description="Build the Python module kmini (import kmini)")
 
     # Kokkos builds for exactly one CUDA architecture, so kmini takes one too
     # (CudaPackage's cuda_arch is multi-valued); it is passed on to Kokkos and
@@ -54,6 +55,11 @@ class Kmini(CMakePackage, CudaPackage):
     depends_on("mpi")
     depends_on("yaml-cpp@0.7:")
     depends_on("googletest", type="test")
+
+    extends("python", when="+python")
+    depends_on("python@3.8:", when="+python", type=("build", "link", "run"))
+    depends_on("py-pybind11@2.10:", when="+python", type="build")
+    depends_on("py-numpy", when="+python", type=("build", "run"))
 
     # Built and tested: Kokkos 3.4 (Debian, Serial; not offered here) and 4.x.
     # Kokkos 5 defaults to C++20 and CUDA >= 12.2 and has not been tried.
@@ -81,7 +87,11 @@ class Kmini(CMakePackage, CudaPackage):
             # would tie the binary to the build node.
             self.define("KMINI_NATIVE", False),
             self.define("KMINI_ENABLE_TESTS", self.run_tests),
+            self.define_from_variant("KMINI_PYTHON_MODULE", "python"),
         ]
+        if spec.satisfies("+python"):
+            args.append(self.define("KMINI_PYTHON_INTERPRETER", spec["python"].command.path))
+            args.append(self.define("KMINI_PYTHON_INSTALL_DIR", python_platlib))
         if spec.satisfies("+cuda"):
             args.append(self.define("CMAKE_CXX_COMPILER", self["kokkos"].kokkos_cxx))
             args.append(self.define("KMINI_REQUIRE_BACKEND", "CUDA"))

@@ -1,0 +1,31 @@
+#pragma once
+// The discount kernel as a library function (issue 22): what front ends (the
+// Python module) call. A light header: Views and a parameter struct, no kernel
+// code (that is discount_kernels.hpp, compiled into kmini_discount).
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace kmini::discount {
+
+using ApiExec = Kokkos::DefaultExecutionSpace;
+using ApiMemory = ApiExec::memory_space;
+template <class T>
+using ApiRow = Kokkos::View<T*, Kokkos::LayoutRight, ApiMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using ApiRows = Kokkos::View<T**, Kokkos::LayoutRight, ApiMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Nothing to choose yet: the CLI's default kernel (the 2-D range) runs. A
+// struct so that choices (the policy, streaming stores) can arrive without
+// changing the signature.
+struct ApplyParams {};
+
+// cv(d, r) = mult_by(r) * discount(d, r) for every date d and r = i * O + n
+// (the (M, O) arrays seen as rows of M * O); cv may not alias the inputs.
+// Asynchronous on `exec`: fence it before reading cv.
+void apply(const ApiExec& exec, const ApiRow<const double>& mult_by, const ApiRows<const double>& discount,
+           const ApiRows<double>& cv, const ApplyParams& params = {});
+void apply(const ApiExec& exec, const ApiRow<const float>& mult_by, const ApiRows<const float>& discount,
+           const ApiRows<float>& cv, const ApplyParams& params = {});
+
+}  // namespace kmini::discount
