@@ -11,11 +11,17 @@
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "discount/discount_api.hpp"
+#include "rk4/rk4_api.hpp"
 #include "version.hpp"
 
+#include <mpi.h>
+#include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -26,6 +32,7 @@ namespace py = pybind11;
 namespace {
 
 bool g_we_initialized = false;
+bool g_we_initialized_mpi = false;
 
 // Kokkos on first use, with the usual KOKKOS_* variables, checked first as
 // the CLI checks them (a malformed one is a ValueError, not an abort).
@@ -42,9 +49,25 @@ void ensure_kokkos() {
   g_we_initialized = true;
 }
 
+// MPI for the kernels that sum over a communicator (rk4): each Python process
+// computes on its own (MPI_COMM_SELF), started here unless mpi4py or another
+// library did.
+void ensure_mpi() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return;
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  g_we_initialized_mpi = true;
+}
+
 void finalize_kokkos() {
   if (g_we_initialized && Kokkos::is_initialized()) Kokkos::finalize();
   g_we_initialized = false;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (g_we_initialized_mpi && !finalized) MPI_Finalize();
+  g_we_initialized_mpi = false;
 }
 
 std::string shape_of(const py::array& a) {
@@ -165,6 +188,126 @@ py::array discount(const py::handle& mult_by, const py::handle& discount, const 
   return single ? discount_typed<float>(mult_by, discount, out) : discount_typed<double>(mult_by, discount, out);
 }
 
+// ------------------------------------------------------------------ rk4 ----
+
+template <class T>
+using HostField =
+    Kokkos::View<Kokkos::complex<T>*, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// A new C-contiguous complex array holding `obj`'s values (the result: the
+// caller's array is never changed); a TypeError when they do not convert exactly.
+template <class T>
+py::array_t<std::complex<T>> complex_copy(const py::handle& obj, const char* name) {
+  py::array a = py::array::ensure(obj);
+  if (!a) throw py::type_error(std::string(name) + ": expected a numpy array (or something numpy converts)");
+  const char kind = a.dtype().kind();
+  const bool exact =
+      kind == 'b' ||
+      ((kind == 'f' || kind == 'c') && static_cast<std::size_t>(a.itemsize()) <= (kind == 'c' ? 2 : 1) * sizeof(T)) ||
+      ((kind == 'i' || kind == 'u') && a.itemsize() <= (sizeof(T) == 8 ? 4 : 2));
+  if (!exact)
+    throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) + " does not convert exactly to " +
+                         py::str(py::dtype::of<std::complex<T>>()).cast<std::string>());
+  py::array_t<std::complex<T>> out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
+  py::module_::import("numpy").attr("copyto")(out, a);
+  return out;
+}
+
+template <class T>
+py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, const kmini::rk4::IntegrateParams& base) {
+  auto F = complex_copy<T>(f0, "F0");
+  auto G = complex_copy<T>(g0, "G0");
+  if (F.ndim() != G.ndim() || !std::equal(F.shape(), F.shape() + F.ndim(), G.shape()))
+    throw py::value_error("G0: shape " + shape_of(G) + ", expected " + shape_of(F) + " (the shape of F0)");
+  ensure_mpi();
+  ensure_kokkos();
+  kmini::rk4::IntegrateParams q = base;
+  bool interrupted = false;
+  q.interrupted = [&interrupted] {  // Ctrl-C, checked between steps every 0.1 s
+    py::gil_scoped_acquire gil;
+    interrupted = PyErr_CheckSignals() != 0;
+    return interrupted;
+  };
+  const std::int64_t count = F.size();
+  auto* fp = reinterpret_cast<Kokkos::complex<T>*>(F.mutable_data());
+  auto* gp = reinterpret_cast<Kokkos::complex<T>*>(G.mutable_data());
+  kmini::rk4::IntegrateResult r;
+  {
+    py::gil_scoped_release release;
+    using namespace kmini::rk4;
+    const ApiExec exec;
+    // numpy aligns complex arrays to their component; Kokkos::complex<T> wants 2 * sizeof(T).
+    const bool aligned = reinterpret_cast<std::uintptr_t>(fp) % alignof(Kokkos::complex<T>) == 0 &&
+                         reinterpret_cast<std::uintptr_t>(gp) % alignof(Kokkos::complex<T>) == 0;
+    if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, ApiMemory>::accessible && aligned) {
+      r = integrate(exec, MPI_COMM_SELF, ApiField<T>(fp, count), ApiField<T>(gp, count), q);
+    } else {
+      Kokkos::View<Kokkos::complex<T>*, ApiMemory> df("kmini::python::F", count), dg("kmini::python::G", count);
+      auto hf = Kokkos::create_mirror_view(df), hg = Kokkos::create_mirror_view(dg);
+      for (std::int64_t i = 0; i < count; ++i) hf(i) = fp[i], hg(i) = gp[i];
+      Kokkos::deep_copy(exec, df, hf);
+      Kokkos::deep_copy(exec, dg, hg);
+      r = integrate(exec, MPI_COMM_SELF, df, dg, q);
+      Kokkos::deep_copy(exec, hf, df);
+      Kokkos::deep_copy(exec, hg, dg);
+      exec.fence();
+      for (std::int64_t i = 0; i < count; ++i) fp[i] = hf(i), gp[i] = hg(i);
+    }
+    exec.fence();
+  }
+  if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
+  if (r.first_nonfinite_step >= 0)
+    throw py::value_error("rk4: delta or the fields became non-finite at step " +
+                          std::to_string(r.first_nonfinite_step) + " (dt too large for this coupling?)");
+  py::array_t<std::complex<double>> delta(static_cast<py::ssize_t>(r.delta.size()));
+  std::copy(r.delta.begin(), r.delta.end(), delta.mutable_data());
+  return py::make_tuple(F, G, delta);
+}
+
+double finite_number(const py::handle& v, const char* name, bool positive) {
+  double x = 0;
+  try {
+    x = py::cast<double>(v);
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(name) + ": expected a number");
+  }
+  if (!std::isfinite(x) || (positive && !(x > 0)))
+    throw py::value_error(std::string(name) + ": got " + py::repr(v).cast<std::string>() +
+                          ", expected a finite number" + (positive ? " > 0" : ""));
+  return x;
+}
+
+py::tuple rk4(const py::handle& f0, const py::handle& g0, std::int64_t steps, const py::handle& dt, const py::handle& g,
+              const py::handle& kerr, const std::string& coupling, const std::string& method,
+              const py::object& precision) {
+  kmini::rk4::IntegrateParams q;
+  if (steps < 0) throw py::value_error("steps: got " + std::to_string(steps) + ", expected an integer >= 0");
+  q.steps = steps;
+  q.dt = finite_number(dt, "dt", true);
+  q.g = finite_number(g, "g", false);
+  q.kerr = finite_number(kerr, "kerr", false);
+  if (coupling != "per_step" && coupling != "per_stage")
+    throw py::value_error("coupling: got '" + coupling + "', expected 'per_step' or 'per_stage'");
+  q.per_stage = coupling == "per_stage";
+  using M = kmini::rk4::IntegrateParams::Method;
+  if (method == "auto") q.method = M::Auto;
+  else if (method == "affine") q.method = M::Affine;
+  else if (method == "stages") q.method = M::Stages;
+  else throw py::value_error("method: got '" + method + "', expected 'auto', 'affine' or 'stages'");
+  if (q.method == M::Affine && q.kerr != 0)
+    throw py::value_error("method: 'affine' needs a linear model (kerr = 0); use 'stages' or 'auto'");
+  std::string p = "double";
+  if (precision.is_none()) {
+    const py::array a = py::array::ensure(f0);
+    if (a && a.dtype().kind() == 'c' && a.itemsize() == 8) p = "single";
+  } else {
+    p = py::str(precision).cast<std::string>();
+    if (p != "single" && p != "double")
+      throw py::value_error("precision: got '" + p + "', expected 'single' or 'double'");
+  }
+  return p == "single" ? rk4_typed<float>(f0, g0, q) : rk4_typed<double>(f0, g0, q);
+}
+
 // For the tests: the data pointer the kernels would see for `obj` as float64
 // or float32, to compare with the array's own (zero-copy or one copy).
 std::uintptr_t input_pointer(const py::handle& obj, const std::string& dtype) {
@@ -193,6 +336,13 @@ PYBIND11_MODULE(kmini, m) {
   m.def("info", &info, "Kokkos version, execution and memory space of this build (initialises Kokkos).");
   m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::kw_only(), py::arg("out") = py::none(),
         "cv[d, i, n] = mult_by[i, n] * discount[d, i, n]; fills `out` in place when given.");
+  m.def("rk4", &rk4, py::arg("F0"), py::arg("G0"), py::kw_only(), py::arg("steps"), py::arg("dt"), py::arg("g"),
+        py::arg("kerr") = 0.0, py::arg("coupling") = "per_step", py::arg("method") = "auto",
+        py::arg("precision") = py::none(),
+        "Integrates dF/dt = -2iF - i delta (2G - 1) - i kerr |F|^2 F, dG/dt = -i (conj(delta) F - delta conj(F)),\n"
+        "delta = g sum(F), with RK4 for `steps` steps of `dt`; returns (F, G, delta[0..steps]).\n"
+        "coupling: per_step (delta frozen over a step, delta[0] = 0) or per_stage; precision: single or\n"
+        "double (default: from F0's dtype). F0 and G0 are not changed.");
   m.def("_input_pointer", &input_pointer, py::arg("array"), py::arg("dtype"),
         "For tests: the data pointer a kernel would read for `array` as `dtype` (float64, float32).");
   m.def("_finalize", &finalize_kokkos, "Finalises Kokkos (registered with atexit).");

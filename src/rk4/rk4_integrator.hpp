@@ -34,7 +34,10 @@ struct Problem {
   Method method = Method::Auto;
   double kerr = 0;  // the Kerr coefficient kappa (KerrModel); 0: the F/G model
   int chunk = 0;    // elements per work item of the affine step (rk4.chunk): 0 = the backend's StepTuning
-  std::int64_t elements() const { return n * n; }
+  // Elements over all ranks: n * n, or any count (the library function's fields
+  // have any shape). The affine per_stage couplings need it (sum of G's 1s).
+  std::int64_t element_count = 0;  // 0: n * n
+  std::int64_t elements() const { return element_count > 0 ? element_count : n * n; }
 };
 
 // The model a problem runs (KerrModel when kerr != 0, else FGModel) and
