@@ -8,9 +8,12 @@
 // 2^53, float32 to float64) are copied once; anything else is a TypeError.
 // On device backends the arrays are copied to the device and back (the
 // __cuda_array_interface__ path is not written yet).
+#include "core/device_memory.hpp"
 #include "core/errors.hpp"
+#include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 #include "discount/discount_api.hpp"
+#include "gram/gram_api.hpp"
 #include "rk4/rk4_api.hpp"
 #include "version.hpp"
 
@@ -24,6 +27,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -308,6 +312,119 @@ py::tuple rk4(const py::handle& f0, const py::handle& g0, std::int64_t steps, co
   return p == "single" ? rk4_typed<float>(f0, g0, q) : rk4_typed<double>(f0, g0, q);
 }
 
+// ----------------------------------------------------------------- gram ----
+
+// One 0/1 matrix argument: bool/uint8 elements, np.packbits bytes (uint8 with
+// cols=) or uint64 words (with cols=), held C-contiguous in `keep`.
+struct GramInput {
+  py::array keep;
+  kmini::gram::ApiMatrix m;
+};
+
+GramInput gram_input(const py::handle& obj, const char* name, const py::object& cols_obj) {
+  const py::module_ np = py::module_::import("numpy");
+  py::array a = py::array::ensure(obj);
+  if (!a) throw py::type_error(std::string(name) + ": expected a numpy array (or something numpy converts)");
+  if (a.ndim() != 2) throw py::value_error(std::string(name) + ": shape " + shape_of(a) + ", expected (rows, cols)");
+  GramInput in;
+  in.m.rows = a.shape(0);
+  const char kind = a.dtype().kind();
+  if (cols_obj.is_none()) {
+    in.m.format = kmini::gram::ApiMatrix::Format::Unpacked;
+    in.m.cols = a.shape(1);
+    if (kind != 'b' && kind != 'u' && kind != 'i' && kind != 'f')
+      throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) +
+                           ", expected 0/1 values as bool or uint8 (or np.packbits bytes / uint64 words with cols=)");
+    if (kind != 'b') {
+      // Values other than 0 and 1 are an error, as in the CLI, naming the first.
+      const py::array bad = np.attr("argwhere")((a.attr("__ne__")(0)).attr("__and__")(a.attr("__ne__")(1)));
+      if (bad.shape(0) > 0) {
+        const auto i = bad.attr("__getitem__")(0).attr("__getitem__")(0).cast<std::int64_t>();
+        const auto j = bad.attr("__getitem__")(0).attr("__getitem__")(1).cast<std::int64_t>();
+        throw py::value_error(std::string(name) + ": element (" + std::to_string(i) + ", " + std::to_string(j) +
+                              ") is " + py::repr(a.attr("__getitem__")(py::make_tuple(i, j))).cast<std::string>() +
+                              ", expected 0 or 1");
+      }
+    }
+    in.keep = np.attr("ascontiguousarray")(a, "uint8");
+  } else {
+    const std::int64_t cols = py::cast<std::int64_t>(cols_obj);
+    if (cols < 0) throw py::value_error("cols: got " + std::to_string(cols) + ", expected an integer >= 0");
+    in.m.cols = cols;
+    if (kind == 'u' && a.itemsize() == 1) {
+      in.m.format = kmini::gram::ApiMatrix::Format::PackBits;
+    } else if (kind == 'u' && a.itemsize() == 8) {
+      in.m.format = kmini::gram::ApiMatrix::Format::Words;
+    } else {
+      throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) +
+                           " with cols=, expected uint8 (np.packbits(A, axis=1)) or uint64 words");
+    }
+    const std::int64_t per_row =
+        in.m.format == kmini::gram::ApiMatrix::Format::PackBits ? (cols + 7) / 8 : (cols + 63) / 64;
+    if (a.shape(1) != per_row)
+      throw py::value_error(std::string(name) + ": shape " + shape_of(a) + ", expected (" + std::to_string(a.shape(0)) +
+                            ", " + std::to_string(per_row) + ") for cols=" + std::to_string(cols));
+    in.keep = np.attr("ascontiguousarray")(a);
+    // No bit may be set past `cols` (it would be counted).
+    const int unit = in.m.format == kmini::gram::ApiMatrix::Format::PackBits ? 8 : 64;
+    if (cols % unit != 0 && in.m.rows > 0) {
+      const py::object last =
+          in.keep.attr("__getitem__")(py::make_tuple(py::slice(py::none(), py::none(), py::none()), -1));
+      const int used = static_cast<int>(cols % unit);
+      // packbits: the first column is the high bit; words: column k is bit k % 64.
+      const py::object mask = unit == 8 ? py::cast(0xFF >> used) : np.attr("uint64")(~((std::uint64_t(1) << used) - 1));
+      if (np.attr("any")(last.attr("__and__")(mask)).cast<bool>())
+        throw py::value_error(std::string(name) + ": bits set past cols=" + std::to_string(cols) + " in the last " +
+                              (unit == 8 ? "byte" : "word") + " of a row, expected zeros");
+    }
+  }
+  in.m.data = in.keep.data();
+  return in;
+}
+
+py::object gram(const py::handle& a_obj, const py::object& b_obj, const py::object& cols,
+                const py::object& budget_obj) {
+  const GramInput a = gram_input(a_obj, "A", cols);
+  std::optional<GramInput> b;
+  if (!b_obj.is_none()) {
+    b = gram_input(b_obj, "B", cols);
+    if (b->m.cols != a.m.cols)
+      throw py::value_error("B: " + std::to_string(b->m.cols) + " columns, expected " + std::to_string(a.m.cols) +
+                            " (the columns of A)");
+  }
+  ensure_mpi();
+  ensure_kokkos();
+  const std::int64_t rows_b = b ? b->m.rows : a.m.rows;
+  double budget = 0;
+  if (budget_obj.is_none()) {
+    budget = 0.5 * double(kmini::device_memory_per_rank(MPI_COMM_SELF).per_rank);  // the CLI's auto
+  } else {
+    budget = finite_number(budget_obj, "memory_budget", true);
+  }
+  const double c_bytes = double(a.m.rows) * double(rows_b) * 4;
+  const double need = c_bytes + double(kmini::gram::dense_counts_device_bytes(a.m, b ? &b->m : nullptr));
+  if (need > budget) {
+    PyErr_SetString(PyExc_MemoryError,
+                    ("gram: dense C of " + std::to_string(a.m.rows) + " x " + std::to_string(rows_b) + " int32 (" +
+                     kmini::format_bytes(c_bytes) + ") and the packed inputs need " + kmini::format_bytes(need) +
+                     ", more than memory_budget " + kmini::format_bytes(budget) + "; nothing was allocated")
+                        .c_str());
+    throw py::error_already_set();
+  }
+  py::array_t<std::int32_t> C({a.m.rows, rows_b});
+  std::int32_t* cp = C.mutable_data();
+  {
+    py::gil_scoped_release release;
+    kmini::gram::dense_counts(kmini::gram::ApiExec(), a.m, b ? &b->m : nullptr, cp);
+  }
+  py::object ns = py::module_::import("types").attr("SimpleNamespace")();
+  ns.attr("C") = C;
+  // Row i's count of ones: C's diagonal with one input.
+  ns.attr("row_counts") =
+      b ? py::object(py::none()) : py::object(py::module_::import("numpy").attr("diagonal")(C).attr("copy")());
+  return ns;
+}
+
 // For the tests: the data pointer the kernels would see for `obj` as float64
 // or float32, to compare with the array's own (zero-copy or one copy).
 std::uintptr_t input_pointer(const py::handle& obj, const std::string& dtype) {
@@ -343,6 +460,12 @@ PYBIND11_MODULE(kmini, m) {
         "delta = g sum(F), with RK4 for `steps` steps of `dt`; returns (F, G, delta[0..steps]).\n"
         "coupling: per_step (delta frozen over a step, delta[0] = 0) or per_stage; precision: single or\n"
         "double (default: from F0's dtype). F0 and G0 are not changed.");
+  m.def("gram", &gram, py::arg("A"), py::arg("B") = py::none(), py::kw_only(), py::arg("cols") = py::none(),
+        py::arg("memory_budget") = py::none(),
+        "C = A A^T (or A B^T) of a 0/1 matrix: C[i, j] = the columns where rows i and j are both 1.\n"
+        "A: bool/uint8 0/1 elements, or np.packbits(A, axis=1) bytes / uint64 words with cols=.\n"
+        "Returns an object with C (int32) and row_counts (with one input). A dense C beyond memory_budget\n"
+        "(bytes; default: half the memory this process may use) is a MemoryError before anything is allocated.");
   m.def("_input_pointer", &input_pointer, py::arg("array"), py::arg("dtype"),
         "For tests: the data pointer a kernel would read for `array` as `dtype` (float64, float32).");
   m.def("_finalize", &finalize_kokkos, "Finalises Kokkos (registered with atexit).");
