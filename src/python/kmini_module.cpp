@@ -283,8 +283,11 @@ double finite_number(const py::handle& v, const char* name, bool positive) {
 
 py::tuple rk4(const py::handle& f0, const py::handle& g0, std::int64_t steps, const py::handle& dt, const py::handle& g,
               const py::handle& kerr, const std::string& coupling, const std::string& method,
-              const py::object& precision) {
+              const py::object& precision, const std::complex<double> delta0) {
   kmini::rk4::IntegrateParams q;
+  if (!std::isfinite(delta0.real()) || !std::isfinite(delta0.imag()))
+    throw py::value_error("delta0: expected a finite complex number");
+  q.delta0 = delta0;
   if (steps < 0) throw py::value_error("steps: got " + std::to_string(steps) + ", expected an integer >= 0");
   q.steps = steps;
   q.dt = finite_number(dt, "dt", true);
@@ -455,10 +458,10 @@ PYBIND11_MODULE(kmini, m) {
         "cv[d, i, n] = mult_by[i, n] * discount[d, i, n]; fills `out` in place when given.");
   m.def("rk4", &rk4, py::arg("F0"), py::arg("G0"), py::kw_only(), py::arg("steps"), py::arg("dt"), py::arg("g"),
         py::arg("kerr") = 0.0, py::arg("coupling") = "per_step", py::arg("method") = "auto",
-        py::arg("precision") = py::none(),
+        py::arg("precision") = py::none(), py::arg("delta0") = std::complex<double>(0, 0),
         "Integrates dF/dt = -2iF - i delta (2G - 1) - i kerr |F|^2 F, dG/dt = -i (conj(delta) F - delta conj(F)),\n"
         "delta = g sum(F), with RK4 for `steps` steps of `dt`; returns (F, G, delta[0..steps]).\n"
-        "coupling: per_step (delta frozen over a step, delta[0] = 0) or per_stage; precision: single or\n"
+        "coupling: per_step (delta frozen over a step, delta[0] = delta0) or per_stage; precision: single or\n"
         "double (default: from F0's dtype). F0 and G0 are not changed.");
   m.def("gram", &gram, py::arg("A"), py::arg("B") = py::none(), py::kw_only(), py::arg("cols") = py::none(),
         py::arg("memory_budget") = py::none(),
