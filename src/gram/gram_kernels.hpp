@@ -138,7 +138,7 @@ struct SliceGeometry {
 // extended lambda first-capture variables inside `if constexpr`.)
 // TensorCore: the chunks' sums by the 1-bit mma (gram_tensor_core.hpp), the
 // warps' accumulators in registers over the chunks, added to ct at the end.
-template <class P, bool TensorCore, class Member, class Packed>
+template <class P, bool TensorCore, MicroKernel MK, class Member, class Packed>
 KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a, const Packed& b, std::int64_t i0,
                                             std::int64_t j0, std::int64_t r1, std::int64_t cols, std::int64_t words,
                                             std::uint32_t* ct) {
@@ -186,8 +186,8 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
           rb[s] = &b(j < cols ? j : cols - 1, k0);
         }
         std::uint32_t* c = ct + mi * P::mr * ct_stride<P>() + ni * P::nr;
-        if (nk == P::chunk) rows_block<P, P::chunk>(ra, rb, nk, c, ct_stride<P>());
-        else rows_block<P, 0>(ra, rb, nk, c, ct_stride<P>());
+        if (nk == P::chunk) rows_block<P, P::chunk, MK>(ra, rb, nk, c, ct_stride<P>());
+        else rows_block<P, 0, MK>(ra, rb, nk, c, ct_stride<P>());
       }
     }
   }
@@ -195,8 +195,9 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
 
 // Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
 // major). Symmetric (b is a): every tile on or above the diagonal once,
-// mirrored inside the slice; else every tile.
-template <bool TensorCore, class Exec, class Packed, class Out>
+// mirrored inside the slice; else every tile. MK: the host micro-kernel
+// (rows_block; the staged GPU tiles have one).
+template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
 void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out) {
   using P = TileParams;
   using Policy = Kokkos::TeamPolicy<Exec>;
@@ -224,7 +225,7 @@ void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const S
         const std::int64_t i0 = r0 + l * P::tile, j0 = col0 + m * P::tile;
         auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-        accumulate_tile<P, TensorCore>(team, a, b, i0, j0, r1, cols, words, ct);
+        accumulate_tile<P, TensorCore, MK>(team, a, b, i0, j0, r1, cols, words, ct);
         team.team_barrier();
         // The tile row by row, then its mirror (symmetric, above the
         // diagonal) column by column of ct, so both writes run along rows of
@@ -307,24 +308,29 @@ double probe_tensor_core_peak(const Exec& exec, std::int64_t workers, int repeat
 
 // The engine dispatch: the tensor-core tiles where this build has them and
 // they were asked for (configure() refused tensor_core elsewhere), else the
-// popcount tiles.
+// popcount tiles with micro-kernel `mk` (configure() let only compiled-in
+// ones through).
 template <class Exec, class Packed, class Out>
 void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out,
-                Engine engine = Engine::Popcount) {
+                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (tensor_core::kAvailable && std::is_same_v<Exec, Kokkos::Cuda>) {
-    if (engine == Engine::TensorCore) return gram_slice_with<true>(exec, a, b, g, out);
+    if (engine == Engine::TensorCore) return gram_slice_with<true, MicroKernel::Portable>(exec, a, b, g, out);
   }
 #endif
   (void)engine;  // configure() refused tensor_core on builds without it
-  gram_slice_with<false>(exec, a, b, g, out);
+  if constexpr (TileParams::staged) {
+    gram_slice_with<false, MicroKernel::Portable>(exec, a, b, g, out);
+  } else {
+    with_micro_kernel(mk, [&](auto k) { gram_slice_with<false, decltype(k)::value>(exec, a, b, g, out); });
+  }
 }
 
 // One input: C = A A^T.
 template <class Exec, class Packed, class Out>
 void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out,
-                Engine engine = Engine::Popcount) {
-  gram_slice(exec, a, a, g, out, engine);
+                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+  gram_slice(exec, a, a, g, out, engine, mk);
 }
 
 // The similarity values of a slice as stored (float32) from its counts and
