@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 
-from kmini_results import BASELINES, FIGURES, ROOF, get
+from kmini_results import BASELINES, FIGURES, ROOF, baseline_env, get
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -66,7 +66,13 @@ def numpy_ratio(kernel, deck, kmini, out):
     if kernel in ("rk4", "gram"):  # the numpy side follows the deck (rk4: model and coupling; gram: A's shape)
         cmd += ["--deck", deck]
     print("  " + " ".join(cmd), flush=True)
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # The baseline runs as on a user's machine: without the OpenBLAS forcing
+    # variables of the development machines (kmini_results.baseline_env; the
+    # kmini runs inside the script get them back).
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=baseline_env())
+    for line in done.stdout.splitlines():  # which OpenBLAS kernel ran (OPENBLAS_VERBOSE=2 and the script's own line)
+        if line.startswith("Core: ") or line.startswith("OpenBLAS core: "):
+            print("    " + line, flush=True)
     m = re.search(pattern, done.stdout)
     if done.returncode == 77:  # the script's own reason, e.g. a matrix too large for numpy
         return None, (done.stdout.strip().splitlines() or ["skipped"])[-1]
