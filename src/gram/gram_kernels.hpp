@@ -193,6 +193,30 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
   }
 }
 
+// The C tile ct (rows i0.., columns j0.. of C) into the slice out (rows r0..
+// r1, columns col0.. below cols, row length width), and with `mirror` its
+// transpose at (j0, i0): the host form of gram_slice_with's two write loops.
+template <class P, class Out>
+KOKKOS_INLINE_FUNCTION void store_tile_host(const std::uint32_t* ct, const Out& out, std::int64_t i0, std::int64_t j0,
+                                            std::int64_t r0, std::int64_t r1, std::int64_t col0, std::int64_t cols,
+                                            std::int64_t width, bool mirror) {
+  const int rows_here = static_cast<int>(r1 - i0 < P::tile ? r1 - i0 : P::tile);
+  const int cols_here = static_cast<int>(cols - j0 < P::tile ? cols - j0 : P::tile);
+  for (int ii = 0; ii < rows_here; ++ii) {
+    auto* KOKKOS_RESTRICT o = &out((i0 + ii - r0) * width + (j0 - col0));
+    const std::uint32_t* KOKKOS_RESTRICT t = ct + ii * ct_stride<P>();
+    for (int jj = 0; jj < cols_here; ++jj) o[jj] = static_cast<std::int32_t>(t[jj]);
+  }
+  if (!mirror) return;
+  // C(j, i) = C(i, j): row j0 + jj of the slice (when inside it) gets column jj of ct.
+  const int mirror_rows = static_cast<int>(r1 - j0 < P::tile ? r1 - j0 : P::tile);
+  const int mirror_cols = static_cast<int>(cols - i0 < P::tile ? cols - i0 : P::tile);
+  for (int jj = 0; jj < mirror_rows; ++jj) {
+    auto* KOKKOS_RESTRICT o = &out((j0 + jj - r0) * width + (i0 - col0));
+    for (int ii = 0; ii < mirror_cols; ++ii) o[ii] = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+  }
+}
+
 // Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
 // major). Symmetric (b is a): every tile on or above the diagonal once,
 // mirrored inside the slice; else every tile. MK: the host micro-kernel
@@ -227,6 +251,14 @@ void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const S
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
         accumulate_tile<P, TensorCore, MK>(team, a, b, i0, j0, r1, cols, words, ct);
         team.team_barrier();
+        if constexpr (!P::staged && P::team_size == 1) {
+          // Hosts (one thread per team): the same writes row by row with the
+          // bounds hoisted, so the row copies vectorise. The element loops
+          // below (a division and two bounds checks per element) took 13% of
+          // the AVX2 tiles' samples (perf, bench deck, x86-64-v3 build, Zen 5).
+          store_tile_host<P>(ct, out, i0, j0, r0, r1, col0, cols, width, symmetric && m > l);
+          return;
+        }
         // The tile row by row, then its mirror (symmetric, above the
         // diagonal) column by column of ct, so both writes run along rows of
         // the slice. (Mirrored inside one loop, the mirror's writes strode a
