@@ -217,6 +217,41 @@ KOKKOS_INLINE_FUNCTION void store_tile_host(const std::uint32_t* ct, const Out& 
   }
 }
 
+// The tile ct into out (and its mirror): on hosts store_tile_host; else the
+// team's threads element by element, the tile row by row, then its mirror
+// (symmetric, above the diagonal) column by column of ct, so both writes run
+// along rows of the slice. (Mirrored inside one loop, the mirror's writes
+// strode a slice row apart and took a quarter of the kernel: perf, bench deck.)
+// A function of its own: nvcc does not let an extended lambda first-capture
+// variables inside `if constexpr`.
+template <class P, class Member, class Out>
+KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const std::uint32_t* ct, const Out& out, std::int64_t i0,
+                                       std::int64_t j0, std::int64_t r0, std::int64_t r1, std::int64_t col0,
+                                       std::int64_t cols, std::int64_t width, bool mirror) {
+  if constexpr (!P::staged && P::team_size == 1) {
+    // Hosts (one thread per team): row by row with the bounds hoisted, so the
+    // row copies vectorise. The element loops below (a division and two
+    // bounds checks per element) took 13% of the AVX2 tiles' samples (perf,
+    // bench deck, x86-64-v3 build, Zen 5).
+    store_tile_host<P>(ct, out, i0, j0, r0, r1, col0, cols, width, mirror);
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+      const int ii = e / P::tile, jj = e % P::tile;
+      const std::int64_t i = i0 + ii, j = j0 + jj;
+      if (i < r1 && j < cols)
+        out((i - r0) * width + (j - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+    });
+    if (mirror) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+        const int jj = e / P::tile, ii = e % P::tile;
+        const std::int64_t i = i0 + ii, j = j0 + jj;
+        if (j < r1 && i < cols)
+          out((j - r0) * width + (i - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+      });
+    }
+  }
+}
+
 // Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
 // major). Symmetric (b is a): every tile on or above the diagonal once,
 // mirrored inside the slice; else every tile. MK: the host micro-kernel
@@ -251,32 +286,7 @@ void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const S
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
         accumulate_tile<P, TensorCore, MK>(team, a, b, i0, j0, r1, cols, words, ct);
         team.team_barrier();
-        if constexpr (!P::staged && P::team_size == 1) {
-          // Hosts (one thread per team): the same writes row by row with the
-          // bounds hoisted, so the row copies vectorise. The element loops
-          // below (a division and two bounds checks per element) took 13% of
-          // the AVX2 tiles' samples (perf, bench deck, x86-64-v3 build, Zen 5).
-          store_tile_host<P>(ct, out, i0, j0, r0, r1, col0, cols, width, symmetric && m > l);
-          return;
-        }
-        // The tile row by row, then its mirror (symmetric, above the
-        // diagonal) column by column of ct, so both writes run along rows of
-        // the slice. (Mirrored inside one loop, the mirror's writes strode a
-        // slice row apart and took a quarter of the kernel: perf, bench deck.)
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
-          const int ii = e / P::tile, jj = e % P::tile;
-          const std::int64_t i = i0 + ii, j = j0 + jj;
-          if (i < r1 && j < cols)
-            out((i - r0) * width + (j - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
-        });
-        if (symmetric && m > l) {
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
-            const int jj = e / P::tile, ii = e % P::tile;
-            const std::int64_t i = i0 + ii, j = j0 + jj;
-            if (j < r1 && i < cols)
-              out((j - r0) * width + (i - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
-          });
-        }
+        store_tile<P>(team, ct, out, i0, j0, r0, r1, col0, cols, width, symmetric && m > l);
       });
 }
 
