@@ -133,8 +133,7 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   if (engine == "tensor_core" || (engine == "auto" && tensor_core::kAvailable)) c.engine = Engine::TensorCore;
   // auto: the one the target's instruction set selects (kAutoMicroKernel);
   // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).
-  const std::string mk =
-      s.choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"});
+  const std::string mk = s.choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"});
   if (mk != "auto") {
     std::string compiled;
     for (MicroKernel k : kMicroKernels) {

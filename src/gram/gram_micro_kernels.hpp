@@ -199,8 +199,8 @@ inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int 
 // on an x86-64-v3 target runs scalar POPCNT.
 namespace avx2 {
 inline __m256i popcount_bytes(__m256i v) {
-  const __m256i table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2,
-                                         2, 3, 2, 3, 3, 4);
+  const __m256i table =
+      _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
   const __m256i low = _mm256_set1_epi8(0x0f);
   return _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(v, low)),
                          _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low)));
@@ -261,7 +261,8 @@ inline void rows_block_avx2(const Word* const* ra, const Word* const* rb, int nk
     // [v0 0+1, v1 0+1, v0 2+3, v1 2+3] and the same for v2, v3; then the halves added.
     const __m256i t0 = _mm256_add_epi64(_mm256_unpacklo_epi64(v0, v1), _mm256_unpackhi_epi64(v0, v1));
     const __m256i t1 = _mm256_add_epi64(_mm256_unpacklo_epi64(v2, v3), _mm256_unpackhi_epi64(v2, v3));
-    const __m256i w = _mm256_add_epi64(_mm256_permute2x128_si256(t0, t1, 0x20), _mm256_permute2x128_si256(t0, t1, 0x31));
+    const __m256i w =
+        _mm256_add_epi64(_mm256_permute2x128_si256(t0, t1, 0x20), _mm256_permute2x128_si256(t0, t1, 0x31));
     alignas(32) std::uint64_t lanes[4];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), w);
     for (int s = 0; s < 4; ++s) c[r * stride + s] += static_cast<std::uint32_t>(lanes[s]);
@@ -321,7 +322,8 @@ inline __m512i stream_sum(const Word* a, const Word* b, int nk) {
 }
 // The sum of the 8 lanes (the maskz forms: see popcount_bytes).
 inline std::uint64_t reduce_add(__m512i v) {
-  const __m256i h = _mm256_add_epi64(_mm512_maskz_extracti64x4_epi64(0xF, v, 0), _mm512_maskz_extracti64x4_epi64(0xF, v, 1));
+  const __m256i h =
+      _mm256_add_epi64(_mm512_maskz_extracti64x4_epi64(0xF, v, 0), _mm512_maskz_extracti64x4_epi64(0xF, v, 1));
   const __m128i q = _mm_add_epi64(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
   return std::uint64_t(_mm_cvtsi128_si64(q)) + std::uint64_t(_mm_extract_epi64(q, 1));
 }
@@ -333,8 +335,7 @@ inline void rows_block_avx512bw(const Word* const* ra, const Word* const* rb, in
   static_assert(P::mr == 4 && P::nr == 4 && P::granule % 8 == 0 && P::chunk % 8 == 0, "4 x 4 of whole zmm words");
   for (int r = 0; r < 4; ++r)
     for (int s = 0; s < 4; ++s)
-      c[r * stride + s] +=
-          static_cast<std::uint32_t>(avx512bw::reduce_add(avx512bw::stream_sum(ra[r], rb[s], nk)));
+      c[r * stride + s] += static_cast<std::uint32_t>(avx512bw::reduce_add(avx512bw::stream_sum(ra[r], rb[s], nk)));
 }
 #endif
 
@@ -452,9 +453,9 @@ double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
 // The roof: the best rate of the micro-kernels this build contains (not only
 // the one the tiles use: a weak kernel must show against it), and which one.
 struct ProbeResult {
-  double peak = 0;                            // executed bit-ops/s, the best of `rate`
-  MicroKernel best = MicroKernel::Portable;   // the micro-kernel that set it
-  double rate[std::size(kMicroKernels)] = {}; // per micro-kernel; 0: not in this build (or staged)
+  double peak = 0;                             // executed bit-ops/s, the best of `rate`
+  MicroKernel best = MicroKernel::Portable;    // the micro-kernel that set it
+  double rate[std::size(kMicroKernels)] = {};  // per micro-kernel; 0: not in this build (or staged)
 };
 
 // The probe of this build's tiles: staged panels on GPUs (the portable
@@ -469,9 +470,8 @@ ProbeResult probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int 
   } else {
     for (std::size_t i = 0; i < std::size(kMicroKernels); ++i) {
       if (!micro_kernel_compiled(kMicroKernels[i])) continue;
-      p.rate[i] = with_micro_kernel(kMicroKernels[i], [&](auto mk) {
-        return probe_host_peak<decltype(mk)::value>(exec, workers, repeats);
-      });
+      p.rate[i] = with_micro_kernel(
+          kMicroKernels[i], [&](auto mk) { return probe_host_peak<decltype(mk)::value>(exec, workers, repeats); });
       if (p.rate[i] > p.peak) {
         p.peak = p.rate[i];
         p.best = kMicroKernels[i];

@@ -110,7 +110,7 @@ struct TileParams {
   static constexpr bool staged = false;
   static constexpr int ct_pad = 0;
   static constexpr const char* micro_kernel = micro_kernel_name(kAutoMicroKernel);  // auto's
-  using acc_type = std::uint64_t;  // matches vpopcntq's 64-bit lanes
+  using acc_type = std::uint64_t;                                                   // matches vpopcntq's 64-bit lanes
 };
 #endif
 

@@ -48,8 +48,8 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   m["micro_tile"] = std::to_string(TileParams::mr) + "x" + std::to_string(TileParams::nr);
   m["team_size"] = TileParams::team_size;
   m["micro_kernel"] = c.engine == Engine::TensorCore ? "mma.m16n8k256.b1.and.popc"
-                      : TileParams::staged             ? "portable"
-                                                       : micro_kernel_name(c.micro_kernel);
+                      : TileParams::staged           ? "portable"
+                                                     : micro_kernel_name(c.micro_kernel);
   m["engine"] = engine_name(c.engine);
   m["pack_seconds"] = pack_seconds;
   m["compute_seconds"] = compute_seconds;

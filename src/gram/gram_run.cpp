@@ -59,8 +59,8 @@ void timed_repeats(RunContext& ctx, const Config& c, const Plan& plan, const Inp
     pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
                        for (const Slice* s : mine)
                          if (s)
-                           gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts,
-                                      c.engine, c.micro_kernel);
+                           gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine,
+                                      c.micro_kernel);
                      }));
   }
 }

@@ -55,8 +55,7 @@ inline std::vector<Engine> test_engines() {
 // Full C computed slice by slice with height h, assembled on the host
 // (lower part of each slice row from the mirror of earlier slices).
 inline std::vector<std::int32_t> gram_by_slices(const PackedView<MemSpace>& a, std::int64_t rows, std::int64_t h,
-                                                Engine engine = Engine::Popcount,
-                                                MicroKernel mk = kAutoMicroKernel) {
+                                                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
   std::vector<std::int32_t> c(static_cast<std::size_t>(rows * rows), -1);
   Kokkos::View<std::int32_t*, MemSpace> out("out", h * rows);
   for (std::int64_t r0 = 0; r0 < rows; r0 += h) {

@@ -95,9 +95,9 @@ void check_shape(std::int64_t D, std::int64_t M, std::int64_t O) {
 
 // Unit extents, odd sizes, rows shorter/longer than a block and not a
 // multiple of the lane count, the original example's row.
-const std::tuple<int, int, int> kShapes[] = {{1, 1, 1},  {1, 7, 1},   {3, 1, 5},    {1, 1, 1031}, {5, 3, 4},
-                                             {7, 13, 3}, {2, 205, 5}, {4, 1, 2049}, {17, 257, 1}, {3, 4000, 5},
-                                             {2, 1, 70001}};  // last: two streaming blocks per row
+const std::tuple<int, int, int> kShapes[] = {
+    {1, 1, 1},   {1, 7, 1},    {3, 1, 5},    {1, 1, 1031}, {5, 3, 4},    {7, 13, 3},
+    {2, 205, 5}, {4, 1, 2049}, {17, 257, 1}, {3, 4000, 5}, {2, 1, 70001}};  // last: two streaming blocks per row
 
 TEST(TEST_CATEGORY, Discount_MatchesReferenceBitwiseDouble) {
   for (const auto& s : kShapes) check_shape<double>(std::get<0>(s), std::get<1>(s), std::get<2>(s));

@@ -90,7 +90,8 @@ void check(const Variant& v) {
     GTEST_SKIP() << "this CPU lacks " << lacking << ", which this test binary's target (-march=" KMINI_MK_TARGET
                  << ") needs";
   if (!(compiled_mask() & (1u << v.index)))
-    GTEST_SKIP() << v.name << " is not compiled in for -march=" KMINI_MK_TARGET << " (its instructions are not in the target)";
+    GTEST_SKIP() << v.name << " is not compiled in for -march=" KMINI_MK_TARGET
+                 << " (its instructions are not in the target)";
   for (const auto& f : v.needs)
     if (!cpu_has(f)) GTEST_SKIP() << "this CPU lacks " << f << ", which " << v.name << " needs";
   constexpr int kStride = 6;
