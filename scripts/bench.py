@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 
-from kmini_results import BASELINES, FIGURES, ROOF, get
+from kmini_results import BASELINES, FIGURES, ROOF, baseline_env, get
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,19 +60,27 @@ def numpy_ratio(kernel, deck, kmini, out):
     script, pattern = NUMPY[kernel]
     path = os.path.join(ROOT, script)
     if not os.path.exists(path):
-        return None, f"{script} not present"
+        return None, f"{script} not present", None
     name = os.path.splitext(os.path.basename(deck))[0]
     cmd = ["/usr/bin/python3", path, "--kmini", kmini, "--out", os.path.join(out, f"numpy-{name}")]
     if kernel in ("rk4", "gram"):  # the numpy side follows the deck (rk4: model and coupling; gram: A's shape)
         cmd += ["--deck", deck]
     print("  " + " ".join(cmd), flush=True)
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # The baseline runs as on a user's machine: without the OpenBLAS forcing
+    # variables of the development machines (kmini_results.baseline_env; the
+    # kmini runs inside the script get them back).
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=baseline_env())
+    for line in done.stdout.splitlines():  # which OpenBLAS kernel ran (OPENBLAS_VERBOSE=2 and the script's own line)
+        if line.startswith("Core: ") or line.startswith("OpenBLAS core: "):
+            print("    " + line, flush=True)
     m = re.search(pattern, done.stdout)
+    core = re.search(r"^OpenBLAS core: (\S+)", done.stdout, re.M)  # which OpenBLAS kernel numpy ran
+    core = core.group(1) if core else None
     if done.returncode == 77:  # the script's own reason, e.g. a matrix too large for numpy
-        return None, (done.stdout.strip().splitlines() or ["skipped"])[-1]
+        return None, (done.stdout.strip().splitlines() or ["skipped"])[-1], core
     if done.returncode != 0 or not m:
-        return None, f"{script} failed (exit {done.returncode})"
-    return float(m.group(1)), None
+        return None, f"{script} failed (exit {done.returncode})", core
+    return float(m.group(1)), None, core
 
 
 def main():
@@ -110,8 +118,10 @@ def main():
                 if v is not None:
                     e["baselines"][name] = v
             if kernel in NUMPY and have_numpy:
-                ratio, why = numpy_ratio(kernel, deck, a.kmini, a.out)
+                ratio, why, core = numpy_ratio(kernel, deck, a.kmini, a.out)
                 e["baselines"]["numpy"] = ratio if ratio is not None else why
+                if core:
+                    e["baselines"]["numpy's OpenBLAS core"] = core
             entry[kernel] = e
         report["decks"][os.path.relpath(deck, ROOT)] = entry
 

@@ -4,6 +4,7 @@ metric paths (under kernels.<name>) that the benchmark and scaling scripts repor
   from kmini_results import get, load, FIGURES, ROOF, BASELINES, TIME
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -61,11 +62,41 @@ def kernel(results, name):
     return results["kernels"][name]
 
 
+# Set on the development machines to force OpenBLAS's Haswell (AVX2) kernels
+# and its L2 size, whatever the CPU: an outside baseline must run as a user's
+# machine would, so the baseline processes (numpy) run without them; kmini
+# and tests keep them (saved under KMINI_SAVED_<name> while a baseline runs).
+OPENBLAS_FORCING = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def baseline_env(env=None):
+    """env (default os.environ) for a baseline process: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
+    removed, their values kept as KMINI_SAVED_<name> for kmini_env()."""
+    env = dict(os.environ if env is None else env)
+    for name in OPENBLAS_FORCING:
+        if name in env:
+            env["KMINI_SAVED_" + name] = env.pop(name)
+    return env
+
+
+def kmini_env(env=None):
+    """env (default os.environ) for kmini started from a baseline process: the variables
+    baseline_env() removed, restored."""
+    env = dict(os.environ if env is None else env)
+    for name in OPENBLAS_FORCING:
+        if "KMINI_SAVED_" + name in env:
+            env[name] = env.pop("KMINI_SAVED_" + name)
+    if env.get("KMINI_GRAM_BLAS_SET") == "1":  # compare_numpy_gram.py's own OPENBLAS_VERBOSE, for numpy only
+        env.pop("OPENBLAS_VERBOSE", None)
+    return env
+
+
 def run_kmini(cmd, who):
     """Runs a kmini command line, printing it and its output; True on exit 0, else says so
-    on stderr as `who: kmini failed (exit N)`."""
+    on stderr as `who: kmini failed (exit N)`. kmini gets the environment as it was before
+    baseline_env() (the OpenBLAS settings of the machine)."""
     print("running:", " ".join(cmd), flush=True)
-    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=kmini_env())
     print(run.stdout)
     if run.returncode != 0:
         print(f"{who}: kmini failed (exit {run.returncode})", file=sys.stderr)

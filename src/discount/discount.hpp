@@ -21,6 +21,10 @@ struct InputSpec {
 
 enum class Reduce { None, PerDate, PerId };
 enum class Policy { MDRange, Flat };
+// How cv is stored (discount.stores): streaming (non-temporal) stores, regular
+// ones, or auto: streaming where the build has them (host targets with AVX)
+// and this rank's cv is larger than the last-level cache.
+enum class Stores { Auto, Regular, Streaming };
 
 struct Config {
   std::int64_t dates = 0, ids = 0, terms = 0;  // D, M, O
@@ -30,6 +34,8 @@ struct Config {
   Policy policy = Policy::MDRange;
   std::string write_cv, write_reduced;  // empty: not written
   std::int64_t repeat = 5;
+  Stores stores = Stores::Auto;
+  bool stream_cv = false;  // resolved at run time (run_typed): the multiply stores cv non-temporally
 
   std::int64_t row() const { return ids * terms; }
   std::size_t element_size() const { return single ? 4 : 8; }

@@ -114,6 +114,12 @@ Config read_config(const DeckNode& s, MPI_Comm) {
   c.reduce = reduce == "per_date" ? Reduce::PerDate : reduce == "per_id" ? Reduce::PerId : Reduce::None;
   c.policy = s.choice("policy", "mdrange", {"mdrange", "flat"}) == "flat" ? Policy::Flat : Policy::MDRange;
   c.repeat = s.integer("repeat", c.repeat, 1, 100000);
+  const std::string stores = s.choice("stores", "auto", {"auto", "regular", "streaming"});
+  c.stores = stores == "streaming" ? Stores::Streaming : stores == "regular" ? Stores::Regular : Stores::Auto;
+  if (c.stores == Stores::Streaming && !kStreamingStores)
+    s.fail("stores", "auto or regular: this build has no streaming stores (a host build for a CPU with AVX)");
+  if (c.stores == Stores::Streaming && c.reduce != Reduce::None)
+    s.fail("stores", "auto or regular with discount.reduce " + reduce + " (streaming stores are for reduce: none)");
   const DeckNode write = s.child("write");
   if (write.has("cv")) c.write_cv = write.text("cv", "");
   if (write.has("reduced")) {

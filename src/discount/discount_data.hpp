@@ -80,7 +80,8 @@ void compute(const ExecSpace& exec, const Config& c, const DeviceArrays<T>& a) {
   const bool write_cv = c.computes_cv();
   switch (c.reduce) {
     case Reduce::None:
-      if (c.policy == Policy::Flat) multiply_flat(exec, mult, disc, cv);
+      if (c.stream_cv) multiply_streaming(exec, mult, disc, cv);
+      else if (c.policy == Policy::Flat) multiply_flat(exec, mult, disc, cv);
       else multiply_mdrange(exec, mult, disc, cv);
       break;
     case Reduce::PerDate:

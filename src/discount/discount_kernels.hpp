@@ -15,6 +15,19 @@
 
 #include <cstdint>
 
+// Non-temporal (streaming) stores of cv on hosts whose target has them
+// (AVX-512F: _mm512_stream_pd/ps, else AVX: _mm256_stream_pd/ps), never in a
+// GPU build (host or device pass). cv is written, never read: a regular store
+// first reads each line for ownership, 24 bytes per element where 16 (the
+// inputs) + 8 (cv) are needed (double).
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL) && \
+    !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && (defined(__AVX512F__) || defined(__AVX__))
+#define KMINI_DISCOUNT_STREAMING 1
+#include <immintrin.h>
+#else
+#define KMINI_DISCOUNT_STREAMING 0
+#endif
+
 namespace kmini::discount {
 
 // Launch shapes per backend (not part of the numerical definition).
@@ -103,6 +116,81 @@ void multiply_mdrange(const Exec& exec, const MultRow& mult, const InRows& disc,
       "kmini::discount::multiply_mdrange",
       Policy(exec, {0, 0}, {dates, row}, {LaunchDefaults::mdrange_tile_dates, LaunchDefaults::mdrange_tile_row}),
       KOKKOS_LAMBDA(const std::int64_t d, const std::int64_t r) { cv(d, r) = mult(r) * disc(d, r); });
+}
+
+// Whether this build has the streaming-store kernel (multiply_streaming).
+inline constexpr bool kStreamingStores = KMINI_DISCOUNT_STREAMING;
+
+#if KMINI_DISCOUNT_STREAMING
+// y[t] = m[t] * x[t], t < len, y written with non-temporal stores (a head up
+// to y's first 64-byte boundary and the tail with regular ones), then
+// _mm_sfence: the streaming stores of this thread are ordered before whatever
+// it does next (the kernel's end, the fence, then the reads of cv). Products
+// are the same IEEE multiplies as multiply_flat's: cv is bitwise the same.
+namespace streaming {
+KOKKOS_INLINE_FUNCTION void store_row(const double* m, const double* x, double* y, std::int64_t len) {
+  std::int64_t t = 0;
+#if defined(__AVX512F__)
+  constexpr int kW = 8;
+#else
+  constexpr int kW = 4;
+#endif
+  for (; t < len && (reinterpret_cast<std::uintptr_t>(y + t) % (kW * sizeof(double))) != 0; ++t) y[t] = m[t] * x[t];
+  for (; t + kW <= len; t += kW) {
+#if defined(__AVX512F__)
+    _mm512_stream_pd(y + t, _mm512_mul_pd(_mm512_loadu_pd(m + t), _mm512_loadu_pd(x + t)));
+#else
+    _mm256_stream_pd(y + t, _mm256_mul_pd(_mm256_loadu_pd(m + t), _mm256_loadu_pd(x + t)));
+#endif
+  }
+  for (; t < len; ++t) y[t] = m[t] * x[t];
+  _mm_sfence();
+}
+KOKKOS_INLINE_FUNCTION void store_row(const float* m, const float* x, float* y, std::int64_t len) {
+  std::int64_t t = 0;
+#if defined(__AVX512F__)
+  constexpr int kW = 16;
+#else
+  constexpr int kW = 8;
+#endif
+  for (; t < len && (reinterpret_cast<std::uintptr_t>(y + t) % (kW * sizeof(float))) != 0; ++t) y[t] = m[t] * x[t];
+  for (; t + kW <= len; t += kW) {
+#if defined(__AVX512F__)
+    _mm512_stream_ps(y + t, _mm512_mul_ps(_mm512_loadu_ps(m + t), _mm512_loadu_ps(x + t)));
+#else
+    _mm256_stream_ps(y + t, _mm256_mul_ps(_mm256_loadu_ps(m + t), _mm256_loadu_ps(x + t)));
+#endif
+  }
+  for (; t < len; ++t) y[t] = m[t] * x[t];
+  _mm_sfence();
+}
+}  // namespace streaming
+#endif
+
+// cv = multBy * discount with streaming stores of cv (host builds with
+// kStreamingStores; elsewhere never called: compute() falls back to
+// multiply_mdrange). One work item per (date, block of kStreamBlock
+// elements of its row), each ending with its own sfence.
+inline constexpr std::int64_t kStreamBlock = 1 << 16;
+template <class Exec, class MultRow, class InRows, class OutRows>
+void multiply_streaming(const Exec& exec, const MultRow& mult, const InRows& disc, const OutRows& cv) {
+#if KMINI_DISCOUNT_STREAMING
+  const std::int64_t dates = disc.extent(0), row = disc.extent(1);
+  if (dates == 0 || row == 0) return;
+  const std::int64_t blocks = (row + kStreamBlock - 1) / kStreamBlock;
+  const auto* m = mult.data();
+  const auto* x = disc.data();
+  auto* y = cv.data();
+  Kokkos::parallel_for(
+      "kmini::discount::multiply_streaming", Kokkos::RangePolicy<Exec>(exec, 0, dates * blocks),
+      KOKKOS_LAMBDA(const std::int64_t item) {
+        const std::int64_t d = item / blocks, begin = (item % blocks) * kStreamBlock;
+        const std::int64_t len = row - begin < kStreamBlock ? row - begin : kStreamBlock;
+        streaming::store_row(m + begin, x + d * row + begin, y + d * row + begin, len);
+      });
+#else
+  multiply_mdrange(exec, mult, disc, cv);
+#endif
 }
 
 // Sum of one block (see kBlock/kLanes), optionally writing cv on the way.

@@ -44,9 +44,10 @@ struct Config {
   bool float_values() const { return similarity != Similarity::Counts; }
   std::int64_t targets() const { return two_inputs() ? b.rows : a.rows; }  // columns of C
   bool baseline = false;
-  std::int64_t baseline_rows = 512;  // rows of the gemm baseline panel
-  std::int64_t repeat = 1;           // timed repetitions of the slice loop (best)
-  Engine engine = Engine::Popcount;  // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
+  std::int64_t baseline_rows = 512;             // rows of the gemm baseline panel
+  std::int64_t repeat = 1;                      // timed repetitions of the slice loop (best)
+  Engine engine = Engine::Popcount;             // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
+  MicroKernel micro_kernel = kAutoMicroKernel;  // the host tiles' micro-kernel (gram.micro_kernel)
 };
 
 // One slice of rows of C and the rank that computes it.

@@ -131,6 +131,20 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
            "popcount or auto: this build has no tensor-core engine (it needs Kokkos with CUDA for compute "
            "capability 8.0 or newer)");
   if (engine == "tensor_core" || (engine == "auto" && tensor_core::kAvailable)) c.engine = Engine::TensorCore;
+  // auto: the one the target's instruction set selects (kAutoMicroKernel);
+  // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).
+  const std::string mk = s.choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"});
+  if (mk != "auto") {
+    std::string compiled;
+    for (MicroKernel k : kMicroKernels) {
+      if (!micro_kernel_compiled(k)) continue;
+      if (mk == micro_kernel_name(k)) c.micro_kernel = k;
+      compiled += std::string(compiled.empty() ? "" : ", ") + micro_kernel_name(k);
+    }
+    if (mk != micro_kernel_name(c.micro_kernel))
+      s.fail("micro_kernel", "auto or one this build contains (" + compiled + "): " + mk +
+                                 " needs a host build for a CPU with its instructions (KMINI_ARCH or KMINI_NATIVE)");
+  }
   config_ = c;
   outputs_.clear();
   add_output(w, "C", c.write_c);

@@ -138,7 +138,7 @@ struct SliceGeometry {
 // extended lambda first-capture variables inside `if constexpr`.)
 // TensorCore: the chunks' sums by the 1-bit mma (gram_tensor_core.hpp), the
 // warps' accumulators in registers over the chunks, added to ct at the end.
-template <class P, bool TensorCore, class Member, class Packed>
+template <class P, bool TensorCore, MicroKernel MK, class Member, class Packed>
 KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a, const Packed& b, std::int64_t i0,
                                             std::int64_t j0, std::int64_t r1, std::int64_t cols, std::int64_t words,
                                             std::uint32_t* ct) {
@@ -186,17 +186,77 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
           rb[s] = &b(j < cols ? j : cols - 1, k0);
         }
         std::uint32_t* c = ct + mi * P::mr * ct_stride<P>() + ni * P::nr;
-        if (nk == P::chunk) rows_block<P, P::chunk>(ra, rb, nk, c, ct_stride<P>());
-        else rows_block<P, 0>(ra, rb, nk, c, ct_stride<P>());
+        if (nk == P::chunk) rows_block<P, P::chunk, MK>(ra, rb, nk, c, ct_stride<P>());
+        else rows_block<P, 0, MK>(ra, rb, nk, c, ct_stride<P>());
       }
+    }
+  }
+}
+
+// The C tile ct (rows i0.., columns j0.. of C) into the slice out (rows r0..
+// r1, columns col0.. below cols, row length width), and with `mirror` its
+// transpose at (j0, i0): the host form of gram_slice_with's two write loops.
+template <class P, class Out>
+KOKKOS_INLINE_FUNCTION void store_tile_host(const std::uint32_t* ct, const Out& out, std::int64_t i0, std::int64_t j0,
+                                            std::int64_t r0, std::int64_t r1, std::int64_t col0, std::int64_t cols,
+                                            std::int64_t width, bool mirror) {
+  const int rows_here = static_cast<int>(r1 - i0 < P::tile ? r1 - i0 : P::tile);
+  const int cols_here = static_cast<int>(cols - j0 < P::tile ? cols - j0 : P::tile);
+  for (int ii = 0; ii < rows_here; ++ii) {
+    auto* KOKKOS_RESTRICT o = &out((i0 + ii - r0) * width + (j0 - col0));
+    const std::uint32_t* KOKKOS_RESTRICT t = ct + ii * ct_stride<P>();
+    for (int jj = 0; jj < cols_here; ++jj) o[jj] = static_cast<std::int32_t>(t[jj]);
+  }
+  if (!mirror) return;
+  // C(j, i) = C(i, j): row j0 + jj of the slice (when inside it) gets column jj of ct.
+  const int mirror_rows = static_cast<int>(r1 - j0 < P::tile ? r1 - j0 : P::tile);
+  const int mirror_cols = static_cast<int>(cols - i0 < P::tile ? cols - i0 : P::tile);
+  for (int jj = 0; jj < mirror_rows; ++jj) {
+    auto* KOKKOS_RESTRICT o = &out((j0 + jj - r0) * width + (i0 - col0));
+    for (int ii = 0; ii < mirror_cols; ++ii) o[ii] = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+  }
+}
+
+// The tile ct into out (and its mirror): on hosts store_tile_host; else the
+// team's threads element by element, the tile row by row, then its mirror
+// (symmetric, above the diagonal) column by column of ct, so both writes run
+// along rows of the slice. (Mirrored inside one loop, the mirror's writes
+// strode a slice row apart and took a quarter of the kernel: perf, bench deck.)
+// A function of its own: nvcc does not let an extended lambda first-capture
+// variables inside `if constexpr`.
+template <class P, class Member, class Out>
+KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const std::uint32_t* ct, const Out& out, std::int64_t i0,
+                                       std::int64_t j0, std::int64_t r0, std::int64_t r1, std::int64_t col0,
+                                       std::int64_t cols, std::int64_t width, bool mirror) {
+  if constexpr (!P::staged && P::team_size == 1) {
+    // Hosts (one thread per team): row by row with the bounds hoisted, so the
+    // row copies vectorise. The element loops below (a division and two
+    // bounds checks per element) took 13% of the AVX2 tiles' samples (perf,
+    // bench deck, x86-64-v3 build, Zen 5).
+    store_tile_host<P>(ct, out, i0, j0, r0, r1, col0, cols, width, mirror);
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+      const int ii = e / P::tile, jj = e % P::tile;
+      const std::int64_t i = i0 + ii, j = j0 + jj;
+      if (i < r1 && j < cols)
+        out((i - r0) * width + (j - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+    });
+    if (mirror) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+        const int jj = e / P::tile, ii = e % P::tile;
+        const std::int64_t i = i0 + ii, j = j0 + jj;
+        if (j < r1 && i < cols)
+          out((j - r0) * width + (i - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+      });
     }
   }
 }
 
 // Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
 // major). Symmetric (b is a): every tile on or above the diagonal once,
-// mirrored inside the slice; else every tile.
-template <bool TensorCore, class Exec, class Packed, class Out>
+// mirrored inside the slice; else every tile. MK: the host micro-kernel
+// (rows_block; the staged GPU tiles have one).
+template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
 void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out) {
   using P = TileParams;
   using Policy = Kokkos::TeamPolicy<Exec>;
@@ -224,26 +284,9 @@ void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const S
         const std::int64_t i0 = r0 + l * P::tile, j0 = col0 + m * P::tile;
         auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-        accumulate_tile<P, TensorCore>(team, a, b, i0, j0, r1, cols, words, ct);
+        accumulate_tile<P, TensorCore, MK>(team, a, b, i0, j0, r1, cols, words, ct);
         team.team_barrier();
-        // The tile row by row, then its mirror (symmetric, above the
-        // diagonal) column by column of ct, so both writes run along rows of
-        // the slice. (Mirrored inside one loop, the mirror's writes strode a
-        // slice row apart and took a quarter of the kernel: perf, bench deck.)
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
-          const int ii = e / P::tile, jj = e % P::tile;
-          const std::int64_t i = i0 + ii, j = j0 + jj;
-          if (i < r1 && j < cols)
-            out((i - r0) * width + (j - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
-        });
-        if (symmetric && m > l) {
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
-            const int jj = e / P::tile, ii = e % P::tile;
-            const std::int64_t i = i0 + ii, j = j0 + jj;
-            if (j < r1 && i < cols)
-              out((j - r0) * width + (i - col0)) = static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
-          });
-        }
+        store_tile<P>(team, ct, out, i0, j0, r0, r1, col0, cols, width, symmetric && m > l);
       });
 }
 
@@ -307,24 +350,29 @@ double probe_tensor_core_peak(const Exec& exec, std::int64_t workers, int repeat
 
 // The engine dispatch: the tensor-core tiles where this build has them and
 // they were asked for (configure() refused tensor_core elsewhere), else the
-// popcount tiles.
+// popcount tiles with micro-kernel `mk` (configure() let only compiled-in
+// ones through).
 template <class Exec, class Packed, class Out>
 void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out,
-                Engine engine = Engine::Popcount) {
+                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (tensor_core::kAvailable && std::is_same_v<Exec, Kokkos::Cuda>) {
-    if (engine == Engine::TensorCore) return gram_slice_with<true>(exec, a, b, g, out);
+    if (engine == Engine::TensorCore) return gram_slice_with<true, MicroKernel::Portable>(exec, a, b, g, out);
   }
 #endif
   (void)engine;  // configure() refused tensor_core on builds without it
-  gram_slice_with<false>(exec, a, b, g, out);
+  if constexpr (TileParams::staged) {
+    gram_slice_with<false, MicroKernel::Portable>(exec, a, b, g, out);
+  } else {
+    with_micro_kernel(mk, [&](auto k) { gram_slice_with<false, decltype(k)::value>(exec, a, b, g, out); });
+  }
 }
 
 // One input: C = A A^T.
 template <class Exec, class Packed, class Out>
 void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out,
-                Engine engine = Engine::Popcount) {
-  gram_slice(exec, a, a, g, out, engine);
+                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+  gram_slice(exec, a, a, g, out, engine, mk);
 }
 
 // The similarity values of a slice as stored (float32) from its counts and

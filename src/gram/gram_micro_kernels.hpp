@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <type_traits>
 
 // Unrolling hints: the device pass of nvcc/hipcc and clang take `unroll`; the
 // host pass of a GPU compiler gets none (gcc behind nvcc warns on either form).
@@ -187,19 +189,194 @@ inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int 
 }
 #endif
 
-// The rows' sums where the rows are read in place (P::staged false). Two
-// implementations of the same sums behind this one dispatch, exact against
-// each other (Gram_MicroKernelDispatchMatchesPortableAndPlainLoop):
-// rows_block_portable, and rows_block_avx512 (hosts with AVX-512 VPOPCNTDQ:
-// 8 loads per 48 ops, the 16 accumulators in zmm registers).
-template <class P, int FixedK>
+#if KMINI_GRAM_AVX2
+// Harley-Seal on AVX2 (Mula, Kurz and Lemire, "Faster Population Counts Using
+// AVX2 Instructions"): the 16 streams a[r] & b[s] are summed one at a time,
+// 16 vectors at once through a tree of carry-save adders (ones, twos, fours,
+// eights), so only one vector in 16 (the sixteens) goes through the vpshufb
+// nibble-table popcount: about 6 vector ops per 256 bits where a popcount of
+// each vector takes 8. AVX2 has no 64-bit popcount, so the portable kernel
+// on an x86-64-v3 target runs scalar POPCNT.
+namespace avx2 {
+inline __m256i popcount_bytes(__m256i v) {
+  const __m256i table =
+      _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+  const __m256i low = _mm256_set1_epi8(0x0f);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(v, low)),
+                         _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low)));
+}
+// Per 64-bit lane: the popcount of v.
+inline __m256i popcount_lanes(__m256i v) { return _mm256_sad_epu8(popcount_bytes(v), _mm256_setzero_si256()); }
+// Carry-save adder: h:l = a + b + c, bit by bit.
+inline void csa(__m256i& h, __m256i& l, __m256i a, __m256i b, __m256i c) {
+  const __m256i u = _mm256_xor_si256(a, b);
+  h = _mm256_or_si256(_mm256_and_si256(a, b), _mm256_and_si256(u, c));
+  l = _mm256_xor_si256(u, c);
+}
+// sum over k < nk of popcount(a[k] & b[k]), in the 4 lanes; nk a multiple of 4.
+inline __m256i stream_sum(const Word* a, const Word* b, int nk) {
+  const auto d = [&](int k) {
+    return _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k)),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k)));
+  };
+  __m256i total = _mm256_setzero_si256(), ones = total, twos = total, fours = total, eights = total;
+  int k = 0;
+  for (; k + 64 <= nk; k += 64) {
+    __m256i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+    csa(twos_a, ones, ones, d(k + 0), d(k + 4));
+    csa(twos_b, ones, ones, d(k + 8), d(k + 12));
+    csa(fours_a, twos, twos, twos_a, twos_b);
+    csa(twos_a, ones, ones, d(k + 16), d(k + 20));
+    csa(twos_b, ones, ones, d(k + 24), d(k + 28));
+    csa(fours_b, twos, twos, twos_a, twos_b);
+    csa(eights_a, fours, fours, fours_a, fours_b);
+    csa(twos_a, ones, ones, d(k + 32), d(k + 36));
+    csa(twos_b, ones, ones, d(k + 40), d(k + 44));
+    csa(fours_a, twos, twos, twos_a, twos_b);
+    csa(twos_a, ones, ones, d(k + 48), d(k + 52));
+    csa(twos_b, ones, ones, d(k + 56), d(k + 60));
+    csa(fours_b, twos, twos, twos_a, twos_b);
+    csa(eights_b, fours, fours, fours_a, fours_b);
+    csa(sixteens, eights, eights, eights_a, eights_b);
+    total = _mm256_add_epi64(total, popcount_lanes(sixteens));
+  }
+  // ones + 2 twos + 4 fours + 8 eights: at most 120 per byte.
+  __m256i bytes = popcount_bytes(ones);
+  bytes = _mm256_add_epi8(bytes, _mm256_slli_epi16(popcount_bytes(twos), 1));
+  bytes = _mm256_add_epi8(bytes, _mm256_slli_epi16(popcount_bytes(fours), 2));
+  bytes = _mm256_add_epi8(bytes, _mm256_slli_epi16(popcount_bytes(eights), 3));
+  total = _mm256_add_epi64(_mm256_slli_epi64(total, 4), _mm256_sad_epu8(bytes, _mm256_setzero_si256()));
+  for (; k < nk; k += 4) total = _mm256_add_epi64(total, popcount_lanes(d(k)));
+  return total;
+}
+}  // namespace avx2
+
+// rows_block on AVX2 hosts; nk: a multiple of 4 (rows are padded to 8 words).
+template <class P>
+inline void rows_block_avx2(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
+  static_assert(P::mr == 4 && P::nr == 4 && P::granule % 4 == 0 && P::chunk % 4 == 0, "4 x 4 of whole ymm words");
+  for (int r = 0; r < 4; ++r) {
+    const __m256i v0 = avx2::stream_sum(ra[r], rb[0], nk), v1 = avx2::stream_sum(ra[r], rb[1], nk);
+    const __m256i v2 = avx2::stream_sum(ra[r], rb[2], nk), v3 = avx2::stream_sum(ra[r], rb[3], nk);
+    // [v0 0+1, v1 0+1, v0 2+3, v1 2+3] and the same for v2, v3; then the halves added.
+    const __m256i t0 = _mm256_add_epi64(_mm256_unpacklo_epi64(v0, v1), _mm256_unpackhi_epi64(v0, v1));
+    const __m256i t1 = _mm256_add_epi64(_mm256_unpacklo_epi64(v2, v3), _mm256_unpackhi_epi64(v2, v3));
+    const __m256i w =
+        _mm256_add_epi64(_mm256_permute2x128_si256(t0, t1, 0x20), _mm256_permute2x128_si256(t0, t1, 0x31));
+    alignas(32) std::uint64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), w);
+    for (int s = 0; s < 4; ++s) c[r * stride + s] += static_cast<std::uint32_t>(lanes[s]);
+  }
+}
+#endif
+
+#if KMINI_GRAM_AVX512BW
+// Harley-Seal at 512 bits for AVX-512BW without VPOPCNTDQ (Skylake-SP,
+// Cascade Lake): as avx2:: above, each carry-save adder two vpternlogq
+// (sum 0x96, majority 0xE8), the nibble table through the 512-bit vpshufb.
+namespace avx512bw {
+inline __m512i popcount_bytes(__m512i v) {
+  // maskz with every lane set: the plain broadcast (GCC 12's unmasked form warns, see rows_block_avx512).
+  const __m512i table =
+      _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4));
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  return _mm512_add_epi8(_mm512_shuffle_epi8(table, _mm512_and_si512(v, low)),
+                         _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low)));
+}
+inline __m512i popcount_lanes(__m512i v) { return _mm512_sad_epu8(popcount_bytes(v), _mm512_setzero_si512()); }
+inline void csa(__m512i& h, __m512i& l, __m512i a, __m512i b, __m512i c) {
+  h = _mm512_ternarylogic_epi64(a, b, c, 0xE8);  // majority
+  l = _mm512_ternarylogic_epi64(a, b, c, 0x96);  // a ^ b ^ c
+}
+// sum over k < nk of popcount(a[k] & b[k]), in the 8 lanes; nk a multiple of 8.
+inline __m512i stream_sum(const Word* a, const Word* b, int nk) {
+  const auto d = [&](int k) { return _mm512_and_si512(_mm512_loadu_si512(a + k), _mm512_loadu_si512(b + k)); };
+  __m512i total = _mm512_setzero_si512(), ones = total, twos = total, fours = total, eights = total;
+  int k = 0;
+  for (; k + 128 <= nk; k += 128) {
+    __m512i twos_a, twos_b, fours_a, fours_b, eights_a, eights_b, sixteens;
+    csa(twos_a, ones, ones, d(k + 0), d(k + 8));
+    csa(twos_b, ones, ones, d(k + 16), d(k + 24));
+    csa(fours_a, twos, twos, twos_a, twos_b);
+    csa(twos_a, ones, ones, d(k + 32), d(k + 40));
+    csa(twos_b, ones, ones, d(k + 48), d(k + 56));
+    csa(fours_b, twos, twos, twos_a, twos_b);
+    csa(eights_a, fours, fours, fours_a, fours_b);
+    csa(twos_a, ones, ones, d(k + 64), d(k + 72));
+    csa(twos_b, ones, ones, d(k + 80), d(k + 88));
+    csa(fours_a, twos, twos, twos_a, twos_b);
+    csa(twos_a, ones, ones, d(k + 96), d(k + 104));
+    csa(twos_b, ones, ones, d(k + 112), d(k + 120));
+    csa(fours_b, twos, twos, twos_a, twos_b);
+    csa(eights_b, fours, fours, fours_a, fours_b);
+    csa(sixteens, eights, eights, eights_a, eights_b);
+    total = _mm512_add_epi64(total, popcount_lanes(sixteens));
+  }
+  __m512i bytes = popcount_bytes(ones);
+  bytes = _mm512_add_epi8(bytes, _mm512_slli_epi16(popcount_bytes(twos), 1));
+  bytes = _mm512_add_epi8(bytes, _mm512_slli_epi16(popcount_bytes(fours), 2));
+  bytes = _mm512_add_epi8(bytes, _mm512_slli_epi16(popcount_bytes(eights), 3));
+  total = _mm512_add_epi64(_mm512_maskz_slli_epi64(0xFF, total, 4), _mm512_sad_epu8(bytes, _mm512_setzero_si512()));
+  for (; k < nk; k += 8) total = _mm512_add_epi64(total, popcount_lanes(d(k)));
+  return total;
+}
+// The sum of the 8 lanes (the maskz forms: see popcount_bytes).
+inline std::uint64_t reduce_add(__m512i v) {
+  const __m256i h =
+      _mm256_add_epi64(_mm512_maskz_extracti64x4_epi64(0xF, v, 0), _mm512_maskz_extracti64x4_epi64(0xF, v, 1));
+  const __m128i q = _mm_add_epi64(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+  return std::uint64_t(_mm_cvtsi128_si64(q)) + std::uint64_t(_mm_extract_epi64(q, 1));
+}
+}  // namespace avx512bw
+
+// rows_block on AVX-512BW hosts; nk: a multiple of 8 (rows are padded to 8 words).
+template <class P>
+inline void rows_block_avx512bw(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
+  static_assert(P::mr == 4 && P::nr == 4 && P::granule % 8 == 0 && P::chunk % 8 == 0, "4 x 4 of whole zmm words");
+  for (int r = 0; r < 4; ++r)
+    for (int s = 0; s < 4; ++s)
+      c[r * stride + s] += static_cast<std::uint32_t>(avx512bw::reduce_add(avx512bw::stream_sum(ra[r], rb[s], nk)));
+}
+#endif
+
+// The rows' sums where the rows are read in place (P::staged false), by
+// micro-kernel MK (only those micro_kernel_compiled; GPUs: the portable one).
+// Each exact against the plain bit loop (Gram_MicroKernelDispatchMatchesPortableAndPlainLoop,
+// and tests/unit/micro_kernels/ per target): rows_block_portable,
+// rows_block_avx2, rows_block_avx512bw (Harley-Seal), rows_block_avx512
+// (VPOPCNTDQ: 8 loads per 48 ops, the 16 accumulators in zmm registers).
+template <class P, int FixedK, MicroKernel MK = kAutoMicroKernel>
 KOKKOS_FORCEINLINE_FUNCTION void rows_block(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c,
                                             int stride) {
+  static_assert(micro_kernel_compiled(MK), "a micro-kernel this build does not contain");
 #if KMINI_GRAM_AVX512_POPCOUNT
-  rows_block_avx512<P>(ra, rb, nk, c, stride);
-#else
-  rows_block_portable<P, FixedK>(ra, rb, nk, c, stride, 1);
+  if constexpr (MK == MicroKernel::Avx512Vpopcntdq) return rows_block_avx512<P>(ra, rb, nk, c, stride);
 #endif
+#if KMINI_GRAM_AVX512BW
+  if constexpr (MK == MicroKernel::Avx512bw) return rows_block_avx512bw<P>(ra, rb, nk, c, stride);
+#endif
+#if KMINI_GRAM_AVX2
+  if constexpr (MK == MicroKernel::Avx2) return rows_block_avx2<P>(ra, rb, nk, c, stride);
+#endif
+  if constexpr (MK == MicroKernel::Portable) rows_block_portable<P, FixedK>(ra, rb, nk, c, stride, 1);
+}
+
+// Calls f(std::integral_constant<MicroKernel, k>) for the k given at run time
+// (a compiled-in one; the others fall back to the portable one, which
+// configure() never lets through).
+template <class F>
+decltype(auto) with_micro_kernel(MicroKernel k, F&& f) {
+#if KMINI_GRAM_AVX512_POPCOUNT
+  if (k == MicroKernel::Avx512Vpopcntdq) return f(std::integral_constant<MicroKernel, MicroKernel::Avx512Vpopcntdq>{});
+#endif
+#if KMINI_GRAM_AVX512BW
+  if (k == MicroKernel::Avx512bw) return f(std::integral_constant<MicroKernel, MicroKernel::Avx512bw>{});
+#endif
+#if KMINI_GRAM_AVX2
+  if (k == MicroKernel::Avx2) return f(std::integral_constant<MicroKernel, MicroKernel::Avx2>{});
+#endif
+  (void)k;
+  return f(std::integral_constant<MicroKernel, MicroKernel::Portable>{});
 }
 
 // ---------------------------------------------------------------------------
@@ -235,15 +412,15 @@ template <bool TensorCore, class Exec>
 double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats);
 
 // ---------------------------------------------------------------------------
-// Peak probe of host builds: the AND+popcount rate of the tile kernel's own micro-kernel
+// Peak probe of host builds: the AND+popcount rate of micro-kernel MK
 // (rows_block) with its operands in L1: each worker repeatedly sweeps a private
-// 8 x 128-word block (8 KiB, cache resident), 4 rows against 4. What the tiles
-// lose to it is what tiling, memory and the C-tile updates cost. Returns
-// executed bit-ops per second.
-template <class Exec>
+// 8 x 256-word block (one tile chunk of 4 rows against 4: 16 KiB, cache
+// resident). What the tiles lose to it is what tiling, memory and the C-tile
+// updates cost. Returns executed bit-ops per second.
+template <MicroKernel MK, class Exec>
 double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
   using P = TileParams;
-  constexpr int kWords = 128, kRows = 8;
+  constexpr int kWords = P::chunk, kRows = 8;
   static_assert(P::mr == 4 && P::nr == 4, "the probe's block is 4 x 4 rows");
   Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
                                                                                workers * kRows, kWords);
@@ -261,9 +438,9 @@ double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
             ra[r] = &block(wkr * kRows + r, 0);
             rb[r] = &block(wkr * kRows + 4 + r, 0);
           }
-          // Each entry grows by at most reps x 128 x 64 < 2^32 (repeats <= 20000).
+          // Each entry grows by at most reps x 256 x 64 < 2^32 (repeats <= 20000).
           std::uint32_t c[16] = {};
-          for (int rep = 0; rep < reps; ++rep) rows_block<P, kWords>(ra, rb, kWords, c, 4);
+          for (int rep = 0; rep < reps; ++rep) rows_block<P, kWords, MK>(ra, rb, kWords, c, 4);
           for (int e = 0; e < 16; ++e) sum += std::uint64_t(c[e]) * (e + 1);
         },
         total);
@@ -273,13 +450,35 @@ double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
   return double(workers) * repeats * kWords * 16 * 64 / seconds;
 }
 
-// The probe of this build's tiles: staged panels on GPUs, rows in place on hosts.
-// (The host probe is a function of its own: nvcc does not let an extended lambda
-// first-capture variables inside `if constexpr`.)
+// The roof: the best rate of the micro-kernels this build contains (not only
+// the one the tiles use: a weak kernel must show against it), and which one.
+struct ProbeResult {
+  double peak = 0;                             // executed bit-ops/s, the best of `rate`
+  MicroKernel best = MicroKernel::Portable;    // the micro-kernel that set it
+  double rate[std::size(kMicroKernels)] = {};  // per micro-kernel; 0: not in this build (or staged)
+};
+
+// The probe of this build's tiles: staged panels on GPUs (the portable
+// micro-tiles), every compiled-in micro-kernel on hosts. (The host probe is
+// a function of its own: nvcc does not let an extended lambda first-capture
+// variables inside `if constexpr`.)
 template <class Exec>
-double probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
-  if constexpr (TileParams::staged) return probe_staged_peak<false>(exec, workers, repeats);
-  else return probe_host_peak(exec, workers, repeats);
+ProbeResult probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
+  ProbeResult p;
+  if constexpr (TileParams::staged) {
+    p.peak = p.rate[0] = probe_staged_peak<false>(exec, workers, repeats);
+  } else {
+    for (std::size_t i = 0; i < std::size(kMicroKernels); ++i) {
+      if (!micro_kernel_compiled(kMicroKernels[i])) continue;
+      p.rate[i] = with_micro_kernel(
+          kMicroKernels[i], [&](auto mk) { return probe_host_peak<decltype(mk)::value>(exec, workers, repeats); });
+      if (p.rate[i] > p.peak) {
+        p.peak = p.rate[i];
+        p.best = kMicroKernels[i];
+      }
+    }
+  }
+  return p;
 }
 
 }  // namespace kmini::gram

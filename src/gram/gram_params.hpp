@@ -6,14 +6,33 @@
 
 #include <cstdint>
 
-// Host micro-kernel in AVX-512 intrinsics (VPOPCNTDQ) where the compiler
-// targets it (KMINI_NATIVE on such a CPU); the portable one otherwise.
+// Host micro-kernels in intrinsics where the compiler targets their
+// instruction set (KMINI_NATIVE, or KMINI_ARCH): AVX2 and AVX-512BW
+// (Harley-Seal carry-save adders, vpshufb nibble popcount), AVX-512 VPOPCNTDQ;
+// the portable one always. Never in a GPU build (host or device pass).
 #if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL) && \
-    defined(__AVX512F__) && defined(__AVX512VPOPCNTDQ__)
+    !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#define KMINI_GRAM_HOST_SIMD 1
+#else
+#define KMINI_GRAM_HOST_SIMD 0
+#endif
+#if KMINI_GRAM_HOST_SIMD && defined(__AVX2__)
+#define KMINI_GRAM_AVX2 1
+#else
+#define KMINI_GRAM_AVX2 0
+#endif
+#if KMINI_GRAM_HOST_SIMD && defined(__AVX512F__) && defined(__AVX512BW__)
+#define KMINI_GRAM_AVX512BW 1
+#else
+#define KMINI_GRAM_AVX512BW 0
+#endif
+#if KMINI_GRAM_HOST_SIMD && defined(__AVX512F__) && defined(__AVX512VPOPCNTDQ__)
 #define KMINI_GRAM_AVX512_POPCOUNT 1
-#include <immintrin.h>
 #else
 #define KMINI_GRAM_AVX512_POPCOUNT 0
+#endif
+#if KMINI_GRAM_AVX2 || KMINI_GRAM_AVX512BW || KMINI_GRAM_AVX512_POPCOUNT
+#include <immintrin.h>
 #endif
 
 namespace kmini::gram {
@@ -23,6 +42,31 @@ namespace kmini::gram {
 // gram_tensor_core.hpp). Exact against each other.
 enum class Engine { Popcount, TensorCore };
 inline const char* engine_name(Engine e) { return e == Engine::TensorCore ? "tensor_core" : "popcount"; }
+
+// The host tiles' AND+popcount micro-kernel (rows_block, gram_micro_kernels.hpp;
+// gram.micro_kernel). Each is compiled in where the target has its
+// instructions; `auto` is the last one compiled in, in this order.
+enum class MicroKernel { Portable, Avx2, Avx512bw, Avx512Vpopcntdq };
+inline constexpr MicroKernel kMicroKernels[] = {MicroKernel::Portable, MicroKernel::Avx2, MicroKernel::Avx512bw,
+                                                MicroKernel::Avx512Vpopcntdq};
+constexpr const char* micro_kernel_name(MicroKernel k) {
+  return k == MicroKernel::Avx2              ? "avx2"
+         : k == MicroKernel::Avx512bw        ? "avx512bw"
+         : k == MicroKernel::Avx512Vpopcntdq ? "avx512_vpopcntdq"
+                                             : "portable";
+}
+// Whether this build contains micro-kernel k (the portable one: always).
+constexpr bool micro_kernel_compiled(MicroKernel k) {
+  return k == MicroKernel::Avx2              ? bool(KMINI_GRAM_AVX2)
+         : k == MicroKernel::Avx512bw        ? bool(KMINI_GRAM_AVX512BW)
+         : k == MicroKernel::Avx512Vpopcntdq ? bool(KMINI_GRAM_AVX512_POPCOUNT)
+                                             : true;
+}
+// What the target's instruction set selects (gram.micro_kernel: auto).
+inline constexpr MicroKernel kAutoMicroKernel = KMINI_GRAM_AVX512_POPCOUNT ? MicroKernel::Avx512Vpopcntdq
+                                                : KMINI_GRAM_AVX512BW      ? MicroKernel::Avx512bw
+                                                : KMINI_GRAM_AVX2          ? MicroKernel::Avx2
+                                                                           : MicroKernel::Portable;
 
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
 // GPU: 64 x 64 tiles, 256 threads each owning one 4 x 4 micro-tile; panels in
@@ -48,9 +92,8 @@ struct TileParams {
 // Host (Serial/OpenMP): one thread per team works through the tile's 4 x 4
 // micro-tiles, reading A's and B's rows in place, `chunk` words at a time: a
 // chunk of the tile's 64 B rows is 128 KiB (L2-resident), 4 rows x 2 KiB of
-// A stay in L1. The micro-kernel (rows_block, gram_micro_kernels.hpp) holds 16
-// zmm accumulators and loads 8 vectors per 16 AND+popcount+add on AVX-512
-// VPOPCNTDQ CPUs. Measured on the dev machine's Zen 5: see README.
+// A stay in L1. The micro-kernels (rows_block, gram_micro_kernels.hpp): see
+// there; measured on the dev machine's Zen 5: see README.
 struct TileParams {
   static constexpr int tile = 64;
   static constexpr int chunk = 256;
@@ -66,8 +109,8 @@ struct TileParams {
   // already) and cost 12% of the tile time (perf, bench deck, Zen 5).
   static constexpr bool staged = false;
   static constexpr int ct_pad = 0;
-  static constexpr const char* micro_kernel = KMINI_GRAM_AVX512_POPCOUNT ? "avx512_vpopcntdq" : "portable";
-  using acc_type = std::uint64_t;  // matches vpopcntq's 64-bit lanes
+  static constexpr const char* micro_kernel = micro_kernel_name(kAutoMicroKernel);  // auto's
+  using acc_type = std::uint64_t;                                                   // matches vpopcntq's 64-bit lanes
 };
 #endif
 

@@ -47,7 +47,9 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   m["chunk_words"] = TileParams::chunk;
   m["micro_tile"] = std::to_string(TileParams::mr) + "x" + std::to_string(TileParams::nr);
   m["team_size"] = TileParams::team_size;
-  m["micro_kernel"] = c.engine == Engine::TensorCore ? "mma.m16n8k256.b1.and.popc" : TileParams::micro_kernel;
+  m["micro_kernel"] = c.engine == Engine::TensorCore ? "mma.m16n8k256.b1.and.popc"
+                      : TileParams::staged           ? "portable"
+                                                     : micro_kernel_name(c.micro_kernel);
   m["engine"] = engine_name(c.engine);
   m["pack_seconds"] = pack_seconds;
   m["compute_seconds"] = compute_seconds;
@@ -60,7 +62,8 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   std::optional<ScopedRegion> probe_region(std::in_place, "kmini::gram::probe");
   // One worker per thread the device keeps resident (an H100: 132 SMs x 2048),
   // each looping long enough to hide the launch.
-  const double peak = probe_and_popcount_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
+  const ProbeResult probe = probe_and_popcount_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
+  const double peak = probe.peak;
   // The tensor-core engine is measured against its own probe (the popcount
   // one stays in results.json beside it).
   const double tc_peak =
@@ -68,6 +71,11 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   probe_region.reset();
   const double popcount_all = allreduce_sum(env.comm(), peak);
   m["probe_and_popcount_peak_bit_ops_per_s"] = popcount_all;
+  // The roof is the best micro-kernel this build contains, not the one in use.
+  m["probe_micro_kernel"] = micro_kernel_name(probe.best);
+  Json& by_kernel = m["probe_bit_ops_per_s_by_micro_kernel"];
+  for (std::size_t i = 0; i < std::size(kMicroKernels); ++i)
+    if (probe.rate[i] > 0) by_kernel[micro_kernel_name(kMicroKernels[i])] = allreduce_sum(env.comm(), probe.rate[i]);
   const double peak_all = c.engine == Engine::TensorCore ? allreduce_sum(env.comm(), tc_peak) : popcount_all;
   if (c.engine == Engine::TensorCore) m["probe_tensor_core_peak_bit_ops_per_s"] = peak_all;
   m["fraction_of_peak"] = executed / compute_seconds / peak_all;

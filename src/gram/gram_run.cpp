@@ -59,8 +59,8 @@ void timed_repeats(RunContext& ctx, const Config& c, const Plan& plan, const Inp
     pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
                        for (const Slice* s : mine)
                          if (s)
-                           gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts,
-                                      c.engine);
+                           gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine,
+                                      c.micro_kernel);
                      }));
   }
 }
@@ -126,7 +126,7 @@ void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs
       FencedTimer<ExecSpace> t(ctx.exec);
       {
         ScopedRegion compute_region("kmini::gram::compute");
-        gram_slice(ctx.exec, in.a, in.targets(), g, counts, c.engine);
+        gram_slice(ctx.exec, in.a, in.targets(), g, counts, c.engine, c.micro_kernel);
       }
       final_compute += t.seconds();
       FencedTimer<ExecSpace> post(ctx.exec);

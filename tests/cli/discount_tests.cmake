@@ -60,3 +60,26 @@ foreach(np 0 2)
                  ARGS ${DD}/files_single.yaml --set discount.precision=double
                       "--set=discount.init.discount={file: ${DD}/discount_5x3x4_nan_f8.npy}")
 endforeach()
+
+# discount.stores (issue 24): streaming (non-temporal) stores of cv give the
+# same cv.npy as regular ones; rows of 1505 elements, so each date starts off
+# a vector boundary. Streaming exists in host builds for x86 CPUs with AVX.
+kmini_cli_test(cli.discount.bad.stores_name EXIT 2
+               STDERR "discount.stores: got 'nt', expected one of auto \\| regular \\| streaming"
+               ARGS ${DSMALL} --set discount.stores=nt)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT "CUDA" IN_LIST KMINI_KOKKOS_BACKENDS
+   AND (KMINI_NATIVE OR KMINI_ARCH))
+  foreach(_stores regular streaming)
+    kmini_cli_test(cli.discount.stores.${_stores} EXIT 0 VERIFIED discount FILES cv.npy
+                   ARGS ${DSMALL} --set discount.dates=7 --set discount.ids=301 --set discount.terms=5
+                        --set discount.reduce=none --set discount.stores=${_stores} "--set=discount.write={cv: cv.npy}")
+    set_tests_properties(cli.discount.stores.${_stores} PROPERTIES FIXTURES_SETUP discount_stores)
+  endforeach()
+  add_test(NAME cli.discount.stores.identical_cv
+           COMMAND ${CMAKE_COMMAND} -DWORK=${KMINI_TEST_WORK} -DRUNS=cli.discount.stores.regular;cli.discount.stores.streaming
+                   -DFILES=cv.npy -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
+  set_tests_properties(cli.discount.stores.identical_cv PROPERTIES FIXTURES_REQUIRED discount_stores LABELS cli)
+  kmini_cli_test(cli.discount.bad.stores_with_reduce EXIT 2
+                 STDERR "discount.stores: got 'streaming', expected auto or regular with discount.reduce per_date"
+                 ARGS ${DSMALL} --set discount.stores=streaming --set discount.reduce=per_date)
+endif()

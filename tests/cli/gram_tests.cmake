@@ -166,6 +166,21 @@ if(NOT "CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
                  STDERR "gram.engine: got 'tensor_core', expected popcount or auto: this build has no tensor-core engine"
                  ARGS ${_small} --set gram.engine=tensor_core)
 endif()
+# gram.micro_kernel (issue 24): a name not on the list is exit 2 naming the
+# key; the portable micro-kernel and auto's (the target's best) give the same C.
+kmini_cli_test(gram.bad.micro_kernel_name EXIT 2
+               STDERR "gram.micro_kernel: got 'sse', expected one of auto \\| portable \\| avx2 \\| avx512bw \\| avx512_vpopcntdq"
+               ARGS ${_small} --set gram.micro_kernel=sse)
+foreach(_mk portable auto)
+  kmini_cli_test(gram.micro_kernel.${_mk} EXIT 0 VERIFIED gram
+                 ARGS --set run.kernels=[gram] "--set=gram.A.random={rows: 333, cols: 5000, density: 0.3, seed: 4}"
+                      --set gram.micro_kernel=${_mk} --set gram.row_slice=100 --set gram.write.C=C.npy)
+  set_tests_properties(gram.micro_kernel.${_mk} PROPERTIES FIXTURES_SETUP gram_micro_kernels)
+endforeach()
+add_test(NAME gram.micro_kernel.identical_outputs
+         COMMAND ${CMAKE_COMMAND} -DWORK=${KMINI_TEST_WORK} "-DRUNS=gram.micro_kernel.portable;gram.micro_kernel.auto"
+                 "-DFILES=C.npy" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
+set_tests_properties(gram.micro_kernel.identical_outputs PROPERTIES FIXTURES_REQUIRED gram_micro_kernels LABELS cli)
 if("CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
   # Odd sizes (rows not a multiple of the tile, columns not of the mma's 256
   # bits), Jaccard top-k and pairs, at 1 and 2 ranks: identical files.

@@ -283,6 +283,8 @@ const std::vector<KeySpec>& deck_keys() {
       of_type("discount.precision", T::Choice, "double", {"double", "single"}),
       of_type("discount.reduce", T::Choice, "none", {"none", "per_date", "per_id"}),
       of_type("discount.policy", T::Choice, "flat", {"mdrange", "flat"}),
+      // valid everywhere: regular (streaming only where the build has it)
+      of_type("discount.stores", T::Choice, "regular", {"auto", "regular", "streaming"}),
       integer("discount.repeat", 1, "1", 100000),
       of_type("discount.init", T::Section, "{}"),
       of_type("discount.init.mult_by", T::Section, "{arange: {}}"),
@@ -314,6 +316,8 @@ const std::vector<KeySpec>& deck_keys() {
       with(integer("gram.B.random.seed", 0, "1"), {{"gram.B.random.cols", "16"}}),
       of_type("gram.similarity", T::Choice, "counts", {"counts", "jaccard", "dice", "cosine"}),
       of_type("gram.triangle", T::Choice, "full", {"full", "upper"}),
+      // valid everywhere: portable (the others only where the build has their instructions)
+      of_type("gram.micro_kernel", T::Choice, "portable", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"}),
       of_type("gram.write", T::Section, "{}"),
       of_type("gram.write.C", T::Text, "C.npy"),
       of_type("gram.write.summary", T::Text, "s.json"),

@@ -2,6 +2,7 @@
 // so in the backend-free test executable.
 #include "deck/deck.hpp"
 #include "discount/discount.hpp"
+#include "discount/discount_kernels.hpp"
 #include "unit/test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -61,6 +62,22 @@ TEST(DiscountDeck, ReduceWithoutCvDoesNotComputeCv) {
   EXPECT_EQ(c.reduce, Reduce::PerId);
   EXPECT_FALSE(c.computes_cv());
   EXPECT_TRUE(configure("discount: {reduce: per_date, write: {cv: cv.npy}}\n").computes_cv());
+}
+
+// discount.stores (issue 24): auto by default; streaming only where this
+// build has it, and only without a reduction; one-line errors otherwise.
+TEST(DiscountDeck, StoresAreChosenOrRefused) {
+  EXPECT_EQ(configure("discount: {}\n").stores, discount::Stores::Auto);
+  EXPECT_EQ(configure("discount: {stores: regular}\n").stores, discount::Stores::Regular);
+  if (discount::kStreamingStores) {
+    EXPECT_EQ(configure("discount: {stores: streaming}\n").stores, discount::Stores::Streaming);
+    KMINI_EXPECT_THROW_MSG(configure("discount: {stores: streaming, reduce: per_date}\n"), UsageError,
+                           "discount.stores: got 'streaming', expected auto or regular with discount.reduce per_date");
+  } else {
+    KMINI_EXPECT_THROW_MSG(configure("discount: {stores: streaming}\n"), UsageError,
+                           "this build has no streaming stores");
+  }
+  KMINI_EXPECT_THROW_MSG(configure("discount: {stores: nt}\n"), UsageError, "auto | regular | streaming");
 }
 
 TEST(DiscountDeck, BadInputsAreUsageErrors) {

@@ -36,6 +36,14 @@ inline Source random_source(std::int64_t rows, std::int64_t cols, double density
 
 // Every engine this build runs on the category's space: the tensor-core tiles
 // (CUDA, sm_80+) are checked wherever the popcount ones are.
+// The host micro-kernels this build contains (GPU builds: the portable one).
+inline std::vector<MicroKernel> test_micro_kernels() {
+  std::vector<MicroKernel> k;
+  for (MicroKernel m : kMicroKernels)
+    if (micro_kernel_compiled(m) && (!TileParams::staged || m == MicroKernel::Portable)) k.push_back(m);
+  return k;
+}
+
 inline std::vector<Engine> test_engines() {
   std::vector<Engine> e{Engine::Popcount};
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -47,13 +55,13 @@ inline std::vector<Engine> test_engines() {
 // Full C computed slice by slice with height h, assembled on the host
 // (lower part of each slice row from the mirror of earlier slices).
 inline std::vector<std::int32_t> gram_by_slices(const PackedView<MemSpace>& a, std::int64_t rows, std::int64_t h,
-                                                Engine engine = Engine::Popcount) {
+                                                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
   std::vector<std::int32_t> c(static_cast<std::size_t>(rows * rows), -1);
   Kokkos::View<std::int32_t*, MemSpace> out("out", h * rows);
   for (std::int64_t r0 = 0; r0 < rows; r0 += h) {
     const SliceGeometry g{rows, r0, std::min(rows, r0 + h)};
     Kokkos::deep_copy(out, -7);
-    gram_slice(Exec(), a, g, out, engine);
+    gram_slice(Exec(), a, g, out, engine, mk);
     auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
     for (std::int64_t i = g.r0; i < g.r1; ++i)
       for (std::int64_t j = g.r0; j < rows; ++j) {

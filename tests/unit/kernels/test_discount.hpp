@@ -46,12 +46,16 @@ void check_shape(std::int64_t D, std::int64_t M, std::int64_t O) {
   const auto mult = discount::as_row(p.mult);
   const auto disc = discount::as_rows(p.disc);
 
-  // Plain multiply, both launch policies.
-  for (int policy = 0; policy < 2; ++policy) {
+  // Plain multiply, both launch policies, and the streaming stores (host
+  // builds with them; elsewhere the mdrange kernel again): rows of any
+  // length, so each date's row starts off a vector boundary.
+  for (int policy = 0; policy < 3; ++policy) {
     Kokkos::View<T***, Kokkos::LayoutRight> cv("cv", D, M, O);
     Kokkos::deep_copy(cv, T(-1));
     if (policy == 0) discount::multiply_mdrange(Exec(), mult, disc, discount::as_rows(cv));
-    else discount::multiply_flat(Exec(), mult, disc, discount::as_rows(cv));
+    else if (policy == 1) discount::multiply_flat(Exec(), mult, disc, discount::as_rows(cv));
+    else discount::multiply_streaming(Exec(), mult, disc, discount::as_rows(cv));
+    Exec().fence();
     const auto hc = host<T>(cv);
     EXPECT_EQ(discount::reference::first_cv_difference(hm.data(), hd.data(), hc.data(), D, row), -1)
         << "policy " << policy;
@@ -91,8 +95,9 @@ void check_shape(std::int64_t D, std::int64_t M, std::int64_t O) {
 
 // Unit extents, odd sizes, rows shorter/longer than a block and not a
 // multiple of the lane count, the original example's row.
-const std::tuple<int, int, int> kShapes[] = {{1, 1, 1},  {1, 7, 1},   {3, 1, 5},    {1, 1, 1031}, {5, 3, 4},
-                                             {7, 13, 3}, {2, 205, 5}, {4, 1, 2049}, {17, 257, 1}, {3, 4000, 5}};
+const std::tuple<int, int, int> kShapes[] = {
+    {1, 1, 1},   {1, 7, 1},    {3, 1, 5},    {1, 1, 1031}, {5, 3, 4},    {7, 13, 3},
+    {2, 205, 5}, {4, 1, 2049}, {17, 257, 1}, {3, 4000, 5}, {2, 1, 70001}};  // last: two streaming blocks per row
 
 TEST(TEST_CATEGORY, Discount_MatchesReferenceBitwiseDouble) {
   for (const auto& s : kShapes) check_shape<double>(std::get<0>(s), std::get<1>(s), std::get<2>(s));

@@ -11,15 +11,17 @@ void expect_matches_reference(const Source& s, std::int64_t h) {
   PackedView<MemSpace> a("a", s.rows, words_allocated(s.cols));
   pack_random(Exec(), a, s.rows, s.cols, s.density, s.seed);
   const auto ref = reference::pack(host_rows(s, 0, s.rows), s.rows, s.cols);
-  for (Engine engine : test_engines()) {
-    const auto c = gram_by_slices(a, s.rows, h, engine);
-    std::int64_t bad = 0;
-    for (std::int64_t i = 0; i < s.rows; ++i)
-      for (std::int64_t j = 0; j < s.rows; ++j)
-        if (c[i * s.rows + j] != reference::count(ref, i, j)) ++bad;
-    EXPECT_EQ(bad, 0) << s.rows << "x" << s.cols << " density " << s.density << " slice " << h << " engine "
-                      << engine_name(engine);
-  }
+  for (Engine engine : test_engines())
+    for (MicroKernel mk : test_micro_kernels()) {
+      if (engine == Engine::TensorCore && mk != MicroKernel::Portable) continue;
+      const auto c = gram_by_slices(a, s.rows, h, engine, mk);
+      std::int64_t bad = 0;
+      for (std::int64_t i = 0; i < s.rows; ++i)
+        for (std::int64_t j = 0; j < s.rows; ++j)
+          if (c[i * s.rows + j] != reference::count(ref, i, j)) ++bad;
+      EXPECT_EQ(bad, 0) << s.rows << "x" << s.cols << " density " << s.density << " slice " << h << " engine "
+                        << engine_name(engine) << " micro-kernel " << micro_kernel_name(mk);
+    }
 }
 
 }  // namespace
@@ -38,9 +40,10 @@ TEST(TEST_CATEGORY, Gram_RowsLongerThanAChunkMatchHostReference) {
   expect_matches_reference(random_source(70, 40000, 0.37, 5), 33);
 }
 
-// The micro-kernel behind the dispatch (AVX-512 on hosts that have it) gives
-// the portable one's sums and both the plain popcount loop's, added to what c
-// held: run lengths of one vector, a host chunk, and past it.
+// Every micro-kernel this build contains (behind the dispatch) gives the plain
+// popcount loop's sums, added to what c held: run lengths of one vector, of
+// one and more Harley-Seal blocks (64 and 128 words) with a tail, a host
+// chunk, and past it. (Per target, each instruction set: tests/unit/micro_kernels/.)
 TEST(TEST_CATEGORY, Gram_MicroKernelDispatchMatchesPortableAndPlainLoop) {
   using P = TileParams;
   constexpr int kWords = 264, kStride = 5;
@@ -53,17 +56,24 @@ TEST(TEST_CATEGORY, Gram_MicroKernelDispatchMatchesPortableAndPlainLoop) {
     ra[r] = &rows[r * kWords];
     rb[r] = &rows[(4 + r) * kWords];
   }
-  for (int nk : {8, 16, 256, 264}) {
-    std::vector<std::uint32_t> fast(4 * kStride), portable(4 * kStride), plain(4 * kStride);
-    for (int e = 0; e < 4 * kStride; ++e) fast[e] = portable[e] = plain[e] = 1000u + e;
-    rows_block<P, 0>(ra, rb, nk, fast.data(), kStride);
-    rows_block_portable<P, 0>(ra, rb, nk, portable.data(), kStride, 1);
+  for (int nk : {8, 16, 64, 72, 128, 136, 256, 264}) {
+    std::vector<std::uint32_t> plain(4 * kStride);
+    for (int e = 0; e < 4 * kStride; ++e) plain[e] = 1000u + e;
     for (int r = 0; r < 4; ++r)
       for (int s = 0; s < 4; ++s)
         for (int k = 0; k < nk; ++k)
           for (Word x = ra[r][k] & rb[s][k]; x != 0; x &= x - 1) ++plain[r * kStride + s];
-    EXPECT_EQ(fast, plain) << "nk " << nk << " (" << P::micro_kernel << ")";
-    EXPECT_EQ(portable, plain) << "nk " << nk;
+    for (MicroKernel mk : test_micro_kernels()) {
+      std::vector<std::uint32_t> got(4 * kStride);
+      for (int e = 0; e < 4 * kStride; ++e) got[e] = 1000u + e;
+      with_micro_kernel(mk, [&](auto k) { rows_block<P, 0, decltype(k)::value>(ra, rb, nk, got.data(), kStride); });
+      EXPECT_EQ(got, plain) << "nk " << nk << " (" << micro_kernel_name(mk) << ")";
+    }
+    std::vector<std::uint32_t> fixed(4 * kStride);
+    for (int e = 0; e < 4 * kStride; ++e) fixed[e] = 1000u + e;
+    if (nk == P::chunk) rows_block<P, P::chunk>(ra, rb, nk, fixed.data(), kStride);  // auto's, compile-time count
+    else rows_block<P, 0>(ra, rb, nk, fixed.data(), kStride);
+    EXPECT_EQ(fixed, plain) << "nk " << nk << " (auto: " << P::micro_kernel << ")";
   }
 }
 
