@@ -13,7 +13,7 @@ KMINI_APT_PACKAGES=(
   libopenmpi-dev openmpi-bin
   libyaml-cpp-dev libgtest-dev
   python3-numpy python3-matplotlib python3-yaml
-  python3-dev pybind11-dev python3-pytest
+  python3-dev pybind11-dev python3-pytest python3-numba
   clang-format
 )
 

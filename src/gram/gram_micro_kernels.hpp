@@ -385,7 +385,7 @@ decltype(auto) with_micro_kernel(MicroKernel k, F&& f) {
 // One warm-up, then the best of 3 runs: a peak is the best rate seen, as the
 // kernel's time is the best of its repeats (one run varied by +-7% on a Zen 5 VM).
 template <class Exec, class Launch>
-double best_probe_seconds(const Exec& exec, const Launch& launch, int repeats) {
+double best_probe_seconds(const Exec& exec, const Launch& launch, int repeats, std::uint64_t* checksum = nullptr) {
   auto run = [&](int reps) {
     Kokkos::Timer timer;
     const std::uint64_t total = launch(reps);
@@ -393,6 +393,7 @@ double best_probe_seconds(const Exec& exec, const Launch& launch, int repeats) {
     const double seconds = timer.seconds();
     volatile std::uint64_t sink = total;
     (void)sink;
+    if (checksum) *checksum = total;  // the timed runs' (all of `repeats` repeats)
     return seconds;
   };
   run(1);
@@ -417,8 +418,17 @@ double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats);
 // 8 x 256-word block (one tile chunk of 4 rows against 4: 16 KiB, cache
 // resident). What the tiles lose to it is what tiling, memory and the C-tile
 // updates cost. Returns executed bit-ops per second.
+// What one host probe measured, for the report and for the test that checks
+// the probe itself (Gram_PeakProbeDoesAndTimesTheWorkItCounts).
+struct HostProbeRun {
+  double seconds = 0;          // the best of the 3 timed runs
+  double bit_ops = 0;          // executed bit-ops of one timed run
+  std::uint64_t checksum = 0;  // sum over workers and the 16 counts c[e] of c[e] * (e + 1)
+  double rate() const { return bit_ops / seconds; }
+};
+
 template <MicroKernel MK, class Exec>
-double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
+HostProbeRun probe_host_run(const Exec& exec, std::int64_t workers, int repeats) {
   using P = TileParams;
   constexpr int kWords = P::chunk, kRows = 8;
   static_assert(P::mr == 4 && P::nr == 4, "the probe's block is 4 x 4 rows");
@@ -446,8 +456,15 @@ double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
         total);
     return total;
   };
-  const double seconds = best_probe_seconds(exec, launch, repeats);
-  return double(workers) * repeats * kWords * 16 * 64 / seconds;
+  HostProbeRun r;
+  r.seconds = best_probe_seconds(exec, launch, repeats, &r.checksum);
+  r.bit_ops = double(workers) * repeats * kWords * 16 * 64;
+  return r;
+}
+
+template <MicroKernel MK, class Exec>
+double probe_host_peak(const Exec& exec, std::int64_t workers, int repeats) {
+  return probe_host_run<MK>(exec, workers, repeats).rate();
 }
 
 // The roof: the best rate of the micro-kernels this build contains (not only

@@ -390,7 +390,7 @@ TEST(TEST_CATEGORY, Gram_SparseOutputFilesHoldTheReferenceRecords) {
 #endif  // KMINI_TEST_DEFAULT_BACKEND
 
 // The roof is the best of the compiled-in micro-kernels, each measured.
-TEST(TEST_CATEGORY, Gram_PeakProbeReportsAPositiveRate) {
+TEST(TEST_CATEGORY, Gram_PeakProbeIsTheBestOfTheCompiledInMicroKernels) {
   const ProbeResult p = probe_and_popcount_peak(Exec(), 1, 10);
   EXPECT_GT(p.peak, 0.0);
   for (std::size_t i = 0; i < std::size(kMicroKernels); ++i) {
@@ -400,5 +400,45 @@ TEST(TEST_CATEGORY, Gram_PeakProbeReportsAPositiveRate) {
   }
   EXPECT_EQ(p.peak, p.rate[static_cast<int>(p.best)]);
 }
+
+#if KMINI_GRAM_HOST_SIMD  // host builds (GPU builds have the staged probe)
+// The host probe checked against what it must have done (issue 25: the test it
+// replaces passed for any positive number): its checksum equals a plain bit
+// loop's over the same block (the work was done, by a correct micro-kernel),
+// its count of bit-ops is the test's own, its best run is at most a third of
+// the whole call as the test's clock times it (3 timed runs and a warm-up),
+// and no core does more than 1e13 bit-ops/s (64 AND+popcount word pairs per
+// cycle at 5 GHz: above any x86 core's peak, so a timer that stopped early
+// fails).
+TEST(TEST_CATEGORY, Gram_PeakProbeDoesAndTimesTheWorkItCounts) {
+  constexpr std::int64_t workers = 2;
+  constexpr int repeats = 50, words = TileParams::chunk, rows = 8;
+  std::uint64_t want = 0;
+  for (std::int64_t w = 0; w < workers; ++w)
+    for (int r = 0; r < 4; ++r)
+      for (int s = 0; s < 4; ++s) {
+        std::uint64_t ones = 0;
+        for (int k = 0; k < words; ++k) {
+          std::uint64_t x = random::hash(7, static_cast<std::uint64_t>((w * rows + r) * words + k)) &
+                            random::hash(7, static_cast<std::uint64_t>((w * rows + 4 + s) * words + k));
+          for (; x; x &= x - 1) ++ones;  // Kernighan: no popcount instruction
+        }
+        want += std::uint64_t(std::uint32_t(ones * repeats)) * (r * 4 + s + 1);
+      }
+  for (const MicroKernel mk : kMicroKernels) {
+    if (!micro_kernel_compiled(mk)) continue;
+    Kokkos::Timer wall;
+    const HostProbeRun run =
+        with_micro_kernel(mk, [&](auto k) { return probe_host_run<decltype(k)::value>(Exec(), workers, repeats); });
+    const double whole_call = wall.seconds();
+    SCOPED_TRACE(micro_kernel_name(mk));
+    EXPECT_EQ(run.checksum, want);
+    EXPECT_EQ(run.bit_ops, double(workers) * repeats * words * 16 * 64);
+    EXPECT_GT(run.seconds, 0.0);
+    EXPECT_LE(run.seconds, whole_call / 3);
+    EXPECT_LE(run.rate(), 1e13 * Exec().concurrency());
+  }
+}
+#endif
 
 }  // namespace kmini
