@@ -39,7 +39,8 @@ bdir=$root/build-$backend
 # --- build ------------------------------------------------------------------------
 if ((build)); then
   export Kokkos_ROOT=$prefix KokkosKernels_ROOT=$prefix
-  (cd "$root" && cmake --preset "$backend" -DKMINI_NATIVE=OFF >/dev/null)
+  # No Python module: it would be built for this machine's Python, not the GPU machine's.
+  (cd "$root" && cmake --preset "$backend" -DKMINI_NATIVE=OFF -DKMINI_PYTHON_MODULE=OFF >/dev/null)
   (cd "$root" && cmake --build --preset "$backend" -j "$jobs")
 fi
 [[ -f $bdir/CTestTestfile.cmake ]] || die "$bdir has no CTestTestfile.cmake: build first (drop --no-build)"
