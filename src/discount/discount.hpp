@@ -80,4 +80,10 @@ class DiscountKernel final : public Kernel {
   std::string size_setting_;  // the size key blamed for memory (size_key), with where it comes from
 };
 
+// The last-level cache in bytes (0: unknown); the streaming-store choice of
+// discount.stores: auto (discount_run.cpp, and kmini::discount::apply) compares cv with it.
+std::int64_t last_level_cache_bytes();
+// Whether a cv of this many bytes is beyond that cache (an unknown one counts as 32 MiB).
+bool cv_exceeds_cache(std::int64_t cv_bytes, std::int64_t llc);
+
 }  // namespace kmini::discount

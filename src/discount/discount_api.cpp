@@ -1,6 +1,7 @@
 #include "discount/discount_api.hpp"
 
 #include "core/timer.hpp"
+#include "discount/discount.hpp"
 #include "discount/discount_kernels.hpp"
 
 namespace kmini::discount {
@@ -8,21 +9,29 @@ namespace {
 
 template <class T>
 void apply_any(const ApiExec& exec, const ApiRow<const T>& mult_by, const ApiRows<const T>& discount,
-               const ApiRows<T>& cv) {
+               const ApiRows<T>& cv, const ApplyParams& params) {
   ScopedRegion region("kmini::discount::apply");
-  multiply_mdrange(exec, mult_by, discount, cv);
+  using S = ApplyParams::Stores;
+  const std::int64_t cv_bytes = static_cast<std::int64_t>(cv.span() * sizeof(T));
+  const bool streaming =
+      kStreamingStores && (params.stores == S::Streaming ||
+                           (params.stores == S::Auto && cv_exceeds_cache(cv_bytes, last_level_cache_bytes())));
+  if (streaming) multiply_streaming(exec, mult_by, discount, cv);
+  else multiply_mdrange(exec, mult_by, discount, cv);
 }
 
 }  // namespace
 
+bool streaming_stores_available() { return kStreamingStores; }
+
 void apply(const ApiExec& exec, const ApiRow<const double>& mult_by, const ApiRows<const double>& discount,
-           const ApiRows<double>& cv, const ApplyParams&) {
-  apply_any(exec, mult_by, discount, cv);
+           const ApiRows<double>& cv, const ApplyParams& params) {
+  apply_any(exec, mult_by, discount, cv, params);
 }
 
 void apply(const ApiExec& exec, const ApiRow<const float>& mult_by, const ApiRows<const float>& discount,
-           const ApiRows<float>& cv, const ApplyParams&) {
-  apply_any(exec, mult_by, discount, cv);
+           const ApiRows<float>& cv, const ApplyParams& params) {
+  apply_any(exec, mult_by, discount, cv, params);
 }
 
 }  // namespace kmini::discount

@@ -15,10 +15,15 @@ using ApiRow = Kokkos::View<T*, Kokkos::LayoutRight, ApiMemory, Kokkos::MemoryTr
 template <class T>
 using ApiRows = Kokkos::View<T**, Kokkos::LayoutRight, ApiMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-// Nothing to choose yet: the CLI's default kernel (the 2-D range) runs. A
-// struct so that choices (the policy, streaming stores) can arrive without
-// changing the signature.
-struct ApplyParams {};
+// The CLI's choices: how cv is stored, as discount.stores (auto: streaming,
+// non-temporal stores where the build has them and cv is larger than the
+// last-level cache, else the 2-D range kernel with regular stores).
+struct ApplyParams {
+  enum class Stores { Auto, Regular, Streaming } stores = Stores::Auto;
+};
+
+// Whether this build has the streaming-store kernel (host builds for CPUs with AVX).
+bool streaming_stores_available();
 
 // cv(d, r) = mult_by(r) * discount(d, r) for every date d and r = i * O + n
 // (the (M, O) arrays seen as rows of M * O); cv may not alias the inputs.

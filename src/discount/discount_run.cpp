@@ -25,6 +25,31 @@
 
 namespace kmini::discount {
 
+// The last-level cache in bytes: sysconf's L3 (glibc: all of the socket's,
+// 320 MiB on the Zen 5 VM), else the largest cache level of cpu0 in /sys
+// (there: one CCD's 32 MiB), else 0 (unknown).
+std::int64_t last_level_cache_bytes() {
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) return l3;
+#endif
+  std::int64_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::int64_t v = 0;
+    std::string unit;
+    if (f >> v) {
+      f >> unit;
+      best = std::max(best, unit == "K" ? v << 10 : unit == "M" ? v << 20 : v);
+    }
+  }
+  return best;
+}
+
+bool cv_exceeds_cache(std::int64_t cv_bytes, std::int64_t llc) {
+  return cv_bytes > (llc > 0 ? llc : std::int64_t(32) << 20);  // unknown: 32 MiB
+}
+
 namespace {
 
 using namespace detail;
@@ -288,27 +313,6 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
   report.rows = {kernel_row, e2e_row};
 }
 
-// The last-level cache in bytes: sysconf's L3 (glibc: all of the socket's,
-// 320 MiB on the Zen 5 VM), else the largest cache level of cpu0 in /sys
-// (there: one CCD's 32 MiB), else 0 (unknown).
-std::int64_t last_level_cache_bytes() {
-#ifdef _SC_LEVEL3_CACHE_SIZE
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l3 > 0) return l3;
-#endif
-  std::int64_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    std::int64_t v = 0;
-    std::string unit;
-    if (f >> v) {
-      f >> unit;
-      best = std::max(best, unit == "K" ? v << 10 : unit == "M" ? v << 20 : v);
-    }
-  }
-  return best;
-}
-
 // discount.stores resolved: streaming where asked, or (auto) where the build
 // has it, the reduction is none and this rank's cv exceeds the last-level
 // cache (an unknown cache size counts as 32 MiB). Measured on the Zen 5 VM
@@ -316,7 +320,7 @@ std::int64_t last_level_cache_bytes() {
 bool streams_cv(const Config& c, std::int64_t local_cv_bytes, std::int64_t llc) {
   if (!kStreamingStores || c.reduce != Reduce::None || c.stores == Stores::Regular) return false;
   if (c.stores == Stores::Streaming) return true;
-  return local_cv_bytes > (llc > 0 ? llc : std::int64_t(32) << 20);
+  return cv_exceeds_cache(local_cv_bytes, llc);
 }
 
 template <class T>

@@ -124,11 +124,12 @@ using HostRows = Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokko
 // cv = mult_by * discount on the default execution space: in place on host
 // backends, through device copies elsewhere.
 template <class T>
-void discount_on_device(const T* m, const T* x, T* y, std::int64_t dates, std::int64_t row) {
+void discount_on_device(const T* m, const T* x, T* y, std::int64_t dates, std::int64_t row,
+                        const kmini::discount::ApplyParams& params) {
   using namespace kmini::discount;
   const ApiExec exec;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, ApiMemory>::accessible) {
-    apply(exec, ApiRow<const T>(m, row), ApiRows<const T>(x, dates, row), ApiRows<T>(y, dates, row));
+    apply(exec, ApiRow<const T>(m, row), ApiRows<const T>(x, dates, row), ApiRows<T>(y, dates, row), params);
     exec.fence();
   } else {
     Kokkos::View<T*, ApiMemory> dm("kmini::python::mult_by", row);
@@ -136,14 +137,15 @@ void discount_on_device(const T* m, const T* x, T* y, std::int64_t dates, std::i
         dy("kmini::python::cv", dates, row);
     Kokkos::deep_copy(exec, dm, HostRow<const T>(m, row));
     Kokkos::deep_copy(exec, dx, HostRows<const T>(x, dates, row));
-    apply(exec, dm, dx, dy);
+    apply(exec, dm, dx, dy, params);
     Kokkos::deep_copy(exec, HostRows<T>(y, dates, row), dy);
     exec.fence();
   }
 }
 
 template <class T>
-py::array discount_typed(const py::handle& mult_obj, const py::handle& disc_obj, const py::object& out_obj) {
+py::array discount_typed(const py::handle& mult_obj, const py::handle& disc_obj, const py::object& out_obj,
+                         const kmini::discount::ApplyParams& params) {
   const auto m = as_input<T>(mult_obj, "mult_by");
   const auto x = as_input<T>(disc_obj, "discount");
   if (m.ndim() != 2) throw py::value_error("mult_by: shape " + shape_of(m) + ", expected (ids, terms)");
@@ -180,16 +182,26 @@ py::array discount_typed(const py::handle& mult_obj, const py::handle& disc_obj,
   ensure_kokkos();
   {
     py::gil_scoped_release release;  // the arrays are held by this frame
-    discount_on_device(mp, xp, yp, dates, row);
+    discount_on_device(mp, xp, yp, dates, row, params);
   }
   return std::move(out);
 }
 
 // float32 when both inputs are float32, else float64 (as numpy's multiply).
-py::array discount(const py::handle& mult_by, const py::handle& discount, const py::object& out) {
+py::array discount(const py::handle& mult_by, const py::handle& discount, const py::object& out,
+                   const std::string& stores) {
+  kmini::discount::ApplyParams params;
+  using S = kmini::discount::ApplyParams::Stores;
+  if (stores == "auto") params.stores = S::Auto;
+  else if (stores == "regular") params.stores = S::Regular;
+  else if (stores == "streaming") params.stores = S::Streaming;
+  else throw py::value_error("stores: got '" + stores + "', expected 'auto', 'regular' or 'streaming'");
+  if (params.stores == S::Streaming && !kmini::discount::streaming_stores_available())
+    throw py::value_error("stores: 'streaming' is not in this build (a host build for a CPU with AVX)");
   const py::array m = py::array::ensure(mult_by), x = py::array::ensure(discount);
   const bool single = m && x && py::isinstance<py::array_t<float>>(m) && py::isinstance<py::array_t<float>>(x);
-  return single ? discount_typed<float>(mult_by, discount, out) : discount_typed<double>(mult_by, discount, out);
+  return single ? discount_typed<float>(mult_by, discount, out, params)
+                : discount_typed<double>(mult_by, discount, out, params);
 }
 
 // ------------------------------------------------------------------ rk4 ----
@@ -455,7 +467,9 @@ PYBIND11_MODULE(kmini, m) {
   m.doc() = "kmini's kernels from Python: numpy arrays in and out (discount so far; see README, From Python)";
   m.def("info", &info, "Kokkos version, execution and memory space of this build (initialises Kokkos).");
   m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::kw_only(), py::arg("out") = py::none(),
-        "cv[d, i, n] = mult_by[i, n] * discount[d, i, n]; fills `out` in place when given.");
+        py::arg("stores") = "auto",
+        "cv[d, i, n] = mult_by[i, n] * discount[d, i, n]; fills `out` in place when given.\n"
+        "stores: as the deck's discount.stores (auto: streaming stores when cv is larger than the last-level cache).");
   m.def("rk4", &rk4, py::arg("F0"), py::arg("G0"), py::kw_only(), py::arg("steps"), py::arg("dt"), py::arg("g"),
         py::arg("kerr") = 0.0, py::arg("coupling") = "per_step", py::arg("method") = "auto",
         py::arg("precision") = py::none(), py::arg("delta0") = std::complex<double>(0, 0),

@@ -122,3 +122,20 @@ def test_kokkos_is_finalised_at_exit():
     r = run_python("import kmini, numpy as np\nprint(kmini.discount(np.ones((1, 2)), np.ones((1, 1, 2))).sum())")
     assert r.returncode == 0 and r.stdout.strip() == "2.0", r.stderr
     assert "Kokkos::finalize" not in r.stderr  # no complaint of a missing finalize
+
+
+@pytest.mark.parametrize("stores", ["auto", "regular", "streaming"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_store_kind_gives_numpy_s_bits(stores, dtype):
+    if stores == "streaming":
+        try:
+            kmini.discount(np.ones((1, 1)), np.ones((1, 1, 1)), stores="streaming")
+        except ValueError as e:
+            pytest.skip(str(e))
+    m, x = rng_arrays(7, 33, 5, dtype, seed=6)  # rows not a multiple of the vector width
+    np.testing.assert_array_equal(kmini.discount(m, x, stores=stores), m[None] * x)
+    out = np.empty_like(x)
+    kmini.discount(m, x, out=out[:, :, :], stores=stores)
+    np.testing.assert_array_equal(out, m * x)
+    with pytest.raises(ValueError, match="stores: got 'fast'"):
+        kmini.discount(m, x, stores="fast")
