@@ -7,11 +7,11 @@ the one kmini call on the same data. Prints both times; exit 1 if they disagree.
 """
 import argparse
 import sys
-import time
 
 import numpy as np
 
 import kmini
+from seed_common import best_of, numba_or_skip, report
 
 
 def main():
@@ -21,11 +21,10 @@ def main():
     ap.add_argument("--terms", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    try:
-        from numba import guvectorize
-    except ImportError:
-        print("skipped: no numba (Debian: python3-numba)")
+    numba = numba_or_skip()
+    if numba is None:
         return 77
+    guvectorize = numba.guvectorize
 
     # The seed's kernel: one date per call, every (i, n) of it.
     @guvectorize(["void(f8[:, :], f8[:, :], f8[:, :])"], "(m,o),(m,o)->(m,o)", target="cpu", nopython=True)
@@ -42,23 +41,12 @@ def main():
     discount_seed(mult_by, discount, seed_out)  # compiles
     kmini.discount(mult_by, discount, out=kmini_out)
 
-    def best(fn):
-        times = []
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
-        return min(times)
-
-    t_seed = best(lambda: discount_seed(mult_by, discount, seed_out))
-    t_kmini = best(lambda: kmini.discount(mult_by, discount, out=kmini_out))
-    agree = np.array_equal(seed_out, kmini_out)
+    t_seed = best_of(lambda: discount_seed(mult_by, discount, seed_out), args.repeat)
+    t_kmini = best_of(lambda: kmini.discount(mult_by, discount, out=kmini_out), args.repeat)
     gb = 3 * discount.nbytes / 1e9
-    print(f"discount {args.dates} x {args.ids} x {args.terms} (float64, {gb:.2f} GB moved per call), best of {args.repeat}:")
-    print(f"  numba guvectorize (cpu): {t_seed * 1e3:8.2f} ms  {gb / t_seed:6.2f} GB/s")
-    print(f"  kmini.discount:          {t_kmini * 1e3:8.2f} ms  {gb / t_kmini:6.2f} GB/s  ({t_seed / t_kmini:.2f}x)")
-    print(f"  results {'identical' if agree else 'DIFFER'}")
-    return 0 if agree else 1
+    return report(f"discount {args.dates} x {args.ids} x {args.terms} (float64, {gb:.2f} GB moved per call), "
+                  f"best of {args.repeat}:", "numba guvectorize (cpu):", t_seed, "kmini.discount:", t_kmini,
+                  lambda t: f"{gb / t:6.2f} GB/s", "results identical", np.array_equal(seed_out, kmini_out))
 
 
 if __name__ == "__main__":

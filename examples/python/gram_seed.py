@@ -8,11 +8,11 @@ on the packed bits. Prints both times; exit 1 if C differs.
 """
 import argparse
 import sys
-import time
 
 import numpy as np
 
 import kmini
+from seed_common import best_of, numba_or_skip, report
 
 
 def main():
@@ -21,11 +21,11 @@ def main():
     ap.add_argument("--cols", type=int, default=4096)
     ap.add_argument("--density", type=float, default=0.3)
     args = ap.parse_args()
-    try:
-        from numba import njit, prange
-    except ImportError:
-        print("skipped: no numba (Debian: python3-numba)")
+    numba = numba_or_skip()
+    if numba is None:
         return 77
+    njit = numba.njit
+    prange = numba.prange
 
     TPB = 16
 
@@ -62,22 +62,15 @@ def main():
     C32 = np.empty((args.rows, args.rows), np.float32)
     # Compiles (for the same array types: C-contiguous 2-D float32).
     tiled_matmul(A32[:TPB].copy(), np.ascontiguousarray(AT32[:, :TPB]), np.empty((TPB, TPB), np.float32))
-    t = time.perf_counter()
-    tiled_matmul(A32, AT32, C32)
-    t_seed = time.perf_counter() - t
+    t_seed = best_of(lambda: tiled_matmul(A32, AT32, C32), 1)
     packed = np.packbits(A, axis=1)
     kmini.gram(packed[:2], cols=args.cols)  # starts Kokkos
-    t = time.perf_counter()
-    C = kmini.gram(packed, cols=args.cols).C
-    t_kmini = time.perf_counter() - t
-    exact = np.array_equal(C, C32.astype(np.int64))
+    result = []
+    t_kmini = best_of(lambda: result.append(kmini.gram(packed, cols=args.cols).C), 1)
     useful = args.rows * args.rows * args.cols
-    print(f"gram {args.rows} x {args.cols}, density {args.density}:")
-    print(f"  numba 16x16-tiled float32 (cpu): {t_seed:8.3f} s  {useful / t_seed:10.3e} useful bit-ops/s")
-    print(f"  kmini.gram (packed bits):        {t_kmini:8.3f} s  {useful / t_kmini:10.3e} useful bit-ops/s"
-          f"  ({t_seed / t_kmini:.0f}x)")
-    print(f"  C {'identical' if exact else 'DIFFERS'}")
-    return 0 if exact else 1
+    return report(f"gram {args.rows} x {args.cols}, density {args.density}:", "numba 16x16-tiled float32 (cpu):",
+                  t_seed, "kmini.gram (packed bits):", t_kmini, lambda t: f"{useful / t:10.3e} useful bit-ops/s",
+                  "C identical", np.array_equal(result[0], C32.astype(np.int64)))
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ Prints both times; exit 1 if the delta histories disagree.
 """
 import argparse
 import sys
-import time
 
 import numpy as np
 
 import kmini
+from seed_common import best_of, numba_or_skip, report
 
 
 def main():
@@ -21,11 +21,10 @@ def main():
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--steps", type=int, default=200)
     args = ap.parse_args()
-    try:
-        from numba import njit
-    except ImportError:
-        print("skipped: no numba (Debian: python3-numba)")
+    numba = numba_or_skip()
+    if numba is None:
         return 77
+    njit = numba.njit
 
     n, steps, dt = args.n, args.steps, 1e-4
     g = 1.0 / (n * n)
@@ -72,21 +71,17 @@ def main():
         return np.array(hist)
 
     seed_loop(1)  # compiles
-    t = time.perf_counter()
     seed_hist = seed_loop(steps)
-    t_seed = time.perf_counter() - t
+    t_seed = best_of(lambda: seed_loop(steps), 1)
     kmini.rk4(F0, G0, steps=1, dt=dt, g=g, delta0=1.0)  # starts Kokkos
-    t = time.perf_counter()
     _, _, kmini_hist = kmini.rk4(F0, G0, steps=steps, dt=dt, g=g, coupling="per_step", delta0=1.0)
-    t_kmini = time.perf_counter() - t
+    t_kmini = best_of(lambda: kmini.rk4(F0, G0, steps=steps, dt=dt, g=g, coupling="per_step", delta0=1.0), 1)
     rel = float(np.max(np.abs(kmini_hist - seed_hist) / np.maximum(np.abs(seed_hist), 1e-30)))
-    agree = rel < 1e-3  # single precision, different summation orders
     es = n * n * steps
-    print(f"rk4 n = {n}, {steps} steps, single precision, per_step coupling:")
-    print(f"  numba per-step loop (cpu): {t_seed:8.3f} s  {es / t_seed:10.3e} element-steps/s")
-    print(f"  kmini.rk4:                 {t_kmini:8.3f} s  {es / t_kmini:10.3e} element-steps/s  ({t_seed / t_kmini:.1f}x)")
-    print(f"  delta histories agree within {rel:.1e} (relative){'' if agree else ': DISAGREE'}")
-    return 0 if agree else 1
+    # Single precision, different summation orders: agreement within 1e-3.
+    return report(f"rk4 n = {n}, {steps} steps, single precision, per_step coupling:", "numba per-step loop (cpu):",
+                  t_seed, "kmini.rk4:", t_kmini, lambda t: f"{es / t:10.3e} element-steps/s",
+                  f"delta histories agree within {rel:.1e} (relative)", rel < 1e-3)
 
 
 if __name__ == "__main__":
