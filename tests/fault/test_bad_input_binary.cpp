@@ -188,7 +188,8 @@ TEST(BadInputBinary, MalformedKokkosFlags) {
 }
 
 // Issue 25: files that are not regular files, or cannot be read (a hang or
-// 4 GB read before), at 1 rank and a sample at 2.
+// 4 GB read before), at 1 rank; at 2 ranks a sample of them, of Kokkos'
+// environment and tools, and of the sizes with units.
 TEST(BadInputBinary, SpecialFiles) {
   run_group("deck.special_files", generate(family("deck.special_files"), seed_from_environment()), 0);
 }
@@ -201,7 +202,8 @@ TEST(BadInputBinary, SpecialFilesAndKokkosEnvironmentTwoRanks) {
   run_group("binary.issue25_np2",
             {find_case("deck.special_files", "a named pipe as the deck"), find_case("deck.special_files", "(EIO)"),
              find_case("deck.kokkos_environment", "KOKKOS_NUM_THREADS=abc"),
-             find_case("deck.kokkos_environment", "--kokkos-tools-libs naming a missing library")},
+             find_case("deck.kokkos_environment", "--kokkos-tools-libs naming a missing library"),
+             find_case("deck.byte_sizes", "12 furlongs")},
             2);
 }
 
