@@ -2,7 +2,7 @@
 
 #include "core/timer.hpp"
 #include "discount/discount.hpp"
-#include "discount/discount_kernels.hpp"
+#include "discount/impl/discount_kernels.hpp"
 
 namespace kmini::discount {
 namespace {

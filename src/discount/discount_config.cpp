@@ -5,7 +5,7 @@
 #include "core/format.hpp"
 #include "core/partition.hpp"
 #include "discount/discount.hpp"
-#include "discount/discount_kernels.hpp"
+#include "discount/impl/discount_kernels.hpp"
 
 #include <mpi.h>
 

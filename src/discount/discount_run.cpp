@@ -6,9 +6,9 @@
 #include "core/errors.hpp"
 #include "core/format.hpp"
 #include "discount/discount.hpp"
-#include "discount/discount_data.hpp"
-#include "discount/discount_kernels.hpp"
-#include "discount/discount_reference.hpp"
+#include "discount/impl/discount_data.hpp"
+#include "discount/impl/discount_kernels.hpp"
+#include "discount/impl/discount_reference.hpp"
 #include "kernel/run_loop.hpp"
 
 #include <unistd.h>

@@ -4,7 +4,7 @@
 // Rows are split across MPI ranks; one allreduce of three sums per step.
 #include "kernel/kernel.hpp"
 #include "rk4/rk4_checkpoint.hpp"
-#include "rk4/rk4_integrator.hpp"
+#include "rk4/rk4_problem.hpp"
 
 #include <cstdint>
 #include <optional>

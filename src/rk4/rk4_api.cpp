@@ -1,7 +1,7 @@
 #include "rk4/rk4_api.hpp"
 
 #include "core/timer.hpp"
-#include "rk4/rk4_integrator.hpp"
+#include "rk4/impl/rk4_integrator.hpp"
 
 #include <chrono>
 #include <stdexcept>

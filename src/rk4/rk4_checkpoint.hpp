@@ -11,7 +11,7 @@
 // Unused header and history columns hold zeros. The checksum covers every
 // stored double but its own two (see checksum_share); restart also re-derives
 // the four sums from the fields. Version 1 (no checksum) is refused.
-#include "rk4/rk4_kernels.hpp"
+#include "rk4/rk4_problem.hpp"
 
 #include <mpi.h>
 

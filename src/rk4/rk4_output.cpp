@@ -6,7 +6,7 @@
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "kernel/run_loop.hpp"
-#include "rk4/rk4_verify.hpp"
+#include "rk4/impl/rk4_verify.hpp"
 
 #include <cmath>
 #include <complex>

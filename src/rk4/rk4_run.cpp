@@ -6,11 +6,12 @@
 #include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
+#include "rk4/impl/rk4_integrator.hpp"
+#include "rk4/impl/rk4_state.hpp"
+#include "rk4/impl/rk4_verify.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_detail.hpp"
 #include "rk4/rk4_output.hpp"
-#include "rk4/rk4_state.hpp"
-#include "rk4/rk4_verify.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,8 +3,8 @@
 #include "core/collective.hpp"
 #include "core/format.hpp"
 #include "kernel/run_loop.hpp"
-#include "stream/stream_kernels.hpp"
-#include "stream/stream_reference.hpp"
+#include "stream/impl/stream_kernels.hpp"
+#include "stream/impl/stream_reference.hpp"
 
 #include <algorithm>
 #include <limits>

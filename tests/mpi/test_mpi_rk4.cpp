@@ -6,10 +6,10 @@
 #include "core/errors.hpp"
 #include "core/random.hpp"
 #include "io/npy.hpp"
+#include "rk4/impl/rk4_integrator.hpp"
+#include "rk4/impl/rk4_reference.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_checkpoint.hpp"
-#include "rk4/rk4_integrator.hpp"
-#include "rk4/rk4_reference.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include "core/environment.hpp"
 #include "driver/app.hpp"
 #include "mpi/mpi_test_support.hpp"
-#include "rk4/rk4_verify.hpp"
+#include "rk4/impl/rk4_verify.hpp"
 
 #include <gtest/gtest.h>
 

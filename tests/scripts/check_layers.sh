@@ -20,6 +20,8 @@ declare -A allowed=(
   [driver]="core io deck kernel stream rk4 discount gram results driver"
   [python]="core io deck kernel stream rk4 discount gram results python"
 )
+# Front ends call the kernels' light public headers, never their device code.
+front_ends=" driver python "
 bad=0
 checked=0
 for dir in "$src"/*/; do
@@ -36,6 +38,12 @@ for dir in "$src"/*/; do
       echo "check_layers: ${file#"$src"/} includes $target/ (layer $layer may include only: ${allowed[$layer]})"
       bad=1
     done < <(sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([A-Za-z0-9_]*\)/.*|\1|p' "$file" | sort -u)
+    if [[ "$front_ends" == *" $layer "* ]]; then
+      while IFS= read -r inc; do
+        echo "check_layers: ${file#"$src"/} includes $inc (a front end includes no kernel's impl/ headers)"
+        bad=1
+      done < <(sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([A-Za-z0-9_]*/impl/[^"]*\)".*|\1|p' "$file")
+    fi
   done < <(find "$dir" -type f \( -name '*.hpp' -o -name '*.cpp' \) -print0)
 done
 echo "check_layers: $checked files checked"

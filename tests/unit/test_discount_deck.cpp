@@ -2,7 +2,7 @@
 // so in the backend-free test executable.
 #include "deck/deck.hpp"
 #include "discount/discount.hpp"
-#include "discount/discount_kernels.hpp"
+#include "discount/impl/discount_kernels.hpp"
 #include "unit/test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 #pragma once
 // What the rk4 test bodies share: a device run on the category's execution
 // space from a host state, and the check of a run against the host reference.
+#include "rk4/impl/rk4_integrator.hpp"
+#include "rk4/impl/rk4_reference.hpp"
 #include "rk4/rk4.hpp"
-#include "rk4/rk4_integrator.hpp"
-#include "rk4/rk4_reference.hpp"
 #include "unit/test_support.hpp"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 // error bound for the sums, and the deck validation.
 #include "deck/deck.hpp"
 #include "discount/discount.hpp"
-#include "discount/discount_kernels.hpp"
-#include "discount/discount_reference.hpp"
+#include "discount/impl/discount_kernels.hpp"
+#include "discount/impl/discount_reference.hpp"
 #include "unit/test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The stream kernels against the host reference, on every enabled execution space.
-#include "stream/stream_kernels.hpp"
-#include "stream/stream_reference.hpp"
+#include "stream/impl/stream_kernels.hpp"
+#include "stream/impl/stream_reference.hpp"
 #include "unit/test_support.hpp"
 
 #include <cmath>

@@ -3,7 +3,7 @@
 // files, converted, or generated) and the kernel dispatch for the deck's
 // reduction. Used by discount_run.cpp.
 #include "discount/discount.hpp"
-#include "discount/discount_kernels.hpp"
+#include "discount/impl/discount_kernels.hpp"
 #include "io/npy.hpp"
 #include "kernel/kernel.hpp"
 

@@ -2,7 +2,7 @@
 // Host reference for the discount kernels: plain sequential loops over host
 // arrays, written from the numerical definitions in discount_kernels.hpp
 // (std::fma, the same lane/block order), so results must agree bitwise.
-#include "discount/discount_kernels.hpp"
+#include "discount/impl/discount_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>

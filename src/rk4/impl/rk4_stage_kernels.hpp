@@ -1,7 +1,7 @@
 #pragma once
 // Method `stages`: classical RK4 stage by stage for any model (rk4_model.hpp),
 // and its single-thread bookkeeping kernel. Kernels are named "kmini::rk4::...".
-#include "rk4/rk4_kernels.hpp"
+#include "rk4/impl/rk4_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -5,42 +5,14 @@
 // kernels are named "kmini::rk4::...".
 #include "core/kokkos_compat.hpp"
 #include "core/random.hpp"
-#include "rk4/rk4_model.hpp"
+#include "rk4/impl/rk4_model.hpp"
+#include "rk4/rk4_problem.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <string>
 #include <type_traits>
-
-namespace kmini::rk4 {
-
-// Field sums reduced each step (in double whatever the field precision):
-// sum Re F, sum Im F, sum Re G. (sum Im G never changes: dG/dt is real.)
-struct Sums {
-  double fx = 0, fy = 0, ga = 0;
-  KOKKOS_INLINE_FUNCTION Sums& operator+=(const Sums& o) {
-    fx += o.fx;
-    fy += o.fy;
-    ga += o.ga;
-    return *this;
-  }
-  // Kokkos 3.x joins through volatile references on some backends.
-  KOKKOS_INLINE_FUNCTION void operator+=(const volatile Sums& o) volatile {
-    fx += o.fx;
-    fy += o.fy;
-    ga += o.ga;
-  }
-};
-
-}  // namespace kmini::rk4
-
-namespace Kokkos {
-template <>
-struct reduction_identity<kmini::rk4::Sums> {
-  KOKKOS_FORCEINLINE_FUNCTION static kmini::rk4::Sums sum() { return kmini::rk4::Sums(); }
-};
-}  // namespace Kokkos
 
 namespace kmini::rk4 {
 
@@ -52,15 +24,6 @@ template <class Exec>
 struct StepTuning {
   static constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
   static constexpr int chunk = host ? 64 : 1;  // a multiple of 4 on hosts (lane sums)
-};
-
-// How an initial field is produced.
-struct InitSpec {
-  enum class Kind { Fill, File, Random } kind = Kind::Fill;
-  double re = 1, im = 0;   // fill
-  std::string path;        // file
-  std::uint64_t seed = 1;  // random: re, im uniform in [-scale, scale)
-  double scale = 1;
 };
 
 // Random value of global element i: a function of (seed, i) only.

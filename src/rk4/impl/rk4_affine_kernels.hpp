@@ -3,7 +3,7 @@
 // stage, a whole RK4 step is one 3x5 affine map per element. One fused kernel
 // applies it in place and reduces the new sums; one single-thread kernel records delta
 // and builds the next step's map. Kernels are named "kmini::rk4::...".
-#include "rk4/rk4_kernels.hpp"
+#include "rk4/impl/rk4_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -4,9 +4,9 @@
 // the end; per step the host only launches two kernels (and, with more than
 // one MPI rank, exchanges the three partial sums: MPI needs them on the host).
 #include "core/timer.hpp"
-#include "rk4/rk4_affine_kernels.hpp"
-#include "rk4/rk4_kernels.hpp"
-#include "rk4/rk4_stage_kernels.hpp"
+#include "rk4/impl/rk4_affine_kernels.hpp"
+#include "rk4/impl/rk4_kernels.hpp"
+#include "rk4/impl/rk4_stage_kernels.hpp"
 
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
@@ -17,34 +17,6 @@
 namespace kmini::rk4 {
 
 static_assert(sizeof(Sums) == 3 * sizeof(double), "Sums travels through MPI as 3 doubles");
-
-// How a step is evaluated (deck key rk4.method).
-//   affine: the whole step as one 3x5 affine map per element (linear models only);
-//   stages: classical RK4 stage by stage on the device, any model;
-//   auto:   affine when the model is linear, else stages.
-enum class Method { Auto, Affine, Stages };
-
-struct Problem {
-  std::int64_t n = 256;  // fields are n x n
-  double dt = 1e-3;
-  std::int64_t steps = 100;
-  double g = 0;                                                    // delta = g * sum(F)
-  Kokkos::complex<double> delta0 = Kokkos::complex<double>(0, 0);  // per_step: delta of step 1
-  bool per_stage = true;
-  Method method = Method::Auto;
-  double kerr = 0;  // the Kerr coefficient kappa (KerrModel); 0: the F/G model
-  int chunk = 0;    // elements per work item of the affine step (rk4.chunk): 0 = the backend's StepTuning
-  // Elements over all ranks: n * n, or any count (the library function's fields
-  // have any shape). The affine per_stage couplings need it (sum of G's 1s).
-  std::int64_t element_count = 0;  // 0: n * n
-  std::int64_t elements() const { return element_count > 0 ? element_count : n * n; }
-};
-
-// The model a problem runs (KerrModel when kerr != 0, else FGModel) and
-// whether it runs method stages (stages asked for, or auto with a nonlinear model).
-inline bool uses_stages(const Problem& p) {
-  return p.method == Method::Stages || (p.method == Method::Auto && p.kerr != 0);
-}
 
 // Whether a model and a requested method resolve to the affine path.
 template <class Model>

@@ -1,7 +1,7 @@
 #pragma once
 // Host reference for the stream kernels: plain loops, no Kokkos parallelism.
 // exp is computed in double and compared against the float result.
-#include "stream/stream_kernels.hpp"
+#include "stream/impl/stream_kernels.hpp"
 
 #include <cmath>
 #include <cstdint>
