@@ -26,6 +26,11 @@ struct Source {
   bool bool_dtype = false;
 };
 
+// gram.distribution: every rank holds all of packed A (and B), or a 1/P
+// share of the rows with the other shares travelling a ring of the ranks.
+enum class Distribution { Replicated, Ring, Auto };
+const char* distribution_name(Distribution d);
+
 struct Config {
   Source a;
   Source b;                                    // targets; b.rows == 0: none (C = A A^T)
@@ -47,6 +52,7 @@ struct Config {
   std::int64_t baseline_rows = 512;  // rows of the gemm baseline panel
   std::int64_t repeat = 1;           // timed repetitions of the slice loop (best)
   Engine engine = Engine::Popcount;  // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
+  Distribution distribution = Distribution::Replicated;  // Auto is resolved by make_plan
 };
 
 // One slice of rows of C and the rank that computes it.
@@ -57,8 +63,30 @@ struct Slice {
   double work = 0;         // word-pair popcounts executed
 };
 
+// Ring: a block of consecutive rows of A or B, held by one rank at
+// `local` (its first row in that rank's packed rows). A's chunks are the
+// slices: each rank holds the rows of the slices it computes.
+struct Chunk {
+  std::int64_t r0 = 0, r1 = 0;
+  int rank = 0;
+  std::int64_t local = 0;
+  std::int64_t rows() const { return r1 - r0; }
+};
+
 struct Plan {
   std::int64_t rows = 0, cols = 0, words = 0, height = 0;
+  // gram.distribution as planned: Replicated or Ring (never Auto), and
+  // whether it came from auto.
+  Distribution distribution = Distribution::Replicated;
+  bool automatic = false;
+  bool ring() const { return distribution == Distribution::Ring; }
+  std::int64_t b_rows = 0;
+  std::vector<Chunk> a_chunks, b_chunks;  // ring: who holds which rows
+  std::int64_t a_held(int rank) const;    // rows of A (of B) `rank` holds (all with replicated)
+  std::int64_t b_held(int rank) const;
+  // The ring's chunks that travel: B's with two inputs, else A's.
+  const std::vector<Chunk>& travelling(bool two_inputs) const { return two_inputs ? b_chunks : a_chunks; }
+  std::int64_t message_rows = 0;  // ring: the tallest travelling chunk (one receive buffer)
   std::int64_t targets = 0;  // columns of C: rows of B (of A with one input)
   double packed_bytes = 0;   // packed A (and B)
   double top_k_bytes = 0;    // the top-k lists (and their host copies on host backends)
@@ -70,11 +98,22 @@ struct Plan {
   }
 };
 
+// The memory and traffic of one distribution, per rank (the busiest rank's),
+// as --dry-run prints them.
+struct DistributionCost {
+  double held_bytes = 0;  // device memory: inputs held, buffers, one slice, top-k lists
+  double sent_bytes = 0;  // packed rows sent (replicated: the allgather of file inputs)
+  std::int64_t rounds = 0;
+};
+DistributionCost distribution_cost(const Config& c, const Plan& p, int ranks);
+
 // Slice height for `auto`: the largest multiple of the tile that fits the
 // budget. Slices are handed out in rounds of one per rank, in row order
 // (the sparse outputs are streamed in that order); inside a round the
 // heaviest slice goes to the least-loaded rank.
 Plan make_plan(const Config& c, int ranks);
+// The plan of one distribution (Replicated or Ring), whatever the deck asks.
+Plan make_plan_for(const Config& c, int ranks, Distribution d);
 
 // Bytes per row of a slice the budget pays for: C counts (int32), the float
 // slice of a dense similarity output, the pairs buffer, and, when host copies

@@ -131,6 +131,11 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
            "popcount or auto: this build has no tensor-core engine (it needs Kokkos with CUDA for compute "
            "capability 8.0 or newer)");
   if (engine == "tensor_core" || (engine == "auto" && tensor_core::kAvailable)) c.engine = Engine::TensorCore;
+  // replicated: every rank holds packed A (and B); ring: a 1/P share, the
+  // rest travelling around the ranks; auto: replicated while it fits the budget.
+  const std::string distribution = s.choice("distribution", "replicated", {"replicated", "ring", "auto"});
+  for (Distribution d : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
+    if (distribution == distribution_name(d)) c.distribution = d;
   config_ = c;
   outputs_.clear();
   add_output(w, "C", c.write_c);
