@@ -62,6 +62,10 @@ Ring::Ring(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in)
       Kokkos::deep_copy(held_host_, in.targets());
     }
   });
+  holdings_.resize(static_cast<std::size_t>(ranks_));
+  const auto& chunks = plan.travelling(c.two_inputs());
+  for (std::size_t i = 0; i < chunks.size(); ++i) holdings_[static_cast<std::size_t>(chunks[i].rank)].push_back(i);
+  for (const auto& h : holdings_) pieces_ = std::max(pieces_, h.size());
   MPI_Type_contiguous(static_cast<int>(words), MPI_UINT64_T, &row_type_);
   MPI_Type_commit(&row_type_);
 }
@@ -94,72 +98,60 @@ void Ring::compute(const Slice& s, const Chunk& k, const Packed& data, std::int6
 }
 
 void Ring::round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& counts) {
+  // Lockstep ticks (j, t): piece j of every rank's travelling chunks moves
+  // one rank on per tick t, so each rank computes with rank r - t's piece j
+  // while it receives rank r - t - 1's piece j into the other buffer and
+  // passes the piece in hand to r + 1. Every rank posts one receive and one
+  // send per tick and waits for both after its tiles: no rank waits on a
+  // message that is not already on its way. Ranks holding fewer pieces send
+  // empty messages.
   const auto& chunks = plan_.travelling(c_.two_inputs());
-  // The messages of the round: step t brings the chunks of rank r - t.
-  std::vector<std::pair<std::size_t, int>> seq;
-  for (int t = 0; t < ranks_; ++t) {
-    const int from = (rank_ - t + ranks_) % ranks_;
-    for (std::size_t i = 0; i < chunks.size(); ++i)
-      if (chunks[i].rank == from) seq.emplace_back(i, t);
-  }
   const int next = (rank_ + 1) % ranks_, prev = (rank_ + ranks_ - 1) % ranks_;
   const std::int64_t words = plan_.words;
-  MPI_Request recv[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, send[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  const auto slot_data = [&](int slot) -> Word* {
+  const auto piece = [&](int owner, std::size_t j) -> const Chunk* {
+    const auto& mine = holdings_[static_cast<std::size_t>(owner)];
+    return j < mine.size() ? &chunks[mine[j]] : nullptr;
+  };
+  const auto buffer_data = [&](int slot) -> Word* {
     return path_ == Path::Staged ? host_buf_[slot].data() : buf_[slot].data();
   };
-  const auto post_recv = [&](std::size_t idx) {
-    const int slot = static_cast<int>(idx % 2);
-    if (path_ == Path::DeviceAware) exec_.fence();  // a kernel may still read the buffer
-    MPI_Irecv(slot_data(slot), static_cast<int>(chunks[seq[idx].first].rows()), row_type_, prev, kRingTag, comm_,
-              &recv[slot]);
-  };
-  std::size_t first_remote = seq.size();
-  for (std::size_t idx = 0; idx < seq.size(); ++idx)
-    if (seq[idx].second > 0) {
-      first_remote = idx;
-      break;
-    }
-  if (first_remote < seq.size()) post_recv(first_remote);
-  for (std::size_t idx = 0; idx < seq.size(); ++idx) {
-    const Chunk& k = chunks[seq[idx].first];
-    const int step = seq[idx].second, slot = static_cast<int>(idx % 2);
-    Packed data = in_.targets();
-    std::int64_t base = k.r0 - k.local;
-    if (step > 0) {
-      const double t0 = now();
-      MPI_Wait(&recv[slot], MPI_STATUS_IGNORE);
-      wait_seconds_ += now() - t0;
-      if (path_ == Path::Staged) {
-        const auto rows = std::make_pair(std::int64_t(0), k.rows());
-        Kokkos::deep_copy(exec_, Kokkos::subview(buf_[slot], rows, Kokkos::ALL()),
-                          Kokkos::subview(host_buf_[slot], rows, Kokkos::ALL()));
-        exec_.fence();  // the host buffer is received into again two messages on
+  for (std::size_t j = 0; j < pieces_; ++j) {
+    for (int t = 0; t < ranks_; ++t) {
+      const Chunk* k = piece((rank_ - t + ranks_) % ranks_, j);
+      const int slot = t % 2;
+      Packed data = in_.targets();
+      std::int64_t base = k ? k->r0 - k->local : 0;
+      if (t > 0) {
+        if (k && path_ == Path::Staged) {
+          const auto rows = std::make_pair(std::int64_t(0), k->rows());
+          Kokkos::deep_copy(exec_, Kokkos::subview(buf_[slot], rows, Kokkos::ALL()),
+                            Kokkos::subview(host_buf_[slot], rows, Kokkos::ALL()));
+          exec_.fence();  // the host buffer is received into again next tick but one
+        }
+        data = buf_[slot];
+        base = k ? k->r0 : 0;
       }
-      data = buf_[slot];
-      base = k.r0;
+      MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+      if (t + 1 < ranks_) {
+        const Chunk* coming = piece((rank_ - t - 1 + ranks_) % ranks_, j);
+        if (path_ == Path::DeviceAware) exec_.fence();  // the last tick's tiles read that buffer
+        MPI_Irecv(buffer_data(1 - slot), coming ? static_cast<int>(coming->rows()) : 0, row_type_, prev, kRingTag,
+                  comm_, &req[0]);
+        const Word* from = t > 0 ? buffer_data(slot)
+                                 : (path_ == Path::Staged ? held_host_.data() : in_.targets().data()) +
+                                       (k ? k->local * words : 0);
+        MPI_Isend(from, k ? static_cast<int>(k->rows()) : 0, row_type_, next, kRingTag, comm_, &req[1]);
+        if (k) bytes_sent_ += double(k->rows()) * double(words) * sizeof(Word);
+      }
+      if (s && k) compute(*s, *k, data, base, counts);
+      if (t + 1 < ranks_) {
+        exec_.fence();  // MPI_Waitall below would otherwise time the tiles on GPUs too
+        const double t0 = now();
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        wait_seconds_ += now() - t0;
+      }
     }
-    // The next receive goes to the other buffer once the message it held
-    // has been passed on.
-    if (idx + 1 < seq.size() && seq[idx + 1].second > 0 && idx + 1 != first_remote) {
-      MPI_Wait(&send[(idx + 1) % 2], MPI_STATUS_IGNORE);
-      post_recv(idx + 1);
-    }
-    if (step < ranks_ - 1) {
-      // Pass the chunk on: every rank but its owner's predecessor (the last to see it).
-      MPI_Wait(&send[slot], MPI_STATUS_IGNORE);
-      const Word* from = step > 0 ? slot_data(slot)
-                         : path_ == Path::Staged
-                             ? held_host_.data() + k.local * words
-                             : in_.targets().data() + k.local * words;
-      MPI_Isend(from, static_cast<int>(k.rows()), row_type_, next, kRingTag, comm_, &send[slot]);
-      bytes_sent_ += double(k.rows()) * double(words) * sizeof(Word);
-    }
-    if (s) compute(*s, k, data, base, counts);
   }
-  const double t0 = now();
-  MPI_Waitall(2, send, MPI_STATUSES_IGNORE);
-  wait_seconds_ += now() - t0;
 }
 
 // Ones of every row: each rank counts the rows it holds, one sum over the ranks.
