@@ -314,6 +314,7 @@ const std::vector<KeySpec>& deck_keys() {
       with(integer("gram.B.random.seed", 0, "1"), {{"gram.B.random.cols", "16"}}),
       of_type("gram.similarity", T::Choice, "counts", {"counts", "jaccard", "dice", "cosine"}),
       of_type("gram.triangle", T::Choice, "full", {"full", "upper"}),
+      of_type("gram.distribution", T::Choice, "replicated", {"replicated", "ring", "auto"}),
       of_type("gram.write", T::Section, "{}"),
       of_type("gram.write.C", T::Text, "C.npy"),
       of_type("gram.write.summary", T::Text, "s.json"),
