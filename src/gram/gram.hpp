@@ -73,6 +73,10 @@ struct Chunk {
   std::int64_t rows() const { return r1 - r0; }
 };
 
+// Ring messages carry up to this many bytes of packed rows (several chunks):
+// fewer, larger messages and ticks than one per chunk, two such buffers per rank.
+inline constexpr double kRingPieceBytes = 4.0 * (1 << 20);
+
 struct Plan {
   std::int64_t rows = 0, cols = 0, words = 0, height = 0;
   // gram.distribution as planned: Replicated or Ring (never Auto), and
@@ -86,7 +90,13 @@ struct Plan {
   std::int64_t b_held(int rank) const;
   // The ring's chunks that travel: B's with two inputs, else A's.
   const std::vector<Chunk>& travelling(bool two_inputs) const { return two_inputs ? b_chunks : a_chunks; }
-  std::int64_t message_rows = 0;  // ring: the tallest travelling chunk (one receive buffer)
+  // Ring messages: each rank's travelling chunks in row order, grouped into
+  // pieces of consecutive chunks (contiguous in its packed rows) of at most
+  // kRingPieceBytes (one chunk at least): pieces[rank] = [first, end) indices
+  // into that rank's chunks. message_rows: the tallest piece (one receive buffer).
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> pieces;
+  std::vector<std::vector<std::size_t>> holdings;  // each rank's travelling chunks (indices), in row order
+  std::int64_t message_rows = 0;
   std::int64_t targets = 0;  // columns of C: rows of B (of A with one input)
   double packed_bytes = 0;   // packed A (and B)
   double top_k_bytes = 0;    // the top-k lists (and their host copies on host backends)

@@ -104,8 +104,7 @@ class Ring {
   Packed buf_[2];
   HostPacked host_buf_[2], held_host_;
   MPI_Datatype row_type_ = MPI_DATATYPE_NULL;
-  std::vector<std::vector<std::size_t>> holdings_;  // each rank's travelling chunks, in row order
-  std::size_t pieces_ = 0;                          // the most any rank holds
+  std::size_t pieces_ = 0;  // the most pieces any rank holds
   double wait_seconds_ = 0, bytes_sent_ = 0;
 };
 

@@ -193,7 +193,24 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   if (c.two_inputs())
     p.b_chunks = make_chunks(c.b.rows, p.height, ranks, [&](std::int64_t k) { return static_cast<int>(k % ranks); });
   const auto& travelling = p.travelling(c.two_inputs());
-  for (const auto& k : travelling) p.message_rows = std::max(p.message_rows, k.rows());
+  std::int64_t tallest = 0;
+  for (const auto& k : travelling) tallest = std::max(tallest, k.rows());
+  const std::int64_t piece_rows = std::max(tallest, static_cast<std::int64_t>(kRingPieceBytes / row_bytes));
+  p.holdings.assign(static_cast<std::size_t>(ranks), {});
+  p.pieces.assign(static_cast<std::size_t>(ranks), {});
+  for (std::size_t i = 0; i < travelling.size(); ++i)
+    p.holdings[static_cast<std::size_t>(travelling[i].rank)].push_back(i);
+  for (int q = 0; q < ranks; ++q) {
+    const auto& mine = p.holdings[static_cast<std::size_t>(q)];
+    for (std::size_t b = 0; b < mine.size();) {
+      std::size_t e = b;
+      std::int64_t n = 0;
+      while (e < mine.size() && (e == b || n + travelling[mine[e]].rows() <= piece_rows)) n += travelling[mine[e++]].rows();
+      p.pieces[static_cast<std::size_t>(q)].emplace_back(b, e);
+      p.message_rows = std::max(p.message_rows, n);
+      b = e;
+    }
+  }
   std::int64_t most = 0;
   for (int q = 0; q < ranks; ++q) most = std::max(most, p.a_held(q) + p.b_held(q));
   p.packed_bytes = double(most + 2 * p.message_rows) * row_bytes;

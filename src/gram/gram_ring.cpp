@@ -62,10 +62,7 @@ Ring::Ring(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in)
       Kokkos::deep_copy(held_host_, in.targets());
     }
   });
-  holdings_.resize(static_cast<std::size_t>(ranks_));
-  const auto& chunks = plan.travelling(c.two_inputs());
-  for (std::size_t i = 0; i < chunks.size(); ++i) holdings_[static_cast<std::size_t>(chunks[i].rank)].push_back(i);
-  for (const auto& h : holdings_) pieces_ = std::max(pieces_, h.size());
+  for (const auto& h : plan.pieces) pieces_ = std::max(pieces_, h.size());
   MPI_Type_contiguous(static_cast<int>(words), MPI_UINT64_T, &row_type_);
   MPI_Type_commit(&row_type_);
 }
@@ -98,54 +95,67 @@ void Ring::compute(const Slice& s, const Chunk& k, const Packed& data, std::int6
 }
 
 void Ring::round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& counts) {
-  // Lockstep ticks (j, t): piece j of every rank's travelling chunks moves
-  // one rank on per tick t, so each rank computes with rank r - t's piece j
-  // while it receives rank r - t - 1's piece j into the other buffer and
-  // passes the piece in hand to r + 1. Every rank posts one receive and one
-  // send per tick and waits for both after its tiles: no rank waits on a
-  // message that is not already on its way. Ranks holding fewer pieces send
-  // empty messages.
+  // Lockstep ticks (j, t): piece j of every rank's travelling chunks (several
+  // consecutive chunks of its rows, Plan::pieces) moves one rank on per tick
+  // t, so each rank computes with rank r - t's piece j while it receives rank
+  // r - t - 1's piece j into the other buffer and passes the piece in hand to
+  // r + 1. Every rank posts one receive and one send per tick and waits for
+  // both after its tiles: no rank waits on a message that is not already on
+  // its way. Ranks holding fewer pieces send empty messages.
   const auto& chunks = plan_.travelling(c_.two_inputs());
   const int next = (rank_ + 1) % ranks_, prev = (rank_ + ranks_ - 1) % ranks_;
   const std::int64_t words = plan_.words;
-  const auto piece = [&](int owner, std::size_t j) -> const Chunk* {
-    const auto& mine = holdings_[static_cast<std::size_t>(owner)];
-    return j < mine.size() ? &chunks[mine[j]] : nullptr;
+  struct Piece {
+    const std::size_t *first = nullptr, *end = nullptr;  // chunk indices
+    std::int64_t local = 0, rows = 0;                    // its rows in the owner's packed rows
+  };
+  const auto piece = [&](int owner, std::size_t j) {
+    Piece p;
+    const auto& ranges = plan_.pieces[static_cast<std::size_t>(owner)];
+    if (j >= ranges.size()) return p;
+    const auto& mine = plan_.holdings[static_cast<std::size_t>(owner)];
+    p.first = mine.data() + ranges[j].first;
+    p.end = mine.data() + ranges[j].second;
+    p.local = chunks[*p.first].local;
+    for (const std::size_t* i = p.first; i != p.end; ++i) p.rows += chunks[*i].rows();
+    return p;
   };
   const auto buffer_data = [&](int slot) -> Word* {
     return path_ == Path::Staged ? host_buf_[slot].data() : buf_[slot].data();
   };
   for (std::size_t j = 0; j < pieces_; ++j) {
     for (int t = 0; t < ranks_; ++t) {
-      const Chunk* k = piece((rank_ - t + ranks_) % ranks_, j);
+      const Piece k = piece((rank_ - t + ranks_) % ranks_, j);
       const int slot = t % 2;
       Packed data = in_.targets();
-      std::int64_t base = k ? k->r0 - k->local : 0;
+      std::int64_t at = k.local;  // the piece's first row in `data`
       if (t > 0) {
-        if (k && path_ == Path::Staged) {
-          const auto rows = std::make_pair(std::int64_t(0), k->rows());
+        if (k.rows > 0 && path_ == Path::Staged) {
+          const auto rows = std::make_pair(std::int64_t(0), k.rows);
           Kokkos::deep_copy(exec_, Kokkos::subview(buf_[slot], rows, Kokkos::ALL()),
                             Kokkos::subview(host_buf_[slot], rows, Kokkos::ALL()));
           exec_.fence();  // the host buffer is received into again next tick but one
         }
         data = buf_[slot];
-        base = k ? k->r0 : 0;
+        at = 0;
       }
       MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
       if (t + 1 < ranks_) {
-        const Chunk* coming = piece((rank_ - t - 1 + ranks_) % ranks_, j);
+        const Piece coming = piece((rank_ - t - 1 + ranks_) % ranks_, j);
         if (path_ == Path::DeviceAware) exec_.fence();  // the last tick's tiles read that buffer
-        MPI_Irecv(buffer_data(1 - slot), coming ? static_cast<int>(coming->rows()) : 0, row_type_, prev, kRingTag,
-                  comm_, &req[0]);
+        MPI_Irecv(buffer_data(1 - slot), static_cast<int>(coming.rows), row_type_, prev, kRingTag, comm_, &req[0]);
         const Word* from = t > 0 ? buffer_data(slot)
-                                 : (path_ == Path::Staged ? held_host_.data() : in_.targets().data()) +
-                                       (k ? k->local * words : 0);
-        MPI_Isend(from, k ? static_cast<int>(k->rows()) : 0, row_type_, next, kRingTag, comm_, &req[1]);
-        if (k) bytes_sent_ += double(k->rows()) * double(words) * sizeof(Word);
+                                 : (path_ == Path::Staged ? held_host_.data() : in_.targets().data()) + k.local * words;
+        MPI_Isend(from, static_cast<int>(k.rows), row_type_, next, kRingTag, comm_, &req[1]);
+        bytes_sent_ += double(k.rows) * double(words) * sizeof(Word);
       }
-      if (s && k) compute(*s, *k, data, base, counts);
+      if (s)
+        for (const std::size_t* i = k.first; i != k.end; ++i) {
+          const Chunk& c = chunks[*i];
+          compute(*s, c, data, c.r0 - (at + (c.local - k.local)), counts);
+        }
       if (t + 1 < ranks_) {
-        exec_.fence();  // MPI_Waitall below would otherwise time the tiles on GPUs too
+        exec_.fence();  // the next tick receives into the buffer these tiles read
         const double t0 = now();
         MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
         wait_seconds_ += now() - t0;

@@ -377,7 +377,29 @@ TEST(TEST_CATEGORY, Gram_RingPlanHoldsAShareAndCountsTheTraffic) {
   EXPECT_DOUBLE_EQ(r.packed_bytes, (1000 + 333) * row_bytes);
   std::int64_t most_held = 0;
   for (int q = 0; q < ranks; ++q) most_held = std::max(most_held, p.a_held(q) + p.b_held(q));
-  EXPECT_DOUBLE_EQ(p.packed_bytes, double(most_held + 2 * 64) * row_bytes);
+  // Messages: B's chunks of each rank (all within kRingPieceBytes here) in one piece.
+  for (int q = 0; q < ranks; ++q) {
+    ASSERT_EQ(p.pieces[static_cast<std::size_t>(q)].size(), 1u);
+    EXPECT_EQ(p.pieces[static_cast<std::size_t>(q)][0].second, p.holdings[static_cast<std::size_t>(q)].size());
+  }
+  EXPECT_EQ(p.message_rows, 128);  // rank 0 and 1: two chunks of 64 rows
+  EXPECT_DOUBLE_EQ(p.packed_bytes, double(most_held + 2 * 128) * row_bytes);
+  // Pieces of at most kRingPieceBytes of 20 000-word rows (160 000 bytes each), or one chunk.
+  c.a = random_source(1000, 64 * 20000, 0.5, 1);
+  c.b = Source{};
+  c.row_slice = 20;
+  const Plan w = make_plan(c, ranks);
+  const auto piece_rows = static_cast<std::int64_t>(kRingPieceBytes / (double(words_allocated(64 * 20000)) * 8));
+  EXPECT_EQ(w.message_rows, piece_rows / 20 * 20);
+  for (int q = 0; q < ranks; ++q) {
+    std::size_t next = 0;
+    for (const auto& [b, e] : w.pieces[static_cast<std::size_t>(q)]) {
+      EXPECT_EQ(b, next);
+      EXPECT_GT(e, b);
+      next = e;
+    }
+    EXPECT_EQ(next, w.holdings[static_cast<std::size_t>(q)].size());
+  }
 }
 
 }  // namespace kmini
