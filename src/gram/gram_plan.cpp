@@ -195,7 +195,13 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   const auto& travelling = p.travelling(c.two_inputs());
   std::int64_t tallest = 0;
   for (const auto& k : travelling) tallest = std::max(tallest, k.rows());
-  const std::int64_t piece_rows = std::max(tallest, static_cast<std::int64_t>(kRingPieceBytes / row_bytes));
+  // At most kRingPieceBytes and a quarter of a rank's share (small inputs would
+  // otherwise travel whole: three shares per rank), one chunk at least.
+  std::int64_t total_rows = 0;
+  for (const auto& k : travelling) total_rows += k.rows();
+  const std::int64_t piece_rows =
+      std::max(tallest, std::min(static_cast<std::int64_t>(kRingPieceBytes / row_bytes),
+                                 (total_rows + 4 * ranks - 1) / (4 * ranks)));
   p.holdings.assign(static_cast<std::size_t>(ranks), {});
   p.pieces.assign(static_cast<std::size_t>(ranks), {});
   for (std::size_t i = 0; i < travelling.size(); ++i)

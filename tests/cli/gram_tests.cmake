@@ -263,12 +263,13 @@ kmini_cli_test(mpi.gram.dry_run_auto_ring.np4 NP 4 EXIT 0
                STDOUT "distribution: ring \\(gram.distribution: auto\\)\n *replicated: does not fit: gram.memory_budget: 1.86 GiB cannot hold packed A \\(2.33 GiB\\).*ring: *held 1.8[0-9]* GiB per rank.*auto picks: ring"
                ARGS inputs/gram_100k.yaml --dry-run --set gram.memory_budget=2e9 --set gram.distribution=auto)
 # auto on a real run: a budget below packed A runs the ring, same bytes.
-# (300 x 257: packed A 19 200 bytes, a row of C 3 600 bytes with the host copies.)
+# (300 x 257 in slices of 16: replicated needs packed A 19 200 + 16 rows of C x 3 600 = 76 800 bytes,
+# the ring at 2 ranks 160 held rows + two pieces of 32 rows, 64 bytes each, + the slice = 71 936.)
 kmini_cli_test(mpi.gram.auto_ring.np2 NP 2 EXIT 0 VERIFIED gram FILES C.npy summary.json
                STDOUT "distribution: ring \\(gram.distribution: auto\\)"
                ARGS --set run.kernels=[gram] --set gram.A.random.rows=300 --set gram.A.random.cols=257
                     --set gram.row_slice=16 --set gram.write.C=C.npy --set gram.write.summary=summary.json
-                    --set gram.distribution=auto --set gram.memory_budget=72000)
+                    --set gram.distribution=auto --set gram.memory_budget=74000)
 kmini_cli_test(mpi.gram.auto_replicated.np2 NP 2 EXIT 0 VERIFIED gram
                STDOUT "distribution: replicated \\(gram.distribution: auto\\)"
                ARGS --set run.kernels=[gram] --set gram.A.random.rows=300 --set gram.A.random.cols=257

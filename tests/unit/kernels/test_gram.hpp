@@ -377,13 +377,15 @@ TEST(TEST_CATEGORY, Gram_RingPlanHoldsAShareAndCountsTheTraffic) {
   EXPECT_DOUBLE_EQ(r.packed_bytes, (1000 + 333) * row_bytes);
   std::int64_t most_held = 0;
   for (int q = 0; q < ranks; ++q) most_held = std::max(most_held, p.a_held(q) + p.b_held(q));
-  // Messages: B's chunks of each rank (all within kRingPieceBytes here) in one piece.
+  // Messages: pieces of at most a quarter of a share (333 / 12 = 28 rows), one chunk at least:
+  // here every chunk of B is a piece of its own.
   for (int q = 0; q < ranks; ++q) {
-    ASSERT_EQ(p.pieces[static_cast<std::size_t>(q)].size(), 1u);
-    EXPECT_EQ(p.pieces[static_cast<std::size_t>(q)][0].second, p.holdings[static_cast<std::size_t>(q)].size());
+    const auto& pieces = p.pieces[static_cast<std::size_t>(q)];
+    ASSERT_EQ(pieces.size(), p.holdings[static_cast<std::size_t>(q)].size());
+    for (std::size_t i = 0; i < pieces.size(); ++i) EXPECT_EQ(pieces[i], std::make_pair(i, i + 1));
   }
-  EXPECT_EQ(p.message_rows, 128);  // rank 0 and 1: two chunks of 64 rows
-  EXPECT_DOUBLE_EQ(p.packed_bytes, double(most_held + 2 * 128) * row_bytes);
+  EXPECT_EQ(p.message_rows, 64);
+  EXPECT_DOUBLE_EQ(p.packed_bytes, double(most_held + 2 * 64) * row_bytes);
   // Pieces of at most kRingPieceBytes of 20 000-word rows (160 000 bytes each), or one chunk.
   c.a = random_source(1000, 64 * 20000, 0.5, 1);
   c.b = Source{};
