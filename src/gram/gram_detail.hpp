@@ -9,8 +9,8 @@
 #include "gram/gram.hpp"
 #include "gram/gram_kernels.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <limits>

@@ -140,8 +140,7 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
       throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold " +
                        (ring ? "a 1/" + std::to_string(ranks) + " share of packed A" : std::string("packed A")) +
                        (c.two_inputs() ? " and B (" : " (") + gib(ring ? p.packed_bytes / ranks : p.packed_bytes) +
-                       ")" +
-                       (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
+                       ")" + (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
                        " and one row of C (" + gib(per_row) + ")");
   }
   p.slice_bytes = double(p.height) * per_row;
@@ -187,9 +186,8 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   // and B in chunks of the same height dealt round robin. Memory per rank:
   // the busiest holder's rows and two receive buffers of the tallest
   // travelling chunk.
-  p.a_chunks = make_chunks(p.rows, p.height, ranks, [&](std::int64_t k) {
-    return p.slices[static_cast<std::size_t>(k)].rank;
-  });
+  p.a_chunks =
+      make_chunks(p.rows, p.height, ranks, [&](std::int64_t k) { return p.slices[static_cast<std::size_t>(k)].rank; });
   if (c.two_inputs())
     p.b_chunks = make_chunks(c.b.rows, p.height, ranks, [&](std::int64_t k) { return static_cast<int>(k % ranks); });
   const auto& travelling = p.travelling(c.two_inputs());
@@ -199,9 +197,8 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   // otherwise travel whole: three shares per rank), one chunk at least.
   std::int64_t total_rows = 0;
   for (const auto& k : travelling) total_rows += k.rows();
-  const std::int64_t piece_rows =
-      std::max(tallest, std::min(static_cast<std::int64_t>(kRingPieceBytes / row_bytes),
-                                 (total_rows + 4 * ranks - 1) / (4 * ranks)));
+  const std::int64_t piece_rows = std::max(tallest, std::min(static_cast<std::int64_t>(kRingPieceBytes / row_bytes),
+                                                             (total_rows + 4 * ranks - 1) / (4 * ranks)));
   p.holdings.assign(static_cast<std::size_t>(ranks), {});
   p.pieces.assign(static_cast<std::size_t>(ranks), {});
   for (std::size_t i = 0; i < travelling.size(); ++i)
@@ -211,7 +208,8 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
     for (std::size_t b = 0; b < mine.size();) {
       std::size_t e = b;
       std::int64_t n = 0;
-      while (e < mine.size() && (e == b || n + travelling[mine[e]].rows() <= piece_rows)) n += travelling[mine[e++]].rows();
+      while (e < mine.size() && (e == b || n + travelling[mine[e]].rows() <= piece_rows))
+        n += travelling[mine[e++]].rows();
       p.pieces[static_cast<std::size_t>(q)].emplace_back(b, e);
       p.message_rows = std::max(p.message_rows, n);
       b = e;
@@ -278,8 +276,8 @@ ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
   // Packed A and B (ring: the busiest rank's share and the two receive buffers).
   ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));
   if (p.ring()) bytes = ByteCount(static_cast<std::uint64_t>(p.packed_bytes));
-  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));            // one slice
-  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);   // ones, row sums
+  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));           // one slice
+  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);  // ones, row sums
   if (!c.write_top_k.empty())  // the lists (+ their host copy and records for the merge on host backends)
     bytes += ByteCount::of(rows, static_cast<std::uint64_t>(c.top_k) * (host ? 16 + 16 + 12 : 16));
   if (!c.write_pairs.empty()) bytes += ByteCount::of(height + 1, 16);  // pairs per row, offsets
@@ -337,8 +335,8 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
      << format_number(total * 64) << " executed (" << (c.two_inputs() ? "all" : "upper") << " tiles); busiest rank "
      << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
   // Both distributions, and the one auto picks (a plan the budget cannot hold says so).
-  os << "    distribution: " << distribution_name(p.distribution)
-     << (p.automatic ? " (gram.distribution: auto)" : "") << "\n";
+  os << "    distribution: " << distribution_name(p.distribution) << (p.automatic ? " (gram.distribution: auto)" : "")
+     << "\n";
   Config automatic = c;
   automatic.distribution = Distribution::Auto;
   for (Distribution d : {Distribution::Replicated, Distribution::Ring}) {

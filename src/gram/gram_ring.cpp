@@ -50,9 +50,7 @@ Ring::Ring(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in)
     : exec_(ctx.exec), comm_(ctx.env.comm()), c_(c), plan_(plan), in_(in) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &ranks_);
-  path_ = compat::device_is_host_accessible ? Path::HostMemory
-          : mpi_is_cuda_aware()             ? Path::DeviceAware
-                                            : Path::Staged;
+  path_ = compat::device_is_host_accessible ? Path::HostMemory : mpi_is_cuda_aware() ? Path::DeviceAware : Path::Staged;
   const std::int64_t words = plan.words, rows = plan.message_rows;
   collectively(comm_, "gram", [&] {
     for (auto& b : buf_) b = Packed("kmini::gram::ring_buffer", ranks_ > 1 ? rows : 0, words);
@@ -178,8 +176,9 @@ void ring_row_ones(const ExecSpace& exec, MPI_Comm comm, const Packed& held, con
   for (const Chunk& k : chunks)
     if (k.rank == rank) std::copy_n(host.data() + k.local, k.rows(), all.begin() + k.r0);
   MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_INT32_T, MPI_SUM, comm);
-  Kokkos::deep_copy(exec, ones,
-                    Kokkos::View<const std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(all.data(), all.size()));
+  Kokkos::deep_copy(
+      exec, ones,
+      Kokkos::View<const std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(all.data(), all.size()));
   exec.fence();
 }
 
