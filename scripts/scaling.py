@@ -300,6 +300,40 @@ def study(args):
 
 # ------------------------------------------------------------- model only ----
 
+def ring_model(n, cols, p, rate, net, word_bytes=8):
+    """gram.distribution: ring, the circulant schedule of issue 23: rank r holds row block r
+    (n/p rows) and pairs it with blocks r + s mod p for s = 0 .. floor(p/2) (the last round split
+    in half when p is even): ceil((p+1)/2) rounds; each round costs the larger of a block pair's
+    computation (its C block and, through the transpose, its mirror: 2 (n/p)^2 cols useful
+    bit-ops; round 0 is the diagonal block, (n/p)^2 cols) and the transfer of one block to the next
+    rank (alpha + block bytes / beta). Returns (seconds, compute seconds, transfer seconds not hidden)."""
+    rounds = math.ceil((p + 1) / 2)
+    block = n / p
+    block_bytes = block * math.ceil(cols / 64) * word_bytes
+    xfer = net.latency + block_bytes / net.bandwidth if p > 1 else 0.0
+    total = compute = 0.0
+    for s in range(rounds):
+        c = (block * block * cols if s == 0 else 2 * block * block * cols) / rate
+        if p % 2 == 0 and s == p // 2 and s > 0:
+            c /= 2  # the pair (r, r + p/2) is shared by two ranks: each computes half
+        t = max(c, xfer) if s < rounds - 1 or p == 1 else c  # the next block travels behind this round
+        total += t
+        compute += c
+    return total, compute, total - compute
+
+
+def gpu_memory(n, cols, p, k=16, slice_rows=64, word_bytes=8):
+    """Bytes per GPU: (replicated) packed A, a slice of C of `slice_rows` rows (int32, all n columns)
+    and the top-k lists (n k entries of 16 bytes); (ring) its block and two receive buffers
+    (3 n/p packed rows), a slice of the block pair (slice_rows x n/p int32) and the top-k lists of
+    its own rows (no buffers on one GPU)."""
+    row = math.ceil(cols / 64) * word_bytes
+    replicated = n * row + slice_rows * n * 4 + n * k * 16
+    buffers = 2 if p > 1 else 0
+    ring = (1 + buffers) * math.ceil(n / p) * row + min(slice_rows, n / p) * (n / p) * 4 + math.ceil(n / p) * k * 16
+    return replicated, ring
+
+
 def model(args):
     """Gram prediction for many GPUs from stated single-GPU throughput (no GPU measurement here)."""
     net = Network(args.latency, args.bandwidth, args.io_per_rank, args.io_total)
@@ -312,21 +346,33 @@ def model(args):
     for p in gpus:
         t = predict_seconds("gram", p, base, "strong", net)
         parts = (net.broadcast(p, base["a_bytes"]), base["compute_seconds"] / p, net.write(p, base["c_bytes"]))
-        rows.append((p, t, *parts))
+        ring, _, exposed = ring_model(args.rows, args.cols, p, args.useful_bitops_per_gpu, net)
+        ring += net.write(p, base["c_bytes"])
+        mem_rep, mem_ring = gpu_memory(args.rows, args.cols, p, args.top_k)
+        rows.append((p, t, *parts, ring, exposed, mem_rep, mem_ring))
     os.makedirs(args.out, exist_ok=True)
+    gb = 1e9
     md = [f"# Gram {args.rows} × {args.cols} on 1–{args.max_gpus} GPUs (model)\n",
           f"Assumptions: {args.useful_bitops_per_gpu:.3g} useful bit-ops/s per GPU; interconnect latency "
           f"{args.latency:g} s, bandwidth {args.bandwidth / 1e9:g} GB/s; output written at "
           f"{args.io_per_rank / 1e9:g} GB/s per rank, {args.io_total / 1e9:g} GB/s in all; "
-          f"C {'not written (write.summary)' if args.summary_only else 'written as int32'}.\n",
-          "| GPUs | total (s) | broadcast A (s) | compute (s) | write C (s) | speedup | efficiency |",
-          "|---|---|---|---|---|---|---|"]
+          f"C {'not written (write.summary / top-k)' if args.summary_only else 'written as int32'}. "
+          f"Replicated: A broadcast, then the triangle in row slices. Ring: the circulant schedule "
+          f"(ceil((P+1)/2) rounds, each the larger of a block pair's computation and one block's transfer). "
+          f"Memory per GPU: replicated = packed A + a 64-row slice of C + top-{args.top_k} lists of all rows; "
+          f"ring = 3 blocks of packed A (own + 2 receive buffers) + a 64-row slice of a block pair + "
+          f"the top-{args.top_k} lists of its rows.\n",
+          "| GPUs | replicated (s) | broadcast A (s) | compute (s) | write C (s) | ring (s) | ring transfer not hidden (s) "
+          "| replicated GB/GPU | ring GB/GPU | speedup (replicated) | efficiency |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
     t1 = rows[0][1]
-    for p, t, b, c, w in rows:
-        md.append(f"| {p} | {t:.4g} | {b:.3g} | {c:.4g} | {w:.3g} | {t1 / t:.3g} | {t1 / t / p:.3g} |")
+    for p, t, b, c, w, ring, exposed, mr, mg in rows:
+        md.append(f"| {p} | {t:.4g} | {b:.3g} | {c:.4g} | {w:.3g} | {ring:.4g} | {exposed:.3g} | {mr / gb:.3g} "
+                  f"| {mg / gb:.3g} | {t1 / t:.3g} | {t1 / t / p:.3g} |")
     write_atomically(os.path.join(args.out, "gram_model.md"), "\n".join(md) + "\n")
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.loglog([r[0] for r in rows], [r[1] for r in rows], "o-", label="model: total")
+    ax.loglog([r[0] for r in rows], [r[1] for r in rows], "o-", label="model: replicated")
+    ax.loglog([r[0] for r in rows], [r[5] for r in rows], "s-", label="model: ring")
     ax.loglog([r[0] for r in rows], [r[3] for r in rows], ":", label="compute")
     ax.loglog([r[0] for r in rows if r[0] > 1], [r[2] for r in rows if r[0] > 1], ":", label="broadcast A")
     if not args.summary_only:
@@ -378,6 +424,7 @@ def main():
     m.add_argument("--useful-bitops-per-gpu", type=float, default=1.6e14,
                    help="useful bit-ops/s of one GPU (default: H100 estimate, see README)")
     m.add_argument("--summary-only", action="store_true", help="C is not written (write.summary)")
+    m.add_argument("--top-k", type=int, default=16, help="k of the top-k lists in the memory per GPU (default 16)")
     m.add_argument("--out", default="scaling-out")
     m.set_defaults(func=model)
 

@@ -26,6 +26,11 @@ struct Source {
   bool bool_dtype = false;
 };
 
+// gram.distribution: every rank holds all of packed A (and B), or a 1/P
+// share of the rows with the other shares travelling a ring of the ranks.
+enum class Distribution { Replicated, Ring, Auto };
+const char* distribution_name(Distribution d);
+
 struct Config {
   Source a;
   Source b;                                    // targets; b.rows == 0: none (C = A A^T)
@@ -48,6 +53,7 @@ struct Config {
   std::int64_t repeat = 1;                      // timed repetitions of the slice loop (best)
   Engine engine = Engine::Popcount;             // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
   MicroKernel micro_kernel = kAutoMicroKernel;  // the host tiles' micro-kernel (gram.micro_kernel)
+  Distribution distribution = Distribution::Replicated;  // Auto is resolved by make_plan
 };
 
 // One slice of rows of C and the rank that computes it.
@@ -58,8 +64,40 @@ struct Slice {
   double work = 0;         // word-pair popcounts executed
 };
 
+// Ring: a block of consecutive rows of A or B, held by one rank at
+// `local` (its first row in that rank's packed rows). A's chunks are the
+// slices: each rank holds the rows of the slices it computes.
+struct Chunk {
+  std::int64_t r0 = 0, r1 = 0;
+  int rank = 0;
+  std::int64_t local = 0;
+  std::int64_t rows() const { return r1 - r0; }
+};
+
+// Ring messages carry up to this many bytes of packed rows (several chunks):
+// fewer, larger messages and ticks than one per chunk, two such buffers per rank.
+inline constexpr double kRingPieceBytes = 4.0 * (1 << 20);
+
 struct Plan {
   std::int64_t rows = 0, cols = 0, words = 0, height = 0;
+  // gram.distribution as planned: Replicated or Ring (never Auto), and
+  // whether it came from auto.
+  Distribution distribution = Distribution::Replicated;
+  bool automatic = false;
+  bool ring() const { return distribution == Distribution::Ring; }
+  std::int64_t b_rows = 0;
+  std::vector<Chunk> a_chunks, b_chunks;  // ring: who holds which rows
+  std::int64_t a_held(int rank) const;    // rows of A (of B) `rank` holds (all with replicated)
+  std::int64_t b_held(int rank) const;
+  // The ring's chunks that travel: B's with two inputs, else A's.
+  const std::vector<Chunk>& travelling(bool two_inputs) const { return two_inputs ? b_chunks : a_chunks; }
+  // Ring messages: each rank's travelling chunks in row order, grouped into
+  // pieces of consecutive chunks (contiguous in its packed rows) of at most
+  // kRingPieceBytes (one chunk at least): pieces[rank] = [first, end) indices
+  // into that rank's chunks. message_rows: the tallest piece (one receive buffer).
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> pieces;
+  std::vector<std::vector<std::size_t>> holdings;  // each rank's travelling chunks (indices), in row order
+  std::int64_t message_rows = 0;
   std::int64_t targets = 0;  // columns of C: rows of B (of A with one input)
   double packed_bytes = 0;   // packed A (and B)
   double top_k_bytes = 0;    // the top-k lists (and their host copies on host backends)
@@ -71,11 +109,22 @@ struct Plan {
   }
 };
 
+// The memory and traffic of one distribution, per rank (the busiest rank's),
+// as --dry-run prints them.
+struct DistributionCost {
+  double held_bytes = 0;  // device memory: inputs held, buffers, one slice, top-k lists
+  double sent_bytes = 0;  // packed rows sent (replicated: the allgather of file inputs)
+  std::int64_t rounds = 0;
+};
+DistributionCost distribution_cost(const Config& c, const Plan& p, int ranks);
+
 // Slice height for `auto`: the largest multiple of the tile that fits the
 // budget. Slices are handed out in rounds of one per rank, in row order
 // (the sparse outputs are streamed in that order); inside a round the
 // heaviest slice goes to the least-loaded rank.
 Plan make_plan(const Config& c, int ranks);
+// The plan of one distribution (Replicated or Ring), whatever the deck asks.
+Plan make_plan_for(const Config& c, int ranks, Distribution d);
 
 // Bytes per row of a slice the budget pays for: C counts (int32), the float
 // slice of a dense similarity output, the pairs buffer, and, when host copies

@@ -145,6 +145,11 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
       s.fail("micro_kernel", "auto or one this build contains (" + compiled + "): " + mk +
                                  " needs a host build for a CPU with its instructions (KMINI_ARCH or KMINI_NATIVE)");
   }
+  // replicated: every rank holds packed A (and B); ring: a 1/P share, the
+  // rest travelling around the ranks; auto: replicated while it fits the budget.
+  const std::string distribution = s.choice("distribution", "replicated", {"replicated", "ring", "auto"});
+  for (Distribution d : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
+    if (distribution == distribution_name(d)) c.distribution = d;
   config_ = c;
   outputs_.clear();
   add_output(w, "C", c.write_c);

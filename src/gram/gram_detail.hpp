@@ -9,6 +9,7 @@
 #include "gram/gram_kernels.hpp"
 #include "kernel/kernel.hpp"
 
+#include <mpi.h>
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -58,7 +59,8 @@ RowShare read_share(std::int64_t rows, int rank, int ranks);
 std::int64_t file_row_bytes(const Source& a);
 // Rows per read (the staging block): about kReadBlockBytes, 0 for a random input.
 std::int64_t read_block_rows(const Source& a);
-Inputs load_inputs(RunContext& ctx, const Config& c);
+// Ring plans: each rank packs only the rows it holds (Plan::a_chunks, b_chunks).
+Inputs load_inputs(RunContext& ctx, const Config& c, const Plan& plan);
 
 // The slice loop's device buffers.
 struct SliceBuffers {
@@ -68,6 +70,47 @@ struct SliceBuffers {
   Kokkos::View<std::uint64_t*, MemSpace> histogram;
   const Kokkos::View<std::int32_t*, MemSpace>& ones_t(bool two) const { return two ? ones_b : ones; }
 };
+
+// gram.distribution: ring (gram_ring.cpp): the travelling chunks pass every
+// rank once per round of the plan, double-buffered with nonblocking MPI.
+class Ring {
+ public:
+  enum class Path { HostMemory, DeviceAware, Staged };  // how the chunks travel
+  static const char* path_name(Path p);
+  // Collective (allocates the receive buffers).
+  Ring(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in);
+  ~Ring();
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+  // Collective, every round on every rank: this rank's slice of the round
+  // (null: none; its chunks still pass on) computed into `counts`, laid out
+  // as the replicated run's slice.
+  void round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& counts);
+  Path path() const { return path_; }
+  double wait_seconds() const { return wait_seconds_; }  // waiting on receives and sends
+  double bytes_sent() const { return bytes_sent_; }
+
+ private:
+  using HostPacked = Kokkos::View<Word**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  void compute(const Slice& s, const Chunk& k, const Packed& data, std::int64_t base,
+               const Kokkos::View<std::int32_t*, MemSpace>& counts);
+  ExecSpace exec_;
+  MPI_Comm comm_;
+  const Config& c_;
+  const Plan& plan_;
+  const Inputs& in_;
+  int rank_ = 0, ranks_ = 1;
+  Path path_ = Path::HostMemory;
+  Packed buf_[2];
+  HostPacked host_buf_[2], held_host_;
+  MPI_Datatype row_type_ = MPI_DATATYPE_NULL;
+  std::size_t pieces_ = 0;  // the most pieces any rank holds
+  double wait_seconds_ = 0, bytes_sent_ = 0;
+};
+
+// Ring: the ones of every row from the rows each rank holds.
+void ring_row_ones(const ExecSpace& exec, MPI_Comm comm, const Packed& held, const std::vector<Chunk>& chunks,
+                   const Kokkos::View<std::int32_t*, MemSpace>& ones);
 
 // Rows whose values every rank checks against the references (check_rows),
 // and the values this rank computed of them: C(row, from ..).

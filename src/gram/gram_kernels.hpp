@@ -40,11 +40,12 @@ KOKKOS_INLINE_FUNCTION bool random_bit(std::uint64_t seed, std::int64_t i, std::
                                      static_cast<std::uint64_t>(k)) < density;
 }
 
-// Packs rows [0, rows) of the random matrix. Padding words are left as they
-// are (zero from allocation).
+// Packs rows [src0, src0 + rows) of the random matrix into rows [dst0,
+// dst0 + rows) of `a`. Padding words are left as they are (zero from
+// allocation).
 template <class Exec, class Packed>
 void pack_random(const Exec& exec, const Packed& a, std::int64_t rows, std::int64_t cols, double density,
-                 std::uint64_t seed) {
+                 std::uint64_t seed, std::int64_t src0 = 0, std::int64_t dst0 = 0) {
   const std::int64_t nw = words_for(cols);
   Kokkos::parallel_for(
       "kmini::gram::pack_random", Kokkos::RangePolicy<Exec>(exec, 0, rows * nw), KOKKOS_LAMBDA(const std::int64_t e) {
@@ -53,8 +54,8 @@ void pack_random(const Exec& exec, const Packed& a, std::int64_t rows, std::int6
         const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
         Word word = 0;
         for (int b = 0; b < nbits; ++b)
-          if (random_bit(seed, i, k0 + b, cols, density)) word |= Word(1) << b;
-        a(i, w) = word;
+          if (random_bit(seed, src0 + i, k0 + b, cols, density)) word |= Word(1) << b;
+        a(dst0 + i, w) = word;
       });
 }
 
@@ -252,24 +253,59 @@ KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const std::uint32_t* 
   }
 }
 
-// Computes slice `g` of C = A B^T into out (g.height() x g.width(), row
-// major). Symmetric (b is a): every tile on or above the diagonal once,
-// mirrored inside the slice; else every tile. MK: the host micro-kernel
-// (rows_block; the staged GPU tiles have one).
+// The rectangle of C one launch of the tile kernel computes: rows [r0, r1)
+// of C from the view `a` and columns [c0, c1) from the view `b`, whose local
+// row 0 is global row a_base (b_base). Triangular (one input, c0 == r0, a and
+// b the same rows): only tiles on or above the diagonal, each mirrored inside
+// the window. Values go to out((i - r0) * out_width + (j - out_col0)): the
+// window may be a part of a wider slice (gram.distribution: ring computes a
+// slice from blocks of columns as they arrive).
+struct TileWindow {
+  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool triangular = false;
+  std::int64_t a_base = 0, b_base = 0;
+  std::int64_t out_col0 = 0, out_width = 0;
+  std::int64_t tile_rows() const { return (r1 - r0 + TileParams::tile - 1) / TileParams::tile; }
+  std::int64_t tile_cols() const { return (c1 - c0 + TileParams::tile - 1) / TileParams::tile; }
+  std::int64_t tile_count() const {
+    return tile_rows() * tile_cols() - (triangular ? tile_rows() * (tile_rows() - 1) / 2 : 0);
+  }
+  double executed_words(std::int64_t words) const {
+    return double(tile_count()) * TileParams::tile * TileParams::tile * double(words);
+  }
+  // A whole slice of C from views holding every row (gram.distribution: replicated).
+  static TileWindow of(const SliceGeometry& g) {
+    TileWindow w;
+    w.r0 = g.r0;
+    w.r1 = g.r1;
+    w.c0 = g.col0();
+    w.c1 = g.cols();
+    w.triangular = g.symmetric();
+    w.out_col0 = g.col0();
+    w.out_width = g.width();
+    return w;
+  }
+};
+
+// Computes window `w` of C = A B^T into out. Triangular: every tile on or
+// above the diagonal once, mirrored inside the window; else every tile. MK:
+// the host micro-kernel (rows_block; the staged GPU tiles have one).
 template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
-void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out) {
+void gram_window_with(const Exec& exec, const Packed& a, const Packed& b, const TileWindow& w, const Out& out) {
   using P = TileParams;
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Member = typename Policy::member_type;
-  const std::int64_t r0 = g.r0, r1 = g.r1, width = g.width(), col0 = g.col0(), cols = g.cols();
-  const std::int64_t tile_cols = g.tile_cols();
-  const bool symmetric = g.symmetric();
+  const std::int64_t r0 = w.r0, r1 = w.r1, c0 = w.c0, c1 = w.c1, width = w.out_width, col0 = w.out_col0;
+  const std::int64_t a_base = w.a_base, b_base = w.b_base;
+  const std::int64_t tile_cols = w.tile_cols();
+  const bool symmetric = w.triangular;
   const std::int64_t words = a.extent(1);
-  Policy policy(exec, static_cast<int>(g.tile_count()), P::team_size);
+  if (w.tile_count() == 0) return;
+  Policy policy(exec, static_cast<int>(w.tile_count()), P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
   Kokkos::parallel_for(
       TensorCore ? "kmini::gram::tiles_tensor_core" : "kmini::gram::tiles", policy, KOKKOS_LAMBDA(const Member& team) {
-        // Symmetric: tile row l holds tile_cols - l tiles, from column l on.
+        // Triangular: tile row l holds tile_cols - l tiles, from column l on.
         std::int64_t l = 0, t = team.league_rank(), m = 0;
         if (symmetric) {
           while (t >= tile_cols - l) {
@@ -281,12 +317,13 @@ void gram_slice_with(const Exec& exec, const Packed& a, const Packed& b, const S
           l = t / tile_cols;
           m = t % tile_cols;
         }
-        const std::int64_t i0 = r0 + l * P::tile, j0 = col0 + m * P::tile;
+        const std::int64_t i0 = r0 + l * P::tile, j0 = c0 + m * P::tile;
         auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-        accumulate_tile<P, TensorCore, MK>(team, a, b, i0, j0, r1, cols, words, ct);
+        // Local rows of the views: row i of C is a's row i - a_base, column j b's row j - b_base.
+        accumulate_tile<P, TensorCore, MK>(team, a, b, i0 - a_base, j0 - b_base, r1 - a_base, c1 - b_base, words, ct);
         team.team_barrier();
-        store_tile<P>(team, ct, out, i0, j0, r0, r1, col0, cols, width, symmetric && m > l);
+        store_tile<P>(team, ct, out, i0, j0, r0, r1, col0, c1, width, symmetric && m > l);
       });
 }
 
@@ -353,19 +390,25 @@ double probe_tensor_core_peak(const Exec& exec, std::int64_t workers, int repeat
 // popcount tiles with micro-kernel `mk` (configure() let only compiled-in
 // ones through).
 template <class Exec, class Packed, class Out>
-void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out,
-                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+void gram_window(const Exec& exec, const Packed& a, const Packed& b, const TileWindow& w, const Out& out,
+                 Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (tensor_core::kAvailable && std::is_same_v<Exec, Kokkos::Cuda>) {
-    if (engine == Engine::TensorCore) return gram_slice_with<true, MicroKernel::Portable>(exec, a, b, g, out);
+    if (engine == Engine::TensorCore) return gram_window_with<true, MicroKernel::Portable>(exec, a, b, w, out);
   }
 #endif
   (void)engine;  // configure() refused tensor_core on builds without it
   if constexpr (TileParams::staged) {
-    gram_slice_with<false, MicroKernel::Portable>(exec, a, b, g, out);
+    gram_window_with<false, MicroKernel::Portable>(exec, a, b, w, out);
   } else {
-    with_micro_kernel(mk, [&](auto k) { gram_slice_with<false, decltype(k)::value>(exec, a, b, g, out); });
+    with_micro_kernel(mk, [&](auto k) { gram_window_with<false, decltype(k)::value>(exec, a, b, w, out); });
   }
+}
+
+template <class Exec, class Packed, class Out>
+void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out,
+                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+  gram_window(exec, a, b, TileWindow::of(g), out, engine, mk);
 }
 
 // One input: C = A A^T.

@@ -48,8 +48,69 @@ double fixed_bytes(const Config& c, bool host) {
 
 }  // namespace
 
+namespace {
+
+// Ring: `rows` rows in chunks of `height`, chunk c held by owner(c); each
+// rank's chunks packed one after the other in row order.
+template <class Owner>
+std::vector<Chunk> make_chunks(std::int64_t rows, std::int64_t height, int ranks, Owner owner) {
+  std::vector<Chunk> chunks;
+  std::vector<std::int64_t> next(static_cast<std::size_t>(ranks), 0);
+  for (std::int64_t r0 = 0, c = 0; r0 < rows; r0 += height, ++c) {
+    Chunk k;
+    k.r0 = r0;
+    k.r1 = std::min(rows, r0 + height);
+    k.rank = owner(c);
+    k.local = next[static_cast<std::size_t>(k.rank)];
+    next[static_cast<std::size_t>(k.rank)] += k.rows();
+    chunks.push_back(k);
+  }
+  return chunks;
+}
+
+std::int64_t held_rows(const std::vector<Chunk>& chunks, int rank) {
+  std::int64_t n = 0;
+  for (const auto& k : chunks)
+    if (k.rank == rank) n += k.rows();
+  return n;
+}
+
+// Whether the replicated plan fits the budget: packed A (and B), the top-k
+// lists and a slice (the deck's row_slice, else one tile of rows).
+bool replicated_fits(const Config& c) {
+  const bool host = compat::device_is_host_accessible;
+  const std::int64_t h = std::min(c.row_slice > 0 ? c.row_slice : TileParams::tile, c.a.rows);
+  return fixed_bytes(c, host) + double(h) * slice_bytes_per_row(c, host) <= c.memory_budget;
+}
+
+}  // namespace
+
+const char* distribution_name(Distribution d) {
+  switch (d) {
+    case Distribution::Ring: return "ring";
+    case Distribution::Auto: return "auto";
+    default: return "replicated";
+  }
+}
+
+std::int64_t Plan::a_held(int rank) const { return ring() ? held_rows(a_chunks, rank) : rows; }
+std::int64_t Plan::b_held(int rank) const { return ring() ? held_rows(b_chunks, rank) : b_rows; }
+
+Plan make_plan_for(const Config& c, int ranks, Distribution d);
+
 Plan make_plan(const Config& c, int ranks) {
+  if (c.distribution != Distribution::Auto) return make_plan_for(c, ranks, c.distribution);
+  // auto: replicated while packed A (and B), the top-k lists and a slice fit
+  // the budget, else ring.
+  Plan p = make_plan_for(c, ranks, replicated_fits(c) ? Distribution::Replicated : Distribution::Ring);
+  p.automatic = true;
+  return p;
+}
+
+Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   Plan p;
+  p.distribution = d;
+  p.b_rows = c.b.rows;
   p.rows = c.a.rows;
   p.cols = c.a.cols;
   p.targets = c.targets();
@@ -59,20 +120,27 @@ Plan make_plan(const Config& c, int ranks) {
   p.top_k_bytes = fixed_bytes(c, host) - p.packed_bytes;
   const double per_row = slice_bytes_per_row(c, host);
   const std::int64_t tile = TileParams::tile;
+  const bool ring = d == Distribution::Ring;
+  const double row_bytes = double(p.words) * sizeof(Word);
   if (c.row_slice > 0) {
     p.height = std::min(c.row_slice, p.rows);
   } else {
-    const double room = c.memory_budget - p.packed_bytes - p.top_k_bytes;
-    std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per_row) : 0;
+    // Ring: a 1/P share of A (and B), plus per row of the slice a row of
+    // each input held past the share (chunks round up) and two receive buffers.
+    const double room = ring ? c.memory_budget - p.packed_bytes / ranks - p.top_k_bytes
+                             : c.memory_budget - p.packed_bytes - p.top_k_bytes;
+    const double per = ring ? per_row + row_bytes * (3 + (c.two_inputs() ? 1 : 0)) : per_row;
+    std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per) : 0;
     if (h >= tile) h = h / tile * tile;
     // Enough slices to keep every rank busy, when the budget allows more.
     const std::int64_t balanced = std::max<std::int64_t>(tile, (p.rows / (4 * ranks) + tile - 1) / tile * tile);
     if (ranks > 1) h = std::min(h, balanced);
     p.height = std::min(h, p.rows);
     if (p.height < 1)
-      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold packed A" +
-                       (c.two_inputs() ? " and B (" : " (") + gib(p.packed_bytes) + ")" +
-                       (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
+      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold " +
+                       (ring ? "a 1/" + std::to_string(ranks) + " share of packed A" : std::string("packed A")) +
+                       (c.two_inputs() ? " and B (" : " (") + gib(ring ? p.packed_bytes / ranks : p.packed_bytes) +
+                       ")" + (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
                        " and one row of C (" + gib(per_row) + ")");
   }
   p.slice_bytes = double(p.height) * per_row;
@@ -113,16 +181,103 @@ Plan make_plan(const Config& c, int ranks) {
       load[static_cast<std::size_t>(best)] += p.slices[i].work;
     }
   }
+  if (!ring) return p;
+  // Ring: each rank holds the rows of its slices (A's chunks are the slices),
+  // and B in chunks of the same height dealt round robin. Memory per rank:
+  // the busiest holder's rows and two receive buffers of the tallest
+  // travelling chunk.
+  p.a_chunks =
+      make_chunks(p.rows, p.height, ranks, [&](std::int64_t k) { return p.slices[static_cast<std::size_t>(k)].rank; });
+  if (c.two_inputs())
+    p.b_chunks = make_chunks(c.b.rows, p.height, ranks, [&](std::int64_t k) { return static_cast<int>(k % ranks); });
+  const auto& travelling = p.travelling(c.two_inputs());
+  std::int64_t tallest = 0;
+  for (const auto& k : travelling) tallest = std::max(tallest, k.rows());
+  // At most kRingPieceBytes and a quarter of a rank's share (small inputs would
+  // otherwise travel whole: three shares per rank), one chunk at least.
+  std::int64_t total_rows = 0;
+  for (const auto& k : travelling) total_rows += k.rows();
+  const std::int64_t piece_rows = std::max(tallest, std::min(static_cast<std::int64_t>(kRingPieceBytes / row_bytes),
+                                                             (total_rows + 4 * ranks - 1) / (4 * ranks)));
+  p.holdings.assign(static_cast<std::size_t>(ranks), {});
+  p.pieces.assign(static_cast<std::size_t>(ranks), {});
+  for (std::size_t i = 0; i < travelling.size(); ++i)
+    p.holdings[static_cast<std::size_t>(travelling[i].rank)].push_back(i);
+  for (int q = 0; q < ranks; ++q) {
+    const auto& mine = p.holdings[static_cast<std::size_t>(q)];
+    for (std::size_t b = 0; b < mine.size();) {
+      std::size_t e = b;
+      std::int64_t n = 0;
+      while (e < mine.size() && (e == b || n + travelling[mine[e]].rows() <= piece_rows))
+        n += travelling[mine[e++]].rows();
+      p.pieces[static_cast<std::size_t>(q)].emplace_back(b, e);
+      p.message_rows = std::max(p.message_rows, n);
+      b = e;
+    }
+  }
+  std::int64_t most = 0;
+  for (int q = 0; q < ranks; ++q) most = std::max(most, p.a_held(q) + p.b_held(q));
+  p.packed_bytes = double(most + 2 * p.message_rows) * row_bytes;
+  // The tiles a ring slice executes: its own chunk (triangular with one
+  // input) and the rectangles of the columns it needs from each chunk.
+  for (auto& s : p.slices) {
+    s.work = 0;
+    for (const auto& k : travelling) {
+      TileWindow w;
+      w.r0 = s.r0;
+      w.r1 = s.r1;
+      if (c.two_inputs()) {
+        w.c0 = k.r0;
+        w.c1 = k.r1;
+      } else if (k.r1 <= s.r0) {
+        continue;
+      } else {
+        w.c0 = k.r0;
+        w.c1 = k.r1;
+        w.triangular = k.r0 == s.r0;
+      }
+      s.work += w.executed_words(p.words);
+    }
+  }
   return p;
+}
+
+DistributionCost distribution_cost(const Config& c, const Plan& p, int ranks) {
+  DistributionCost cost;
+  cost.held_bytes = p.packed_bytes + p.top_k_bytes + p.slice_bytes;
+  cost.rounds = p.rounds();
+  const double row_bytes = double(p.words) * sizeof(Word);
+  if (!p.ring()) {
+    // The allgather of packed rows read from files: every rank passes on the
+    // other ranks' shares ((P - 1) / P of the matrix, as a ring allgather does).
+    for (const Source* s : {&c.a, &c.b})
+      if (s->rows > 0 && s->kind != Source::Kind::Random)
+        cost.sent_bytes += double(s->rows) * row_bytes * double(ranks - 1) / ranks;
+    return cost;
+  }
+  // Each round every travelling chunk passes P - 1 ranks: rank r sends all of
+  // them but those of rank r + 1 (the last it receives).
+  double total = 0;
+  for (const auto& k : p.travelling(c.two_inputs())) total += double(k.rows());
+  double most = 0;
+  for (int q = 0; q < ranks; ++q) {
+    const int next = (q + 1) % ranks;
+    const double held_next = double(c.two_inputs() ? p.b_held(next) : p.a_held(next));
+    most = std::max(most, ranks > 1 ? total - held_next : 0.0);
+  }
+  cost.sent_bytes = most * row_bytes * double(cost.rounds);
+  return cost;
 }
 
 ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
   const auto rows = static_cast<std::uint64_t>(p.rows), cols = static_cast<std::uint64_t>(p.cols);
   const auto targets = static_cast<std::uint64_t>(p.targets), b_rows = static_cast<std::uint64_t>(c.b.rows);
   const auto height = static_cast<std::uint64_t>(p.height);
-  ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));  // packed A, B
-  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));            // one slice
-  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);   // ones, row sums
+  // Packed A and B (ring: the busiest rank's share and the two receive buffers).
+  ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));
+  if (p.ring()) bytes = ByteCount(static_cast<std::uint64_t>(p.packed_bytes));
+  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));           // one slice
+  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);  // ones, row sums
   if (!c.write_top_k.empty())  // the lists (+ their host copy and records for the merge on host backends)
     bytes += ByteCount::of(rows, static_cast<std::uint64_t>(c.top_k) * (host ? 16 + 16 + 12 : 16));
   if (!c.write_pairs.empty()) bytes += ByteCount::of(height + 1, 16);  // pairs per row, offsets
@@ -171,6 +326,7 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
                         : "full triangle")
      << "\n"
      << "    packed " << (c.two_inputs() ? "A and B " : "A ") << gib(p.packed_bytes) << " per rank"
+     << (p.ring() ? " (ring: the rows it holds and two receive buffers)" : "")
      << (p.top_k_bytes > 0 ? ", top-k lists " + gib(p.top_k_bytes) : std::string()) << "; " << p.slices.size()
      << " row slice(s) of " << p.height << " rows in " << p.rounds() << " round(s), " << gib(p.slice_bytes)
      << " each; device memory per rank " << gib(p.packed_bytes + p.top_k_bytes + p.slice_bytes) << " of budget "
@@ -178,8 +334,42 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
      << "    work: " << format_number(useful) << " useful bit-ops (rows x targets x cols), "
      << format_number(total * 64) << " executed (" << (c.two_inputs() ? "all" : "upper") << " tiles); busiest rank "
      << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
+  // Both distributions, and the one auto picks (a plan the budget cannot hold says so).
+  os << "    distribution: " << distribution_name(p.distribution) << (p.automatic ? " (gram.distribution: auto)" : "")
+     << "\n";
+  Config automatic = c;
+  automatic.distribution = Distribution::Auto;
+  for (Distribution d : {Distribution::Replicated, Distribution::Ring}) {
+    os << "      " << (d == Distribution::Ring ? "ring:       " : "replicated: ");
+    try {
+      const Plan q = make_plan_for(c, env.size(), d);
+      const DistributionCost cost = distribution_cost(c, q, env.size());
+      os << "held " << gib(cost.held_bytes) << " per rank (packed " << gib(q.packed_bytes) << "), sent "
+         << gib(cost.sent_bytes) << " per rank, " << cost.rounds << " round(s)";
+      if (d == Distribution::Ring)
+        os << " of " << env.size() << " step(s) (" << q.travelling(c.two_inputs()).size() << " chunk(s) of "
+           << (c.two_inputs() ? "B" : "A") << " travel each round)";
+      else
+        os << (c.a.kind == Source::Kind::Random && (c.b.rows == 0 || c.b.kind == Source::Kind::Random)
+                   ? " (random inputs are generated whole on every rank)"
+                   : " (the packed rows read are allgathered once)");
+      os << "\n";
+    } catch (const UsageError& e) {
+      os << "does not fit: " << e.what() << "\n";
+    }
+  }
+  try {
+    os << "      auto picks: " << distribution_name(make_plan(automatic, env.size()).distribution) << "\n";
+  } catch (const UsageError&) {
+    os << "      auto picks: neither fits gram.memory_budget\n";
+  }
   for (const auto& [name, src] : {std::make_pair("A", &c.a), std::make_pair("B", &c.b)}) {
     if (src->kind == Source::Kind::Random || src->rows == 0) continue;
+    if (p.ring()) {
+      os << "    read " << name << ": " << format_bytes(double(src->rows) * double(detail::file_row_bytes(*src)))
+         << " from " << src->path << ", each rank reads the rows it holds (MPI-IO)\n";
+      continue;
+    }
     // Each rank reads a disjoint block of rows (collective MPI-IO); the packed rows are allgathered.
     const double row_bytes = double(detail::file_row_bytes(*src));
     const double most = double(detail::read_share(src->rows, 0, env.size()).count) * row_bytes;

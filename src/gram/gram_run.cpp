@@ -45,22 +45,34 @@ SliceBuffers allocate_buffers(RunContext& ctx, const Config& c, const Plan& plan
         Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram", want_summary ? kHistogramBins : 0)};
   });
   ScopedRegion compute_region("kmini::gram::compute");
+  if (plan.ring()) {  // each rank holds a share of the rows
+    ring_row_ones(ctx.exec, ctx.env.comm(), in.a, plan.a_chunks, buffers.ones);
+    if (in.two) ring_row_ones(ctx.exec, ctx.env.comm(), in.b, plan.b_chunks, buffers.ones_b);
+    return buffers;
+  }
   row_ones(ctx.exec, in.a, buffers.ones);
   if (in.two) row_ones(ctx.exec, in.b, buffers.ones_b);
   return buffers;
 }
 
+// Slice s of C into `counts`: from the whole inputs, or (ring; every rank
+// every round, s null where it has none) from the chunks passing by.
+void compute_slice(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, const Slice* s,
+                   const SliceBuffers& buffers, Ring* ring) {
+  ScopedRegion compute_region("kmini::gram::compute");
+  if (ring) ring->round(s, buffers.counts);
+  else if (s)
+    gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine, c.micro_kernel);
+}
+
 // Phase "compute": `repeat - 1` timed passes of the slice loop alone (the
 // final pass, which also feeds the outputs, is the last repeat).
 void timed_repeats(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in,
-                   const std::vector<const Slice*>& mine, const SliceBuffers& buffers, SlicePass& pass) {
+                   const std::vector<const Slice*>& mine, const SliceBuffers& buffers, Ring* ring, SlicePass& pass) {
   for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
     ScopedRegion compute_region("kmini::gram::compute");
     pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
-                       for (const Slice* s : mine)
-                         if (s)
-                           gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine,
-                                      c.micro_kernel);
+                       for (const Slice* s : mine) compute_slice(ctx, c, plan, in, s, buffers, ring);
                      }));
   }
 }
@@ -114,20 +126,19 @@ std::unique_ptr<npy::DistributedWriter> open_dense_writer(RunContext& ctx, const
 // collectives run once per round on every rank, with or without a slice).
 void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in,
                 const std::vector<const Slice*>& mine, const SliceBuffers& buffers, bool want_summary, bool dense_float,
-                npy::DistributedWriter* writer, SparseOutputs& sparse, SlicePass& pass, CheckedRows& checked) {
+                npy::DistributedWriter* writer, SparseOutputs& sparse, Ring* ring, SlicePass& pass,
+                CheckedRows& checked) {
   const Environment& env = ctx.env;
   const auto& counts = buffers.counts;
   double final_compute = 0;
   MPI_Barrier(env.comm());
   for (const Slice* s : mine) {
     DenseBlocks blocks;
+    if (!s && ring) compute_slice(ctx, c, plan, in, s, buffers, ring);  // passes the chunks on
     if (s) {
       const SliceGeometry g = plan.geometry(*s, in.two);
       FencedTimer<ExecSpace> t(ctx.exec);
-      {
-        ScopedRegion compute_region("kmini::gram::compute");
-        gram_slice(ctx.exec, in.a, in.targets(), g, counts, c.engine, c.micro_kernel);
-      }
+      compute_slice(ctx, c, plan, in, s, buffers, ring);
       final_compute += t.seconds();
       FencedTimer<ExecSpace> post(ctx.exec);
       if (want_summary) {
@@ -203,22 +214,33 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const bool want_summary = !c.write_summary.empty() || ctx.verify;
   const bool dense_float = c.float_values() && !c.write_c.empty();
 
-  const Inputs in = load_inputs(ctx, c);  // pack
+  const Inputs in = load_inputs(ctx, c, plan);  // pack
   const SliceBuffers buffers = allocate_buffers(ctx, c, plan, in, want_summary, dense_float);
+  const std::unique_ptr<Ring> ring = plan.ring() ? std::make_unique<Ring>(ctx, c, plan, in) : nullptr;
   const std::vector<const Slice*> mine = my_slices(plan, ctx.env.rank());
   SlicePass pass;
   for (const Slice* s : mine)
     if (s) pass.executed_words += s->work;
-  timed_repeats(ctx, c, plan, in, mine, buffers, pass);  // compute
+  timed_repeats(ctx, c, plan, in, mine, buffers, ring.get(), pass);  // compute
 
   CheckedRows checked;
   checked.rows = check_rows(plan);
   const auto writer = open_dense_writer(ctx, c, plan, dense_float);
   SparseOutputs sparse(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs),
                        ctx.output_path(c.write_top_k));
-  final_pass(ctx, c, plan, in, mine, buffers, want_summary, dense_float, writer.get(), sparse, pass, checked);
+  final_pass(ctx, c, plan, in, mine, buffers, want_summary, dense_float, writer.get(), sparse, ring.get(), pass,
+             checked);
 
   KernelReport report;
+  report.metrics["distribution"] = Json(std::string(distribution_name(plan.distribution)));
+  report.metrics["distribution_auto"] = Json(plan.automatic);
+  report.metrics["packed_bytes_per_rank"] = plan.packed_bytes;
+  if (ring) {
+    report.metrics["ring_transfer"] = Json(std::string(Ring::path_name(ring->path())));
+    report.metrics["ring_bytes_sent_per_rank"] = allreduce_max(ctx.env.comm(), ring->bytes_sent());
+    // Seconds a rank waited on MPI in the ring (all passes): what the computation did not hide.
+    report.metrics["ring_wait_seconds"] = allreduce_max(ctx.env.comm(), ring->wait_seconds());
+  }
   Json sparse_summary = Json::object();
   sparse.finish(report.metrics, &sparse_summary);  // sparse_outputs
   const Summary summary = gather_summary(ctx, plan, buffers, want_summary, pass.checksum);

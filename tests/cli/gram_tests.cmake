@@ -200,3 +200,109 @@ if("CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
                    "-DFILES=C.npy;t.npy;p.npy" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
   set_tests_properties(gram.engine.identical_outputs PROPERTIES FIXTURES_REQUIRED gram_engines LABELS cli)
 endif()
+
+# gram.distribution: ring (issue 23): each rank holds the rows of its slices,
+# the other ranks' rows pass around the ring. Every output byte-identical to
+# the replicated run on one rank, at 1, 2, 3 and 4 ranks: one input and A B^T
+# (rows(A) != rows(B)), odd sizes, slices (chunks) of 5, 40 and 48 rows (below
+# the 64-row tile), more ranks than tiles (41 rows: one tile), the packed
+# upper triangle and the full matrix, pairs, top-k, count_at_least, summary.
+kmini_cli_test(mpi.gram.random_ab.np1 NP 1 EXIT 0 VERIFIED gram FILES C.npy summary.json t.npy p.npy
+               ARGS --set run.kernels=[gram] --set "gram.A.random={rows: 300, cols: 257, seed: 2}"
+                    --set "gram.B.random={rows: 131, cols: 257, seed: 3}" --set gram.row_slice=40
+                    --set gram.similarity=dice --set gram.write.C=C.npy --set gram.write.summary=summary.json
+                    --set "gram.write.top_k={path: t.npy, k: 7}" --set "gram.write.pairs={path: p.npy, min: 0.4}"
+                    --set "gram.write.count_at_least=[0.3, 0.4]")
+set_tests_properties(mpi.gram.random_ab.np1 PROPERTIES FIXTURES_SETUP gram_outputs)
+set(_ring_compare "")
+foreach(np 1 2 3 4)
+  set(_ring mpi.gram.ring)
+  kmini_cli_test(${_ring}.np${np} NP ${np} EXIT 0 VERIFIED gram RANKS ${np} FILES C.npy summary.json
+                 ARGS ${G}/A_file.yaml --set gram.distribution=ring)
+  kmini_cli_test(${_ring}.upper_jaccard.np${np} NP ${np} EXIT 0 VERIFIED gram FILES J.npy
+                 ARGS ${G}/A_packed.yaml --set gram.distribution=ring --set gram.row_slice=4
+                      --set gram.similarity=jaccard --set gram.triangle=upper --set gram.write.C=J.npy)
+  kmini_cli_test(${_ring}.random.np${np} NP ${np} EXIT 0 VERIFIED gram FILES C.npy summary.json
+                 ARGS --set run.kernels=[gram] --set gram.A.random.rows=300 --set gram.A.random.cols=257
+                      --set gram.row_slice=48 --set gram.write.C=C.npy --set gram.write.summary=summary.json
+                      --set gram.distribution=ring)
+  kmini_cli_test(${_ring}.random_ab.np${np} NP ${np} EXIT 0 VERIFIED gram FILES C.npy summary.json t.npy p.npy
+                 STDOUT "distribution: ring\n"
+                 ARGS --set run.kernels=[gram] --set "gram.A.random={rows: 300, cols: 257, seed: 2}"
+                      --set "gram.B.random={rows: 131, cols: 257, seed: 3}" --set gram.row_slice=40
+                      --set gram.similarity=dice --set gram.write.C=C.npy --set gram.write.summary=summary.json
+                      --set "gram.write.top_k={path: t.npy, k: 7}" --set "gram.write.pairs={path: p.npy, min: 0.4}"
+                      --set "gram.write.count_at_least=[0.3, 0.4]" --set gram.distribution=ring)
+  set_tests_properties(${_ring}.np${np} ${_ring}.upper_jaccard.np${np} ${_ring}.random.np${np}
+                       ${_ring}.random_ab.np${np} PROPERTIES FIXTURES_SETUP gram_ring_outputs)
+  list(APPEND _ring_compare ${W}/gram.form.bool/C.npy ${W}/${_ring}.np${np}/C.npy
+                            ${W}/gram.form.bool/summary.json ${W}/${_ring}.np${np}/summary.json
+                            ${W}/mpi.gram.upper_jaccard.np1/J.npy ${W}/${_ring}.upper_jaccard.np${np}/J.npy
+                            ${W}/mpi.gram.random.np1/C.npy ${W}/${_ring}.random.np${np}/C.npy
+                            ${W}/mpi.gram.random.np1/summary.json ${W}/${_ring}.random.np${np}/summary.json)
+  foreach(f C.npy summary.json t.npy p.npy)
+    list(APPEND _ring_compare ${W}/mpi.gram.random_ab.np1/${f} ${W}/${_ring}.random_ab.np${np}/${f})
+  endforeach()
+  # The sparse deck (ties, empty rows, slices of 5 rows), one input and A B^T.
+  foreach(input a ab)
+    set(_b_args "")
+    if(input STREQUAL "ab")
+      set(_b_args --set "gram.B={file: ${G}/B_23x70_u1.npy}")
+    endif()
+    foreach(kind counts cosine)
+      if(kind STREQUAL "counts")
+        set(_min 5)
+        set(_thresholds "[5, 0, 10, 3]")
+      else()
+        set(_min 0.25)
+        set(_thresholds "[0.25, 0, 0.5, 1]")
+      endif()
+      set(_run ${_ring}.sparse.${input}.${kind}.np${np})
+      kmini_cli_test(${_run} NP ${np} EXIT 0 VERIFIED gram FILES C.npy pairs.npy top.npy summary.json
+                     ARGS ${G}/sparse.yaml ${_b_args} --set gram.similarity=${kind} --set gram.write.pairs.min=${_min}
+                          --set "gram.write.count_at_least=${_thresholds}" --set gram.distribution=ring)
+      set_tests_properties(${_run} PROPERTIES FIXTURES_SETUP gram_ring_outputs)
+      foreach(f C.npy pairs.npy top.npy summary.json)
+        list(APPEND _ring_compare ${W}/mpi.gram.sparse.${input}.${kind}.np1/${f} ${W}/${_run}/${f})
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+
+# gram.distribution: auto picks replicated while packed A, the top-k lists and
+# a slice fit gram.memory_budget, else ring; --dry-run prints both.
+kmini_cli_test(mpi.gram.dry_run_distributions.np4 NP 4 EXIT 0
+               STDOUT "distribution: replicated\n *replicated: held 7.07 GiB per rank \\(packed 2.33 GiB\\), sent 0 GiB per rank, 4 round\\(s\\).*ring: *held 5.62 GiB per rank \\(packed 0.877 GiB\\), sent 7.02 GiB per rank, 4 round\\(s\\) of 4 step\\(s\\).*auto picks: replicated"
+               ARGS inputs/gram_100k.yaml --dry-run)
+kmini_cli_test(mpi.gram.dry_run_auto_ring.np4 NP 4 EXIT 0
+               STDOUT "distribution: ring \\(gram.distribution: auto\\)\n *replicated: does not fit: gram.memory_budget: 1.86 GiB cannot hold packed A \\(2.33 GiB\\).*ring: *held 1.8[0-9]* GiB per rank.*auto picks: ring"
+               ARGS inputs/gram_100k.yaml --dry-run --set gram.memory_budget=2e9 --set gram.distribution=auto)
+# auto on a real run: a budget below packed A runs the ring, same bytes.
+# (300 x 257 in slices of 16: replicated needs packed A 19 200 + 16 rows of C x 3 600 = 76 800 bytes,
+# the ring at 2 ranks 160 held rows + two pieces of 32 rows, 64 bytes each, + the slice = 71 936.)
+kmini_cli_test(mpi.gram.auto_ring.np2 NP 2 EXIT 0 VERIFIED gram FILES C.npy summary.json
+               STDOUT "distribution: ring \\(gram.distribution: auto\\)"
+               ARGS --set run.kernels=[gram] --set gram.A.random.rows=300 --set gram.A.random.cols=257
+                    --set gram.row_slice=16 --set gram.write.C=C.npy --set gram.write.summary=summary.json
+                    --set gram.distribution=auto --set gram.memory_budget=74000)
+kmini_cli_test(mpi.gram.auto_replicated.np2 NP 2 EXIT 0 VERIFIED gram
+               STDOUT "distribution: replicated \\(gram.distribution: auto\\)"
+               ARGS --set run.kernels=[gram] --set gram.A.random.rows=300 --set gram.A.random.cols=257
+                    --set gram.row_slice=16 --set gram.write.C=C.npy --set gram.distribution=auto
+                    --set gram.memory_budget=80000)
+set_tests_properties(mpi.gram.auto_ring.np2 PROPERTIES FIXTURES_SETUP gram_ring_outputs)
+list(APPEND _ring_compare ${W}/mpi.gram.random.np1/C.npy ${W}/mpi.gram.auto_ring.np2/C.npy)
+kmini_cli_test(gram.bad.distribution EXIT 2
+               STDERR "gram.distribution: got 'star', expected one of replicated \\| ring \\| auto"
+               ARGS ${_small} --set gram.distribution=star)
+# A bad value in the rows one rank holds: the same one-line error on every rank, before any round.
+foreach(np 2 3)
+  kmini_cli_test(mpi.gram.ring.bad.value_late_row.np${np} NP ${np} EXIT 2
+                 STDERR "bad_value_row30.npy: element \\(30, 5\\) is 2 \\(expected 0 or 1\\)"
+                 ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value_row30.npy --set gram.distribution=ring
+                      --set gram.row_slice=8)
+endforeach()
+add_test(NAME mpi.gram.ring.byte_identical
+         COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_ring_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
+set_tests_properties(mpi.gram.ring.byte_identical PROPERTIES
+                     FIXTURES_REQUIRED "gram_outputs;gram_sparse_outputs;gram_ring_outputs" LABELS mpi)

@@ -318,6 +318,7 @@ const std::vector<KeySpec>& deck_keys() {
       of_type("gram.triangle", T::Choice, "full", {"full", "upper"}),
       // valid everywhere: portable (the others only where the build has their instructions)
       of_type("gram.micro_kernel", T::Choice, "portable", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"}),
+      of_type("gram.distribution", T::Choice, "replicated", {"replicated", "ring", "auto"}),
       of_type("gram.write", T::Section, "{}"),
       of_type("gram.write.C", T::Text, "C.npy"),
       of_type("gram.write.summary", T::Text, "s.json"),

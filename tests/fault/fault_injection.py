@@ -6,6 +6,7 @@ injects a fault a batch job meets and checks what the user is promised.
   fsize_limit OUTPUT      `ulimit -f` below the output's size (EFBIG; no root needed)
   signal SIG NP           SIGTERM/SIGINT sent the moment a temporary output file appears
   sigkill                 SIGKILL mid-write: what is left, and that it is recognisable
+  ring_rank NP            gram.distribution: ring, SIGTERM to one rank (not mpirun) mid-ring
   long_name NP            a 230-character output name works; a 300-character one is exit 2
   read_only NP            outputs on a read-only file system: exit 2 before anything runs
   directory_in_the_way NP a directory where each output goes: exit 2 before anything runs
@@ -252,6 +253,55 @@ def signal_mid_write(signame, np):
     return 0
 
 
+def rank_pids(launcher_pid):
+    """The kmini processes started under the launcher (its descendants named kmini), in pid order."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append((int(entry), name))
+    found, todo = [], [launcher_pid]
+    while todo:
+        for pid, name in children.get(todo.pop(), []):
+            todo.append(pid)
+            if name == "kmini":
+                found.append(pid)
+    return sorted(found)
+
+
+def ring_rank(np):
+    """gram.distribution: ring with one rank failing mid-ring (SIGTERM to that
+    rank alone, while the ranks exchange chunks and write C round by round):
+    every rank stops, the job's status is the failing rank's (128 + 15), at
+    most one error line, and no C.npy, whole or half-written, nor temporaries."""
+    out = os.path.join(WORK, f"ring_rank.np{np}")
+    fresh(out)
+    args = ["--set", "run.kernels=[gram]", "--set", "run.verify=false",
+            "--set", "gram.A={random: {rows: 3000, cols: 4096, density: 0.3, seed: 1}}", "--set", "gram.row_slice=16",
+            "--set", "gram.distribution=ring", "--set", "gram.write.C=C.npy", "--out", out]
+    proc = start(args, np)
+    check(wait_for_temporary(out, proc), "no temporary file of C.npy appeared while the ring ran")
+    ranks = rank_pids(proc.pid)
+    check(len(ranks) == np, f"expected {np} kmini processes under the launcher, found {ranks}")
+    os.kill(ranks[-1], signal.SIGTERM)  # one rank, not the launcher
+    stdout, stderr = proc.communicate(timeout=120)
+    print(f"SIGTERM to rank pid {ranks[-1]} of {ranks}: exit {proc.returncode}\n  stderr: {stderr.strip()[-2000:]}")
+    check(proc.returncode == 128 + signal.SIGTERM, f"expected exit {128 + signal.SIGTERM}, got {proc.returncode}")
+    lines = error_lines(stderr)
+    check(len(lines) <= 1, f"more than one kmini error line: {lines}")
+    check(not os.path.exists(os.path.join(out, "C.npy")), "C.npy exists after a rank failed mid-ring")
+    left = leftovers(out)
+    check(not left, f"temporary files left behind: {left}")
+    return 0
+
+
 def sigkill():
     out = os.path.join(WORK, "sigkill")
     fresh(out)
@@ -335,6 +385,8 @@ def main(argv):
             return signal_mid_write(argv[2], int(argv[3]))
         if what == "sigkill":
             return sigkill()
+        if what == "ring_rank":
+            return ring_rank(int(argv[2]))
         if what == "long_name":
             return long_name(int(argv[2]))
         if what == "directory_in_the_way":

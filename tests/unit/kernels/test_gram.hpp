@@ -294,4 +294,124 @@ TEST(TEST_CATEGORY, Gram_EveryEngineMatchesHostReferenceForABt) {
     }
 }
 
+// gram.distribution: ring. A slice assembled from chunks held in separate
+// compact views (rows at an offset), as the ring computes it: the slice's own
+// chunk as the triangular diagonal block, the chunks below it as rectangles
+// (one input), or every chunk of B as a rectangle (A B^T); every element
+// against the host reference, nothing outside the slice's columns written.
+TEST(TEST_CATEGORY, Gram_RingWindowsAssembleSlicesFromChunksAtRowOffsets) {
+  const std::int64_t rows = 150, targets = 97, cols = 333, h = 40;
+  const Source sa = random_source(rows, cols, 0.4, 31), sb = random_source(targets, cols, 0.55, 32);
+  const auto ra = reference::pack(host_rows(sa, 0, rows), rows, cols);
+  const auto rb = reference::pack(host_rows(sb, 0, targets), targets, cols);
+  // One compact view per chunk of h rows, generated at its row offset.
+  const auto chunks_of = [&](const Source& src) {
+    std::vector<std::pair<std::int64_t, PackedView<MemSpace>>> out;
+    for (std::int64_t r0 = 0; r0 < src.rows; r0 += h) {
+      const std::int64_t n = std::min(h, src.rows - r0);
+      PackedView<MemSpace> v("chunk", n, words_allocated(cols));
+      pack_random(Exec(), v, n, cols, src.density, src.seed, r0, 0);
+      out.emplace_back(r0, v);
+    }
+    return out;
+  };
+  const auto a_chunks = chunks_of(sa), b_chunks = chunks_of(sb);
+  for (Engine engine : test_engines())
+    for (bool two : {false, true}) {
+      std::int64_t bad = 0;
+      for (const auto& [r0, own] : a_chunks) {
+        const std::int64_t r1 = r0 + static_cast<std::int64_t>(own.extent(0));
+        const std::int64_t col0 = two ? 0 : r0, width = two ? targets : rows - r0;
+        Kokkos::View<std::int32_t*, MemSpace> out("out", (r1 - r0) * width);
+        Kokkos::deep_copy(out, -7);
+        for (const auto& [c0, chunk] : two ? b_chunks : a_chunks) {
+          const std::int64_t c1 = c0 + static_cast<std::int64_t>(chunk.extent(0));
+          if (!two && c1 <= r0) continue;
+          TileWindow w;
+          w.r0 = r0;
+          w.r1 = r1;
+          w.c0 = c0;
+          w.c1 = c1;
+          w.triangular = !two && c0 == r0;
+          w.a_base = r0;
+          w.b_base = c0;
+          w.out_col0 = col0;
+          w.out_width = width;
+          gram_window(Exec(), own, chunk, w, out, engine);
+        }
+        auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+        for (std::int64_t i = r0; i < r1; ++i)
+          for (std::int64_t j = col0; j < col0 + width; ++j) {
+            const std::int64_t want = two ? reference::count(ra, i, rb, j) : reference::count(ra, i, j);
+            if (ho((i - r0) * width + (j - col0)) != want) ++bad;
+          }
+      }
+      EXPECT_EQ(bad, 0) << (two ? "A B^T" : "A A^T") << ", engine " << engine_name(engine);
+    }
+}
+
+// The ring plan: A's chunks are the slices, held by the slice's rank; every
+// rank holds about 1/P of the rows; B dealt round robin; the traffic of a
+// round is every travelling chunk but the next rank's, at each rank.
+TEST(TEST_CATEGORY, Gram_RingPlanHoldsAShareAndCountsTheTraffic) {
+  Config c;
+  c.a = random_source(1000, 640, 0.5, 1);
+  c.b = random_source(333, 640, 0.5, 2);
+  c.row_slice = 64;
+  c.distribution = Distribution::Ring;
+  const int ranks = 3;
+  const Plan p = make_plan(c, ranks);
+  ASSERT_TRUE(p.ring());
+  ASSERT_EQ(p.a_chunks.size(), p.slices.size());
+  std::vector<std::int64_t> held(ranks, 0);
+  for (std::size_t i = 0; i < p.slices.size(); ++i) {
+    EXPECT_EQ(p.a_chunks[i].r0, p.slices[i].r0);
+    EXPECT_EQ(p.a_chunks[i].rank, p.slices[i].rank);
+    EXPECT_EQ(p.a_chunks[i].local, held[static_cast<std::size_t>(p.slices[i].rank)]);
+    held[static_cast<std::size_t>(p.slices[i].rank)] += p.a_chunks[i].rows();
+  }
+  for (int q = 0; q < ranks; ++q) {
+    EXPECT_EQ(p.a_held(q), held[static_cast<std::size_t>(q)]);
+    EXPECT_LE(p.a_held(q), (1000 / 64 / ranks + 1) * 64);  // one slice per round
+  }
+  EXPECT_EQ(p.b_chunks.size(), 6u);  // 333 rows in chunks of 64
+  EXPECT_EQ(p.b_held(0) + p.b_held(1) + p.b_held(2), 333);
+  EXPECT_EQ(p.b_held(2), 64 + 13);  // chunks 2 and 5 (rows 128..191, 320..332)
+  const double row_bytes = double(words_allocated(640)) * 8;
+  const DistributionCost cost = distribution_cost(c, p, ranks);
+  double most = 0;
+  for (int q = 0; q < ranks; ++q) most = std::max(most, double(333 - p.b_held((q + 1) % ranks)));
+  EXPECT_DOUBLE_EQ(cost.sent_bytes, most * row_bytes * double(p.rounds()));
+  // Replicated holds all of A and B; ring a share and two buffers of the tallest travelling chunk.
+  const Plan r = make_plan_for(c, ranks, Distribution::Replicated);
+  EXPECT_DOUBLE_EQ(r.packed_bytes, (1000 + 333) * row_bytes);
+  std::int64_t most_held = 0;
+  for (int q = 0; q < ranks; ++q) most_held = std::max(most_held, p.a_held(q) + p.b_held(q));
+  // Messages: pieces of at most a quarter of a share (333 / 12 = 28 rows), one chunk at least:
+  // here every chunk of B is a piece of its own.
+  for (int q = 0; q < ranks; ++q) {
+    const auto& pieces = p.pieces[static_cast<std::size_t>(q)];
+    ASSERT_EQ(pieces.size(), p.holdings[static_cast<std::size_t>(q)].size());
+    for (std::size_t i = 0; i < pieces.size(); ++i) EXPECT_EQ(pieces[i], std::make_pair(i, i + 1));
+  }
+  EXPECT_EQ(p.message_rows, 64);
+  EXPECT_DOUBLE_EQ(p.packed_bytes, double(most_held + 2 * 64) * row_bytes);
+  // Pieces of at most kRingPieceBytes of 20 000-word rows (160 000 bytes each), or one chunk.
+  c.a = random_source(1000, 64 * 20000, 0.5, 1);
+  c.b = Source{};
+  c.row_slice = 20;
+  const Plan w = make_plan(c, ranks);
+  const auto piece_rows = static_cast<std::int64_t>(kRingPieceBytes / (double(words_allocated(64 * 20000)) * 8));
+  EXPECT_EQ(w.message_rows, piece_rows / 20 * 20);
+  for (int q = 0; q < ranks; ++q) {
+    std::size_t next = 0;
+    for (const auto& [b, e] : w.pieces[static_cast<std::size_t>(q)]) {
+      EXPECT_EQ(b, next);
+      EXPECT_GT(e, b);
+      next = e;
+    }
+    EXPECT_EQ(next, w.holdings[static_cast<std::size_t>(q)].size());
+  }
+}
+
 }  // namespace kmini
