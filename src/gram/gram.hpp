@@ -5,7 +5,7 @@
 // of C shared across ranks, with AND+popcount on 64-bit words; the outputs
 // (dense C, summary, pairs above a minimum, top-k partners, counts above
 // thresholds) are produced slice by slice.
-#include "gram/gram_kernels.hpp"
+#include "gram/gram_params.hpp"
 #include "gram/gram_similarity.hpp"
 #include "kernel/kernel.hpp"
 

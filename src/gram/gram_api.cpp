@@ -1,7 +1,7 @@
 #include "gram/gram_api.hpp"
 
 #include "core/timer.hpp"
-#include "gram/gram_kernels.hpp"
+#include "gram/impl/gram_kernels.hpp"
 
 #include <string>
 

@@ -5,8 +5,8 @@
 #include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 #include "gram/gram.hpp"
-#include "gram/gram_detail.hpp"
-#include "gram/gram_outputs.hpp"
+#include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_outputs.hpp"
 #include "io/npy.hpp"
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 #include "core/errors.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
-#include "gram/gram_detail.hpp"
+#include "gram/impl/gram_detail.hpp"
 #include "io/npy.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 #include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 #include "gram/gram.hpp"
-#include "gram/gram_detail.hpp"
+#include "gram/impl/gram_detail.hpp"
 
 #include <algorithm>
 #include <ostream>

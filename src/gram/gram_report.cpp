@@ -5,8 +5,8 @@
 #include "core/environment.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
-#include "gram/gram_detail.hpp"
-#include "gram/gram_kernels.hpp"
+#include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_kernels.hpp"
 #include "io/atomic_file.hpp"
 #include "kernel/run_loop.hpp"
 

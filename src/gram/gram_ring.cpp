@@ -7,8 +7,8 @@
 // downstream is the same code and the same bytes.
 #include "core/collective.hpp"
 #include "core/timer.hpp"
-#include "gram/gram_detail.hpp"
-#include "gram/gram_kernels.hpp"
+#include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_kernels.hpp"
 
 #include <mpi.h>
 #if __has_include(<mpi-ext.h>)

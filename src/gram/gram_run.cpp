@@ -5,10 +5,10 @@
 #include "core/collective.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
-#include "gram/gram_detail.hpp"
-#include "gram/gram_kernels.hpp"
-#include "gram/gram_outputs.hpp"
 #include "gram/gram_sparse.hpp"
+#include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_kernels.hpp"
+#include "gram/impl/gram_outputs.hpp"
 #include "io/npy.hpp"
 #include "kernel/run_loop.hpp"
 

@@ -2,7 +2,7 @@
 
 #include "core/collective.hpp"
 #include "core/timer.hpp"
-#include "gram/gram_outputs.hpp"
+#include "gram/impl/gram_outputs.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -6,8 +6,8 @@
 #include "core/random.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
-#include "gram/gram_detail.hpp"
-#include "gram/gram_reference.hpp"
+#include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_reference.hpp"
 #include "kernel/run_loop.hpp"
 
 #include <algorithm>

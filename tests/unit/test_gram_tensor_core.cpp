@@ -7,7 +7,7 @@
 // (from the word-major panels in team scratch) and stores (into the C tile)
 // must then give the plain popcount sums, at odd chunk lengths too.
 #include "core/random.hpp"
-#include "gram/gram_tensor_core.hpp"
+#include "gram/impl/gram_tensor_core.hpp"
 
 #include <gtest/gtest.h>
 

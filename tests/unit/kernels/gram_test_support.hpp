@@ -3,10 +3,10 @@
 // default execution space: edge shapes, densities, slices, packed input,
 // Jaccard, summaries, the slice plan and the multi-block .npy writer.
 #include "gram/gram.hpp"
-#include "gram/gram_kernels.hpp"
-#include "gram/gram_outputs.hpp"
-#include "gram/gram_reference.hpp"
 #include "gram/gram_sparse.hpp"
+#include "gram/impl/gram_kernels.hpp"
+#include "gram/impl/gram_outputs.hpp"
+#include "gram/impl/gram_reference.hpp"
 #include "io/npy.hpp"
 #include "unit/test_support.hpp"
 

@@ -4,7 +4,7 @@
 // initialisers here: nothing of the target runs before that check.
 #include "unit/micro_kernels/mk_variant.hpp"
 
-#include "gram/gram_micro_kernels.hpp"
+#include "gram/impl/gram_micro_kernels.hpp"
 
 namespace kmini::gram::mk_test {
 

@@ -10,10 +10,10 @@
 // permutation of the columns inside a word, which C does not see.)
 #include "core/kokkos_compat.hpp"
 #include "core/random.hpp"
-#include "gram/gram_micro_kernels.hpp"
 #include "gram/gram_params.hpp"
 #include "gram/gram_similarity.hpp"
-#include "gram/gram_tensor_core.hpp"
+#include "gram/impl/gram_micro_kernels.hpp"
+#include "gram/impl/gram_tensor_core.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -107,31 +107,6 @@ void row_ones(const Exec& exec, const Packed& a, const Ones& ones) {
 
 // ---------------------------------------------------------------------------
 // The tiled kernel.
-
-// Where one slice of C goes: rows [r0, r1) of C and its columns [col0, cols),
-// row major with row length width = cols - col0. One input (C = A A^T,
-// targets = 0): columns from r0 on (the rest is the mirror of earlier
-// slices). Two inputs (C = A B^T, targets = rows of B): all columns.
-struct SliceGeometry {
-  std::int64_t rows = 0, r0 = 0, r1 = 0;
-  std::int64_t targets = 0;  // rows of B; 0: one input, C symmetric
-  bool symmetric() const { return targets == 0; }
-  std::int64_t col0() const { return symmetric() ? r0 : 0; }
-  std::int64_t cols() const { return symmetric() ? rows : targets; }  // columns of C
-  std::int64_t width() const { return cols() - col0(); }
-  std::int64_t height() const { return r1 - r0; }
-  // Tiles computed: tile row l in [0, tile_rows), tile column m in
-  // [l, tile_cols) (on or above the diagonal) when symmetric, else all.
-  std::int64_t tile_rows() const { return (height() + TileParams::tile - 1) / TileParams::tile; }
-  std::int64_t tile_cols() const { return (width() + TileParams::tile - 1) / TileParams::tile; }
-  std::int64_t tile_count() const {
-    return tile_rows() * tile_cols() - (symmetric() ? tile_rows() * (tile_rows() - 1) / 2 : 0);
-  }
-  // Word-pair AND+popcounts the kernel executes for this slice.
-  double executed_words(std::int64_t words) const {
-    return double(tile_count()) * TileParams::tile * TileParams::tile * double(words);
-  }
-};
 
 // ct (zeroed) += the tile's counts at rows i0.. of A (below r1) and rows
 // j0.. of B (below cols), chunk by chunk: staged through team scratch on GPUs,

@@ -21,8 +21,8 @@
 // The functions below are host-callable so that the CPU tests can run a warp
 // emulation of them (tests/unit/test_gram_tensor_core.cpp) against the popcount
 // reference at odd shapes.
-#include "gram/gram_micro_kernels.hpp"
 #include "gram/gram_params.hpp"
+#include "gram/impl/gram_micro_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -6,7 +6,7 @@
 #include "core/partition.hpp"
 #include "core/rank_timing.hpp"
 #include "gram/gram.hpp"
-#include "gram/gram_kernels.hpp"
+#include "gram/impl/gram_kernels.hpp"
 #include "kernel/kernel.hpp"
 
 #include <mpi.h>

@@ -7,7 +7,7 @@
 //
 // Pairs: with one input each unordered pair once, i < j (a slice row i holds
 // its partners j > i); with two inputs every (i, j).
-#include "gram/gram_kernels.hpp"
+#include "gram/impl/gram_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
 
