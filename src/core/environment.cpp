@@ -38,9 +38,7 @@ Environment::Environment(int& argc, char**& argv) {
   try {
     const std::vector<std::string> as_given = flags;  // messages name the user's spelling
     flags = compat::kokkos_flags(flags);
-    compat::check_environment(getenv);
-    compat::check_device_ids(as_given, getenv);
-    compat::load_tools_libraries(as_given, getenv);
+    compat::check_before_initialize(as_given, getenv);
     for (auto& f : compat::tools_flags_from_environment(flags, std::getenv("KOKKOS_TOOLS_LIBS"),
                                                         std::getenv("KOKKOS_PROFILE_LIBRARY")))
       flags.push_back(f);

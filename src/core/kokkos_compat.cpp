@@ -334,10 +334,17 @@ void check_device_ids(const std::vector<std::string>& flags, const Getenv& get) 
   if (const char* id = get("KOKKOS_DEVICE_ID")) check(std::string("environment variable KOKKOS_DEVICE_ID=") + id, id);
 }
 
-std::vector<std::string> tools_libraries(const std::vector<std::string>& flags, const Getenv& get) {
-  std::vector<std::string> out;
+namespace {
+
+// A tools library asked for, and who asked: the flag or the variable.
+struct ToolsLibrary {
+  std::string source, library;
+};
+
+std::vector<ToolsLibrary> tools_libraries(const std::vector<std::string>& flags, const Getenv& get) {
+  std::vector<ToolsLibrary> out;
   auto add = [&out](const std::string& source, const std::string& value) {
-    for (auto& lib : split_libraries(value)) out.push_back(source + "\n" + lib);
+    for (auto& lib : split_libraries(value)) out.push_back({source, lib});
   };
   for (const auto& f : flags)
     for (const char* prefix : {"--kokkos-tools-libs=", "--kokkos-tools-library="})
@@ -347,10 +354,11 @@ std::vector<std::string> tools_libraries(const std::vector<std::string>& flags, 
   return out;
 }
 
+// Loads each tools library as Kokkos will (dlopen, RTLD_NOW | RTLD_GLOBAL):
+// one that does not load is a UsageError naming it and dlerror()'s reason.
+// Kokkos itself prints a line and runs on without the tool.
 void load_tools_libraries(const std::vector<std::string>& flags, const Getenv& get) {
-  for (const auto& entry : tools_libraries(flags, get)) {
-    const auto nl = entry.find('\n');
-    const std::string source = entry.substr(0, nl), lib = entry.substr(nl + 1);
+  for (const auto& [source, lib] : tools_libraries(flags, get)) {
     const std::string where = source + " (" + escape_cut(lib) + ")";
     // A path is checked first: dlopen() of a named pipe blocks like open().
     if (lib.find('/') != std::string::npos) {
@@ -367,6 +375,14 @@ void load_tools_libraries(const std::vector<std::string>& flags, const Getenv& g
                        ")");
     }
   }
+}
+
+}  // namespace
+
+void check_before_initialize(const std::vector<std::string>& flags, const Getenv& get) {
+  check_environment(get);
+  check_device_ids(flags, get);
+  load_tools_libraries(flags, get);
 }
 
 }  // namespace kmini::compat

@@ -82,13 +82,14 @@ void check_environment(const Getenv& get, int version = KOKKOS_VERSION);
 // On device backends: a device id (flag or KOKKOS_DEVICE_ID) that this
 // process cannot see is a UsageError (Kokkos 4 aborts on it).
 void check_device_ids(const std::vector<std::string>& flags, const Getenv& get);
-// "SOURCE\nLIBRARY" for every tools library asked for, by flag (`flags` as
-// returned by kokkos_flags) or by KOKKOS_TOOLS_LIBS / KOKKOS_PROFILE_LIBRARY.
-std::vector<std::string> tools_libraries(const std::vector<std::string>& flags, const Getenv& get);
-// Loads each of them as Kokkos will (dlopen, RTLD_NOW | RTLD_GLOBAL): one that
-// does not load is a UsageError naming it and dlerror()'s reason. Kokkos
-// itself prints a line and runs on without the tool.
-void load_tools_libraries(const std::vector<std::string>& flags, const Getenv& get);
+// Everything checked before Kokkos::initialize, for every caller that starts
+// Kokkos (the CLI's Environment, the Python module): check_environment,
+// check_device_ids, and each tools library asked for (flag or
+// KOKKOS_TOOLS_LIBS / KOKKOS_PROFILE_LIBRARY) loaded as Kokkos will
+// (dlopen, RTLD_NOW | RTLD_GLOBAL): one that does not load is a UsageError
+// naming it and dlerror()'s reason, where Kokkos alone prints a line and
+// runs on without the tool. `flags`: as the user spelled them.
+void check_before_initialize(const std::vector<std::string>& flags, const Getenv& get);
 
 // A failed allocation, recognised in what Kokkos throws: 3.4 and 4.0-4.3 a
 // std::runtime_error "Kokkos failed to allocate memory for label "L". ...

@@ -44,8 +44,7 @@ void ensure_kokkos() {
   if (Kokkos::is_initialized()) return;
   const kmini::compat::Getenv getenv = [](const char* name) -> const char* { return std::getenv(name); };
   try {
-    kmini::compat::check_environment(getenv);
-    kmini::compat::load_tools_libraries({}, getenv);
+    kmini::compat::check_before_initialize({}, getenv);
   } catch (const kmini::UsageError& e) {
     throw py::value_error(e.what());
   }
@@ -85,14 +84,16 @@ bool flag(const py::array& a, const char* name) { return a.attr("flags").attr(na
 
 std::string dtype_of(const py::array& a) { return py::str(a.dtype()).cast<std::string>(); }
 
-// Whether numpy converts `a` to T exactly: bool; floats not narrowed;
-// integers of at most 4 (float64) or 2 (float32) bytes; wider integers when
-// every value is within 2^53 (2^24), checked.
+// Whether numpy converts `a` to T (or, to_complex, to complex<T>) exactly:
+// bool; floats (and complex, to complex) not narrowed; integers of at most 4
+// (float64) or 2 (float32) bytes; wider integers when every value is within
+// 2^53 (2^24), checked.
 template <class T>
-bool converts_exactly(const py::array& a) {
+bool converts_exactly(const py::array& a, bool to_complex = false) {
   const char kind = a.dtype().kind();
   if (kind == 'b') return true;
   if (kind == 'f') return static_cast<std::size_t>(a.itemsize()) <= sizeof(T);
+  if (kind == 'c') return to_complex && static_cast<std::size_t>(a.itemsize()) <= 2 * sizeof(T);
   if (kind != 'i' && kind != 'u') return false;
   if (a.itemsize() <= (sizeof(T) == 8 ? 4 : 2)) return true;
   if (a.size() == 0) return true;
@@ -216,12 +217,7 @@ template <class T>
 py::array_t<std::complex<T>> complex_copy(const py::handle& obj, const char* name) {
   py::array a = py::array::ensure(obj);
   if (!a) throw py::type_error(std::string(name) + ": expected a numpy array (or something numpy converts)");
-  const char kind = a.dtype().kind();
-  const bool exact =
-      kind == 'b' ||
-      ((kind == 'f' || kind == 'c') && static_cast<std::size_t>(a.itemsize()) <= (kind == 'c' ? 2 : 1) * sizeof(T)) ||
-      ((kind == 'i' || kind == 'u') && a.itemsize() <= (sizeof(T) == 8 ? 4 : 2));
-  if (!exact)
+  if (!converts_exactly<T>(a, true))
     throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) + " does not convert exactly to " +
                          py::str(py::dtype::of<std::complex<T>>()).cast<std::string>());
   py::array_t<std::complex<T>> out(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));

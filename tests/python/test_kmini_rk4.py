@@ -55,6 +55,11 @@ def test_inputs_are_not_changed_and_real_inputs_convert():
     F, G, _ = kmini.rk4(np.ones((3, 3)), np.zeros((3, 3), dtype=np.int32), steps=2, dt=0.1, g=0.1)
     Fr, Gr, _ = numpy_rk4(np.ones((3, 3)), np.zeros((3, 3)), 2, 0.1, 0.1)
     assert rel(F, Fr) < 1e-13 and rel(G, Gr) < 1e-13
+    # int64 within 2^53 converts exactly, as for discount; beyond it does not.
+    F, G, _ = kmini.rk4(np.ones((3, 3), dtype=np.int64), np.zeros((3, 3), dtype=np.int64), steps=2, dt=0.1, g=0.1)
+    assert rel(F, Fr) < 1e-13 and rel(G, Gr) < 1e-13
+    with pytest.raises(TypeError, match="F0: dtype int64 does not convert exactly to complex128"):
+        kmini.rk4(np.full((2, 2), 2**60, dtype=np.int64), np.zeros((2, 2)), steps=1, dt=0.1, g=0.1)
 
 
 def test_zero_steps_returns_the_start():
