@@ -2,7 +2,11 @@
 
 #include "core/timer.hpp"
 #include "gram/impl/gram_kernels.hpp"
+#include "gram/impl/gram_outputs.hpp"
+#include "gram/impl/gram_records.hpp"
 
+#include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace kmini::gram {
@@ -10,10 +14,20 @@ namespace {
 
 using ApiMemory = ApiExec::memory_space;
 using ApiPacked = PackedView<ApiMemory>;
+using I32View = Kokkos::View<std::int32_t*, ApiMemory>;
+using I64View = Kokkos::View<std::int64_t*, ApiMemory>;
+using F64View = Kokkos::View<double*, ApiMemory>;
+using F32View = Kokkos::View<float*, ApiMemory>;
 using HostBytes =
     Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using HostOf = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
+static_assert(kMaxCountThresholds == kMaxThresholds, "the light header's limit is the kernels'");
 constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, ApiMemory>::accessible;
+// Pairs are collected in pieces of at most this many records (24 MiB of
+// device buffers), so a slice with many pairs needs no buffer of its size.
+constexpr std::int64_t kPairPiece = std::int64_t(1) << 20;
 
 // The matrix in the tile kernel's padded layout on the device.
 ApiPacked pack(const ApiExec& exec, const ApiMatrix& m, const char* label) {
@@ -36,38 +50,192 @@ ApiPacked pack(const ApiExec& exec, const ApiMatrix& m, const char* label) {
   return packed;
 }
 
+template <class T>
+std::vector<T> to_host(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& v, std::int64_t n) {
+  std::vector<T> out(static_cast<std::size_t>(n));
+  if (n > 0) Kokkos::deep_copy(exec, HostOf<T>(out.data(), n), Kokkos::subview(v, std::make_pair(std::int64_t(0), n)));
+  exec.fence();
+  return out;
+}
+
+// The state of one compute call on the device: the slice and what the
+// sparse outputs accumulate over the slices.
+struct SliceState {
+  I32View ones_a, ones_b;  // ones of A's rows, of the columns' rows
+  I32View counts;          // the slice: height x width counts
+  F32View values;          // the slice's float32 similarities (dense, not counts)
+  F64View thresholds;      // count_at_least, sorted
+  I64View bins;
+  I64View per_row, offsets;  // pairs of the slice's rows, their scan
+  I64View pair_i, pair_j;    // a piece of the pairs
+  F64View pair_v;
+  I64View best_j;  // top-k lists, rows x k
+  F64View best_v;
+};
+
+template <class Values>
+void append_pairs(const ApiExec& exec, const Values& values, const SliceGeometry& g, const ComputeParams& p,
+                  SliceState& s, ComputeResult& r) {
+  const std::int64_t h = g.height();
+  pairs_per_row(exec, values, g, p.pairs_min, s.per_row);
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(h + 1), 0);
+  Kokkos::deep_copy(exec, HostOf<std::int64_t>(offsets.data() + 1, h),
+                    Kokkos::subview(s.per_row, std::make_pair(std::int64_t(0), h)));
+  exec.fence();
+  for (std::int64_t li = 0; li < h; ++li) offsets[li + 1] += offsets[li];
+  const std::int64_t total = offsets[h];
+  if (total == 0) return;
+  Kokkos::deep_copy(exec, Kokkos::subview(s.offsets, std::make_pair(std::int64_t(0), h + 1)),
+                    HostOf<std::int64_t>(offsets.data(), h + 1));
+  r.pairs.reserve(r.pairs.size() + static_cast<std::size_t>(total * pair_record_bytes));
+  for (std::int64_t at = 0; at < total; at += kPairPiece) {
+    const std::int64_t n = std::min(kPairPiece, total - at);
+    collect_pairs(exec, values, g, p.pairs_min, s.offsets, at, n, s.pair_i, s.pair_j, s.pair_v);
+    const auto hi = to_host(exec, s.pair_i, n), hj = to_host(exec, s.pair_j, n);
+    const auto hv = to_host(exec, s.pair_v, n);
+    for (std::int64_t e = 0; e < n; ++e) {
+      append_i8(r.pairs, hi[e]);
+      append_i8(r.pairs, hj[e]);
+      append_value(r.pairs, p.similarity, hv[e]);
+    }
+  }
+  r.pair_count += total;
+}
+
+// The slice's values into dense C (host): rows r0..r1 from column col0 on,
+// and with one input (full) the mirror below the slice; or the packed upper
+// triangle's rows r0..r1.
+template <class T>
+void write_dense(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& slice, const SliceGeometry& g, bool upper,
+                 std::int64_t targets, T* dense) {
+  const std::int64_t h = g.height(), w = g.width(), col0 = g.col0(), rows = g.rows;
+  std::vector<T> copy;
+  const T* v = slice.data();
+  if constexpr (!kHostMemory) {
+    copy = to_host(exec, slice, h * w);
+    v = copy.data();
+  }
+  if (upper) {
+    for (std::int64_t i = g.r0; i < g.r1; ++i) {
+      const std::int64_t first = i * rows - i * (i - 1) / 2;  // row i's first element, C(i, i)
+      std::copy_n(v + (i - g.r0) * w + (i - col0), rows - i, dense + first);
+    }
+    return;
+  }
+  for (std::int64_t li = 0; li < h; ++li) std::copy_n(v + li * w, w, dense + (g.r0 + li) * targets + col0);
+  if (!g.symmetric()) return;
+  for (std::int64_t j = g.r1; j < rows; ++j)
+    for (std::int64_t li = 0; li < h; ++li) dense[j * targets + g.r0 + li] = v[li * w + (j - col0)];
+}
+
 }  // namespace
 
-std::int64_t dense_counts_device_bytes(const ApiMatrix& a, const ApiMatrix* b) {
-  std::int64_t bytes = a.rows * words_allocated(a.cols) * 8 + a.rows * a.row_bytes();
-  if (b) bytes += b->rows * words_allocated(b->cols) * 8 + b->rows * b->row_bytes();
-  if (!kHostMemory) bytes += a.rows * (b ? b->rows : a.rows) * 4;
+std::int64_t dense_elements(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params) {
+  if (!params.dense) return 0;
+  return params.upper && !b ? a.rows * (a.rows + 1) / 2 : a.rows * (b ? b->rows : a.rows);
+}
+
+std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
+  const std::int64_t targets = b ? b->rows : a.rows;
+  const std::int64_t h = p.slice_rows > 0 ? std::min(p.slice_rows, a.rows) : a.rows;
+  std::int64_t bytes = a.rows * (words_allocated(a.cols) * 8 + a.row_bytes() + 4);
+  if (b) bytes += b->rows * (words_allocated(b->cols) * 8 + b->row_bytes() + 4);
+  const bool float_values = p.similarity != Similarity::Counts;
+  // The slice (in dense C itself when that is zero-copy), its similarities.
+  const bool slice_in_dense = kHostMemory && p.dense && !p.upper && !float_values && h == a.rows;
+  bytes += (slice_in_dense ? 0 : h * targets * 4) + (p.dense && float_values ? h * targets * 4 : 0);
+  bytes += a.rows * p.top_k * 16;
+  if (p.pairs) bytes += (h + 1) * 16 + std::min(kPairPiece, h * targets) * 24;
   return bytes;
 }
 
-void dense_counts(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, std::int32_t* c, const DenseParams&) {
-  ScopedRegion region("kmini::gram::dense_counts");
-  const std::int64_t rows_b = b ? b->rows : a.rows;
-  if (a.rows == 0 || rows_b == 0) return;
+ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
+                      void* dense) {
+  ScopedRegion region("kmini::gram::library_compute");
+  ComputeResult r;
+  const bool two = b != nullptr, float_values = p.similarity != Similarity::Counts;
+  const std::int64_t rows = a.rows, targets = two ? b->rows : a.rows;
+  const std::int64_t h = p.slice_rows > 0 ? std::min(p.slice_rows, rows) : rows;
+  const std::int64_t k = p.top_k;
+  const bool counting = !p.count_at_least.empty();
+  if (counting && p.count_at_least.size() > static_cast<std::size_t>(kMaxThresholds))
+    throw std::invalid_argument("count_at_least: at most " + std::to_string(kMaxThresholds) + " thresholds");
+  if (p.upper && two) throw std::invalid_argument("upper: the packed triangle needs one input (C = A A^T)");
+
   const ApiPacked pa = pack(exec, a, "kmini::gram::A");
-  const ApiPacked pb = b ? pack(exec, *b, "kmini::gram::B") : pa;
-  SliceGeometry g;
-  g.rows = a.rows;
-  g.r0 = 0;
-  g.r1 = a.rows;
-  g.targets = b ? rows_b : 0;
-  using Out = Kokkos::View<std::int32_t*, ApiMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const std::int64_t n = a.rows * rows_b;
-  if constexpr (kHostMemory) {
-    gram_slice(exec, pa, pb, g, Out(c, n));
-    exec.fence();
-  } else {
-    Kokkos::View<std::int32_t*, ApiMemory> out("kmini::gram::C", n);
-    gram_slice(exec, pa, pb, g, out);
-    Kokkos::deep_copy(
-        exec, Kokkos::View<std::int32_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(c, n), out);
-    exec.fence();
+  const ApiPacked pb = two ? pack(exec, *b, "kmini::gram::B") : pa;
+  SliceState s;
+  s.ones_a = I32View("kmini::gram::ones", rows);
+  s.ones_b = two ? I32View("kmini::gram::ones_B", targets) : s.ones_a;
+  row_ones(exec, pa, s.ones_a);
+  if (two) row_ones(exec, pb, s.ones_b);
+  r.row_counts = to_host(exec, s.ones_a, rows);
+
+  // Zero-copy: one slice of counts on a host backend is dense C itself.
+  const bool slice_in_dense = kHostMemory && p.dense && !p.upper && !float_values && h == rows;
+  s.counts = slice_in_dense ? I32View(static_cast<std::int32_t*>(dense), rows * targets)
+                            : I32View("kmini::gram::C_slice", h * targets);
+  if (p.dense && float_values) s.values = F32View("kmini::gram::S_slice", h * targets);
+  std::vector<double> sorted = p.count_at_least;
+  std::sort(sorted.begin(), sorted.end());
+  s.thresholds = F64View("kmini::gram::thresholds", sorted.size());
+  Kokkos::deep_copy(exec, s.thresholds, HostOf<double>(sorted.data(), sorted.size()));
+  s.bins = I64View("kmini::gram::threshold_bins", counting ? sorted.size() + 1 : 0);
+  if (p.pairs) {
+    s.per_row = I64View("kmini::gram::pairs_per_row", h);
+    s.offsets = I64View("kmini::gram::pair_offsets", h + 1);
+    const std::int64_t piece = std::min(kPairPiece, h * targets);
+    s.pair_i = I64View("kmini::gram::pair_i", piece);
+    s.pair_j = I64View("kmini::gram::pair_j", piece);
+    s.pair_v = F64View("kmini::gram::pair_v", piece);
   }
+  s.best_j = I64View("kmini::gram::top_k_j", rows * k);
+  s.best_v = F64View("kmini::gram::top_k_value", rows * k);
+  if (k > 0) clear_top_k(exec, s.best_j, s.best_v);
+
+  for (std::int64_t r0 = 0; r0 < rows && targets > 0; r0 += h) {
+    if (p.interrupted && p.interrupted()) {
+      r.interrupted = true;
+      return r;
+    }
+    SliceGeometry g;
+    g.rows = rows;
+    g.r0 = r0;
+    g.r1 = std::min(rows, r0 + h);
+    g.targets = two ? targets : 0;
+    gram_slice(exec, pa, pb, g, s.counts);
+    with_similarity(p.similarity, [&](auto kind) {
+      const SliceValues<I32View, I32View, decltype(kind)::value> values(s.counts, s.ones_a, s.ones_b, g);
+      if (counting) count_at_least(exec, values, g, s.thresholds, s.bins);
+      if (k > 0) top_k_slice(exec, values, g, static_cast<int>(k), s.best_j, s.best_v);
+      if (p.pairs) append_pairs(exec, values, g, p, s, r);
+    });
+    if (p.dense && float_values) {
+      similarity_slice(exec, p.similarity, s.counts, s.ones_a, s.ones_b, g, s.values);
+      exec.fence();
+      write_dense(exec, s.values, g, p.upper, targets, static_cast<float*>(dense));
+    } else if (p.dense && !slice_in_dense) {
+      exec.fence();
+      write_dense(exec, s.counts, g, p.upper, targets, static_cast<std::int32_t*>(dense));
+    }
+    ++r.slices;
+  }
+  exec.fence();
+
+  if (counting) {
+    const auto bins = to_host(exec, s.bins, static_cast<std::int64_t>(sorted.size() + 1));
+    for (double x : p.count_at_least) r.counts.push_back(pairs_at_or_above(sorted, bins, x));
+  }
+  if (k > 0) {
+    const auto bj = to_host(exec, s.best_j, rows * k);
+    const auto bv = to_host(exec, s.best_v, rows * k);
+    r.top_k.reserve(static_cast<std::size_t>(rows * k * top_k_record_bytes));
+    for (std::int64_t e = 0; e < rows * k; ++e) {
+      append_i8(r.top_k, bj[e]);
+      append_value(r.top_k, p.similarity, bj[e] < 0 ? 0.0 : bv[e]);  // padding: j = -1, value 0
+    }
+  }
+  return r;
 }
 
 }  // namespace kmini::gram

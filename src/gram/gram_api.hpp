@@ -1,11 +1,15 @@
 #pragma once
 // The Gram product as a library function (issue 22): what front ends (the
 // Python module) call. A light header: the input description, the parameters
-// and the function; the kernels (packing, tiles) are in gram_kernels.hpp,
-// compiled into kmini_gram.
+// and the function; the kernels (packing, tiles, sparse outputs) are in
+// impl/, compiled into kmini_gram.
+#include "gram/gram_similarity.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 namespace kmini::gram {
 
@@ -25,17 +29,51 @@ struct ApiMatrix {
   }
 };
 
-struct DenseParams {};
+// The most count_at_least thresholds (the device keeps a per-row array).
+constexpr int kMaxCountThresholds = 64;
 
-// C = A A^T (b == nullptr) or A B^T: C(i, j) = the number of columns where rows
-// i of A and j of B are both 1, into `c` (host memory, row-major, a.rows x
-// rows of B). The CLI's tile kernel (the popcount engine), one slice; with one
-// input every tile on or above the diagonal once, mirrored.
-void dense_counts(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, std::int32_t* c,
-                  const DenseParams& params = {});
+// What gram::compute produces, as the CLI's outputs are defined (gram.write.*,
+// gram.count_at_least; see README "gram"), computed slice by slice so that
+// nothing of size rows x targets exists unless `dense` asks for it.
+struct ComputeParams {
+  Similarity similarity = Similarity::Counts;  // the values of C, the pairs and the lists
+  bool dense = true;                           // C itself (int32 counts, else float32)
+  bool upper = false;                          // dense C as the packed upper triangle (one input)
+  std::int64_t top_k = 0;                      // > 0: the k best partners of every row of A
+  bool pairs = false;                          // the pairs with value >= pairs_min
+  double pairs_min = 0;
+  std::vector<double> count_at_least;  // the number of pairs at or above each (deck order)
+  std::int64_t slice_rows = 0;         // rows of C per slice; 0: all of them
+  std::function<bool()> interrupted;   // checked between slices (Ctrl-C from Python)
+};
 
-// Bytes dense_counts allocates on the device (packed inputs, and C where the
-// device memory is not the host's), for a memory budget checked beforehand.
-std::int64_t dense_counts_device_bytes(const ApiMatrix& a, const ApiMatrix* b);
+// Host bytes of one record: pairs (i int64, j int64, value), top-k entries
+// (j int64, value); value int32 for counts, float32 otherwise: the CLI's .npy
+// records (gram_sparse.cpp), so front ends can view them as structured arrays.
+constexpr std::int64_t pair_record_bytes = 20;
+constexpr std::int64_t top_k_record_bytes = 12;
+
+struct ComputeResult {
+  std::vector<char> top_k;  // rows x k records, best first; missing: j = -1, value 0
+  std::vector<char> pairs;  // pair records in (i, j) order
+  std::int64_t pair_count = 0;
+  std::vector<std::int64_t> counts;      // one per count_at_least threshold, in its order
+  std::vector<std::int32_t> row_counts;  // ones in each row of A
+  std::int64_t slices = 0;               // slices computed
+  bool interrupted = false;              // stopped early: the outputs are incomplete
+};
+
+// Elements of dense C: rows x targets, or rows (rows + 1) / 2 for `upper`.
+std::int64_t dense_elements(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params);
+// Device bytes compute allocates besides `dense` (packed inputs, their staging,
+// one slice of counts, the top-k lists), for a budget checked beforehand.
+std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params);
+
+// The Gram product's outputs (C = A A^T, b == nullptr, or A B^T), slice by
+// slice with the CLI's device kernels (tiles, similarity, sparse outputs);
+// `dense` (host memory, dense_elements(...) int32 or float32 values) is
+// written when params.dense. One process: no MPI.
+ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params,
+                      void* dense);
 
 }  // namespace kmini::gram

@@ -3,6 +3,7 @@
 #include "core/collective.hpp"
 #include "core/timer.hpp"
 #include "gram/impl/gram_outputs.hpp"
+#include "gram/impl/gram_records.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -16,25 +17,6 @@ using I64View = Kokkos::View<std::int64_t*, MemSpace>;
 using F64View = Kokkos::View<double*, MemSpace>;
 
 DType value_dtype(Similarity s) { return s == Similarity::Counts ? DType::I4 : DType::F4; }
-
-// Appends `value` as the record's value field: int32 counts, float32 otherwise.
-void append_value(std::vector<char>& out, Similarity s, double value) {
-  char bytes[4];
-  if (s == Similarity::Counts) {
-    const auto v = static_cast<std::int32_t>(value);
-    std::memcpy(bytes, &v, 4);
-  } else {
-    const auto v = static_cast<float>(value);
-    std::memcpy(bytes, &v, 4);
-  }
-  out.insert(out.end(), bytes, bytes + 4);
-}
-
-void append_i8(std::vector<char>& out, std::int64_t v) {
-  char bytes[8];
-  std::memcpy(bytes, &v, 8);
-  out.insert(out.end(), bytes, bytes + 8);
-}
 
 // MPI user operation: rows of k entries (the datatype is one row).
 void merge_op(void* in, void* inout, int* len, MPI_Datatype* type) {
@@ -220,10 +202,7 @@ void SparseOutputs::finish(Json& m, Json* summary) {
     std::sort(sorted.begin(), sorted.end());
     Json list = Json::array();
     for (double x : c_.count_at_least) {
-      // Values >= x: those with more thresholds <= them than the thresholds below x.
-      const auto below = std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin();
-      std::int64_t n = 0;
-      for (std::int64_t b = below + 1; b < nb; ++b) n += bins[static_cast<std::size_t>(b)];
+      const std::int64_t n = pairs_at_or_above(sorted, bins, x);
       Json e = Json::object();
       e["min"] = x;
       e["pairs"] = Json(static_cast<long long>(n));

@@ -27,6 +27,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -393,8 +394,56 @@ GramInput gram_input(const py::handle& obj, const char* name, const py::object& 
   return in;
 }
 
-py::object gram(const py::handle& a_obj, const py::object& b_obj, const py::object& cols,
-                const py::object& budget_obj) {
+// A whole number >= lo (and <= hi) for `name`; a TypeError/ValueError naming it.
+std::int64_t whole_number(const py::handle& v, const char* name, std::int64_t lo, std::int64_t hi) {
+  std::int64_t x = 0;
+  try {
+    if (py::isinstance<py::bool_>(v)) throw py::type_error("bool");
+    x = py::cast<std::int64_t>(py::module_::import("operator").attr("index")(v));  // ints and numpy integers
+  } catch (const py::error_already_set&) {
+    throw py::type_error(std::string(name) + ": expected an integer");
+  } catch (const py::type_error&) {
+    throw py::type_error(std::string(name) + ": expected an integer");
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(name) + ": expected an integer");
+  }
+  if (x < lo || x > hi)
+    throw py::value_error(std::string(name) + ": got " + std::to_string(x) + ", expected an integer in [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return x;
+}
+
+// The structured dtype of the CLI's .npy records (gram_sparse.cpp), little-endian.
+py::dtype record_dtype(bool pairs, kmini::gram::Similarity s) {
+  const char* value = s == kmini::gram::Similarity::Counts ? "<i4" : "<f4";
+  py::list fields;
+  if (pairs) fields.append(py::make_tuple("i", "<i8"));
+  fields.append(py::make_tuple("j", "<i8"));
+  fields.append(py::make_tuple("value", value));
+  return py::dtype::from_args(fields);
+}
+
+// `bytes` (whole records) as a new numpy array of `dtype` and `shape`.
+py::array records_array(const std::vector<char>& bytes, const py::dtype& dtype, std::vector<py::ssize_t> shape) {
+  py::array out(dtype, shape);
+  if (!bytes.empty()) std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
+  return out;
+}
+
+py::object gram(const py::handle& a_obj, const py::object& b_obj, const py::object& cols, const std::string& similarity,
+                const py::object& top_k, const py::object& pairs_min, const py::object& count_at_least, bool dense,
+                const std::string& triangle, const py::object& budget_obj, const py::object& slice_rows) {
+  using kmini::gram::Similarity;
+  kmini::gram::ComputeParams p;
+  bool known = false;
+  for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
+    if (similarity == kmini::gram::similarity_name(k)) p.similarity = k, known = true;
+  if (!known)
+    throw py::value_error("similarity: got '" + similarity + "', expected 'counts', 'jaccard', 'dice' or 'cosine'");
+  if (triangle != "full" && triangle != "upper")
+    throw py::value_error("triangle: got '" + triangle + "', expected 'full' or 'upper'");
+  p.dense = dense;
+  p.upper = triangle == "upper";
   const GramInput a = gram_input(a_obj, "A", cols);
   std::optional<GramInput> b;
   if (!b_obj.is_none()) {
@@ -402,37 +451,102 @@ py::object gram(const py::handle& a_obj, const py::object& b_obj, const py::obje
     if (b->m.cols != a.m.cols)
       throw py::value_error("B: " + std::to_string(b->m.cols) + " columns, expected " + std::to_string(a.m.cols) +
                             " (the columns of A)");
+    if (p.upper) throw py::value_error("triangle: 'upper' needs one input (A B^T has no symmetry), expected 'full'");
   }
+  const std::int64_t rows_b = b ? b->m.rows : a.m.rows;
+  if (!top_k.is_none()) p.top_k = whole_number(top_k, "top_k", 1, std::max<std::int64_t>(1, rows_b - (b ? 0 : 1)));
+  if (!pairs_min.is_none()) {
+    p.pairs = true;
+    p.pairs_min = finite_number(pairs_min, "pairs_min", false);
+    if (p.pairs_min < 0)
+      throw py::value_error("pairs_min: got " + py::repr(pairs_min).cast<std::string>() + ", expected a number >= 0");
+  }
+  if (!count_at_least.is_none()) {
+    if (py::isinstance<py::str>(count_at_least) || !py::hasattr(count_at_least, "__iter__"))
+      throw py::type_error("count_at_least: expected a sequence of numbers >= 0");
+    for (const py::handle x : count_at_least) {
+      const double v = finite_number(x, "count_at_least", false);
+      if (v < 0) throw py::value_error("count_at_least: got " + py::repr(x).cast<std::string>() + ", expected >= 0");
+      p.count_at_least.push_back(v);
+    }
+    if (p.count_at_least.size() > static_cast<std::size_t>(kmini::gram::kMaxCountThresholds))
+      throw py::value_error("count_at_least: " + std::to_string(p.count_at_least.size()) +
+                            " thresholds, expected at most " + std::to_string(kmini::gram::kMaxCountThresholds));
+  }
+  if (!slice_rows.is_none()) p.slice_rows = whole_number(slice_rows, "slice_rows", 1, INT64_MAX);
   ensure_mpi();
   ensure_kokkos();
-  const std::int64_t rows_b = b ? b->m.rows : a.m.rows;
   double budget = 0;
   if (budget_obj.is_none()) {
     budget = 0.5 * double(kmini::device_memory_per_rank(MPI_COMM_SELF).per_rank);  // the CLI's auto
   } else {
     budget = finite_number(budget_obj, "memory_budget", true);
   }
-  const double c_bytes = double(a.m.rows) * double(rows_b) * 4;
-  const double need = c_bytes + double(kmini::gram::dense_counts_device_bytes(a.m, b ? &b->m : nullptr));
-  if (need > budget) {
-    PyErr_SetString(PyExc_MemoryError,
-                    ("gram: dense C of " + std::to_string(a.m.rows) + " x " + std::to_string(rows_b) + " int32 (" +
-                     kmini::format_bytes(c_bytes) + ") and the packed inputs need " + kmini::format_bytes(need) +
-                     ", more than memory_budget " + kmini::format_bytes(budget) + "; nothing was allocated")
-                        .c_str());
-    throw py::error_already_set();
+  // Memory as in the CLI: dense C only when asked for and within the budget;
+  // else slices of as many rows as the budget allows (bisection: the bytes
+  // grow with the slice height), so a top-k of 10^5 rows never builds C.
+  const kmini::gram::ApiMatrix* bm = b ? &b->m : nullptr;
+  const double dense_bytes = 4.0 * double(kmini::gram::dense_elements(a.m, bm, p));
+  const auto need = [&](std::int64_t h) {
+    kmini::gram::ComputeParams q = p;
+    q.slice_rows = h;
+    return dense_bytes + double(kmini::gram::compute_device_bytes(a.m, bm, q));
+  };
+  if (p.slice_rows == 0 && a.m.rows > 0 && need(a.m.rows) > budget) {
+    std::int64_t lo = 1, hi = a.m.rows;  // need(hi) > budget
+    if (need(lo) > budget) {
+      const std::string what = p.dense ? "dense C of " + std::to_string(a.m.rows) + " x " + std::to_string(rows_b) +
+                                             (p.similarity == Similarity::Counts ? " int32 (" : " float32 (") +
+                                             kmini::format_bytes(dense_bytes) + ") and the packed inputs need "
+                                       : "the packed inputs and a slice of one row need ";
+      PyErr_SetString(PyExc_MemoryError,
+                      ("gram: " + what + kmini::format_bytes(need(lo)) + ", more than memory_budget " +
+                       kmini::format_bytes(budget) + "; nothing was allocated" +
+                       (p.dense ? " (dense=False computes in slices)" : ""))
+                          .c_str());
+      throw py::error_already_set();
+    }
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (need(mid) <= budget ? lo : hi) = mid;
+    }
+    p.slice_rows = lo;
   }
-  py::array_t<std::int32_t> C({a.m.rows, rows_b});
-  std::int32_t* cp = C.mutable_data();
+  const std::int64_t elements = kmini::gram::dense_elements(a.m, bm, p);
+  py::array C;
+  void* dense_out = nullptr;
+  if (p.dense) {
+    const std::vector<py::ssize_t> shape =
+        p.upper ? std::vector<py::ssize_t>{elements} : std::vector<py::ssize_t>{a.m.rows, rows_b};
+    C = p.similarity == Similarity::Counts ? py::array(py::array_t<std::int32_t>(shape))
+                                           : py::array(py::array_t<float>(shape));
+    dense_out = C.mutable_data();
+  }
+  bool interrupted = false;
+  p.interrupted = [&interrupted] {  // Ctrl-C, checked between slices
+    py::gil_scoped_acquire gil;
+    interrupted = PyErr_CheckSignals() != 0;
+    return interrupted;
+  };
+  kmini::gram::ComputeResult r;
   {
     py::gil_scoped_release release;
-    kmini::gram::dense_counts(kmini::gram::ApiExec(), a.m, b ? &b->m : nullptr, cp);
+    r = kmini::gram::compute(kmini::gram::ApiExec(), a.m, bm, p, dense_out);
   }
+  if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
   py::object ns = py::module_::import("types").attr("SimpleNamespace")();
-  ns.attr("C") = C;
-  // Row i's count of ones: C's diagonal with one input.
-  ns.attr("row_counts") =
-      b ? py::object(py::none()) : py::object(py::module_::import("numpy").attr("diagonal")(C).attr("copy")());
+  ns.attr("C") = p.dense ? py::object(C) : py::object(py::none());
+  ns.attr("top_k") = p.top_k > 0 ? py::object(records_array(r.top_k, record_dtype(false, p.similarity),
+                                                            {a.m.rows, static_cast<py::ssize_t>(p.top_k)}))
+                                 : py::object(py::none());
+  ns.attr("pairs") = p.pairs ? py::object(records_array(r.pairs, record_dtype(true, p.similarity), {r.pair_count}))
+                             : py::object(py::none());
+  ns.attr("counts") =
+      p.count_at_least.empty()
+          ? py::object(py::none())
+          : py::object(py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.counts.size()), r.counts.data()));
+  ns.attr("row_counts") = py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.row_counts.size()), r.row_counts.data());
+  ns.attr("slices") = r.slices;
   return ns;
 }
 
@@ -460,7 +574,7 @@ py::dict info() {
 }  // namespace
 
 PYBIND11_MODULE(kmini, m) {
-  m.doc() = "kmini's kernels from Python: numpy arrays in and out (discount so far; see README, From Python)";
+  m.doc() = "kmini's kernels from Python: numpy arrays in and out (see README, From Python)";
   m.def("info", &info, "Kokkos version, execution and memory space of this build (initialises Kokkos).");
   m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::kw_only(), py::arg("out") = py::none(),
         py::arg("stores") = "auto",
@@ -474,11 +588,17 @@ PYBIND11_MODULE(kmini, m) {
         "coupling: per_step (delta frozen over a step, delta[0] = delta0) or per_stage; precision: single or\n"
         "double (default: from F0's dtype). F0 and G0 are not changed.");
   m.def("gram", &gram, py::arg("A"), py::arg("B") = py::none(), py::kw_only(), py::arg("cols") = py::none(),
-        py::arg("memory_budget") = py::none(),
-        "C = A A^T (or A B^T) of a 0/1 matrix: C[i, j] = the columns where rows i and j are both 1.\n"
-        "A: bool/uint8 0/1 elements, or np.packbits(A, axis=1) bytes / uint64 words with cols=.\n"
-        "Returns an object with C (int32) and row_counts (with one input). A dense C beyond memory_budget\n"
-        "(bytes; default: half the memory this process may use) is a MemoryError before anything is allocated.");
+        py::arg("similarity") = "counts", py::arg("top_k") = py::none(), py::arg("pairs_min") = py::none(),
+        py::arg("count_at_least") = py::none(), py::arg("dense") = true, py::arg("triangle") = "full",
+        py::arg("memory_budget") = py::none(), py::arg("slice_rows") = py::none(),
+        "C = A A^T (or A B^T) of a 0/1 matrix: C[i, j] = the columns where rows i and j are both 1, or their\n"
+        "similarity (jaccard, dice, cosine; float32). A: bool/uint8 0/1 elements, or np.packbits(A, axis=1)\n"
+        "bytes / uint64 words with cols=. Returns an object with C (dense=True; triangle='upper': the packed\n"
+        "upper triangle), top_k (rows x k records j, value: the k best partners of each row of A), pairs\n"
+        "(records i, j, value >= pairs_min; i < j with one input), counts (pairs >= each count_at_least\n"
+        "threshold) and row_counts (ones per row of A), as the CLI writes them. Computed in slices of\n"
+        "slice_rows rows (default: as many as memory_budget allows; bytes, default half the memory this\n"
+        "process may use); a dense C beyond the budget is a MemoryError before anything is allocated.");
   m.def("_input_pointer", &input_pointer, py::arg("array"), py::arg("dtype"),
         "For tests: the data pointer a kernel would read for `array` as `dtype` (float64, float32).");
   m.def("_finalize", &finalize_kokkos, "Finalises Kokkos (registered with atexit).");

@@ -1,4 +1,12 @@
-"""kmini.gram against numpy's integer product, its input forms and its errors."""
+"""kmini.gram against numpy's integer product, its input forms, every output
+option (similarities, top-k, pairs, counts at thresholds, the packed triangle;
+in one slice and in many) against references written here in numpy, the
+CLI's files for the same input, and its errors."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -38,7 +46,7 @@ def test_gram_of_two_inputs(rows_a, rows_b, cols):
     A, B = r.random((rows_a, cols)) < 0.3, r.random((rows_b, cols)) < 0.6
     res = kmini.gram(A, B)
     np.testing.assert_array_equal(res.C, numpy_counts(A, B))
-    assert res.row_counts is None
+    np.testing.assert_array_equal(res.row_counts, A.sum(axis=1))
     np.testing.assert_array_equal(kmini.gram(np.packbits(A, axis=1), np.packbits(B, axis=1), cols=cols).C,
                                   numpy_counts(A, B))
 
@@ -78,3 +86,178 @@ def test_a_dense_c_beyond_the_budget_is_a_memory_error_before_allocating():
     with pytest.raises(MemoryError, match="more than memory_budget 1 KiB"):
         kmini.gram(np.ones((100, 8), dtype=bool), memory_budget=1024)
     assert kmini.gram(np.ones((10, 8), dtype=bool), memory_budget=1 << 20).C[0, 0] == 8
+
+
+# ---------------------------------------------------------------- outputs ----
+
+def numpy_values(A, B, similarity):
+    """C's values in double, as kmini compares them (README: gram.similarity)."""
+    c = numpy_counts(A, B).astype(np.float64)
+    na = A.sum(axis=1).astype(np.float64)[:, None]
+    nb = (A if B is None else B).sum(axis=1).astype(np.float64)[None, :]
+    if similarity == "jaccard":
+        return c / np.maximum(na + nb - c, 1)
+    if similarity == "dice":
+        return 2.0 * c / np.maximum(na + nb, 1)
+    if similarity == "cosine":
+        return c / np.sqrt(np.maximum(na * nb, 1))
+    return c
+
+
+def value_dtype(similarity):
+    return "<i4" if similarity == "counts" else "<f4"
+
+
+def numpy_top_k(V, k, one_input, similarity):
+    """Each row's k best partners: larger value first, then smaller j; not itself
+    with one input; missing entries j = -1, value 0."""
+    out = np.zeros((V.shape[0], k), dtype=[("j", "<i8"), ("value", value_dtype(similarity))])
+    out["j"] = -1
+    for i in range(V.shape[0]):
+        cand = [(-V[i, j], j) for j in range(V.shape[1]) if not (one_input and j == i)]
+        for t, (negv, j) in enumerate(sorted(cand)[:k]):
+            out[i, t] = (j, -negv)
+    return out
+
+
+def numpy_pairs(V, minimum, one_input, similarity):
+    i, j = np.nonzero(V >= minimum)
+    keep = i < j if one_input else np.ones(i.shape, bool)
+    out = np.zeros(int(keep.sum()), dtype=[("i", "<i8"), ("j", "<i8"), ("value", value_dtype(similarity))])
+    out["i"], out["j"], out["value"] = i[keep], j[keep], V[i[keep], j[keep]]
+    return out
+
+
+def numpy_counts_at_least(V, thresholds, one_input):
+    v = V[np.triu_indices(V.shape[0], 1)] if one_input else V.ravel()
+    return np.array([(v >= t).sum() for t in thresholds])
+
+
+@pytest.mark.parametrize("similarity", ["counts", "jaccard", "dice", "cosine"])
+@pytest.mark.parametrize("two", [False, True])
+@pytest.mark.parametrize("slice_rows", [None, 1, 5, 64])
+def test_every_output_equals_numpy_in_one_slice_and_many(similarity, two, slice_rows):
+    r = np.random.default_rng(7 + two)
+    A = r.random((41, 70)) < 0.3
+    A[[3, 17]] = False  # empty rows: zero denominators, ties at 0
+    A[20] = A[5]        # a duplicate row: ties
+    B = (r.random((29, 70)) < 0.5) if two else None
+    V = numpy_values(A, B, similarity)
+    lo, mid = (5, 12) if similarity == "counts" else (0.2, 0.35)
+    thresholds = [mid, 0, lo, mid]  # unsorted, repeated, as a deck may give them
+    res = kmini.gram(A, B, similarity=similarity, top_k=4, pairs_min=lo, count_at_least=thresholds,
+                     slice_rows=slice_rows)
+    want_dtype = np.int32 if similarity == "counts" else np.float32
+    assert res.C.dtype == want_dtype
+    np.testing.assert_array_equal(res.C, V.astype(want_dtype))
+    expect_top = numpy_top_k(V, 4, B is None, similarity)
+    assert res.top_k.dtype == expect_top.dtype and res.top_k.tobytes() == expect_top.tobytes()
+    expect_pairs = numpy_pairs(V, lo, B is None, similarity)
+    assert res.pairs.dtype == expect_pairs.dtype and res.pairs.tobytes() == expect_pairs.tobytes()
+    np.testing.assert_array_equal(res.counts, numpy_counts_at_least(V, thresholds, B is None))
+    np.testing.assert_array_equal(res.row_counts, A.sum(axis=1))
+    assert res.slices == (1 if slice_rows is None else -(-41 // slice_rows))
+
+
+@pytest.mark.parametrize("slice_rows", [None, 3, 40])
+def test_the_packed_upper_triangle(slice_rows):
+    A = np.random.default_rng(11).random((40, 33)) < 0.4
+    for similarity in ("counts", "cosine"):
+        V = numpy_values(A, None, similarity)
+        res = kmini.gram(A, triangle="upper", similarity=similarity, slice_rows=slice_rows)
+        want = V[np.triu_indices(40)].astype(np.int32 if similarity == "counts" else np.float32)
+        assert res.C.shape == (40 * 41 // 2,)
+        np.testing.assert_array_equal(res.C, want)
+
+
+def test_top_k_without_dense_c_stays_within_the_budget():
+    # 3000 x 3000 int32 would be 34 MiB; 2 MiB of budget gives slices of a few rows.
+    A = np.random.default_rng(5).random((3000, 64)) < 0.5
+    res = kmini.gram(A, dense=False, top_k=2, memory_budget=2 << 20)
+    assert res.C is None and res.slices > 10
+    V = numpy_values(A[:50], A, "counts")  # rows 0..49 against all
+    for i in range(50):
+        V[i, i] = -1  # not itself
+    best = np.argsort(-V, axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(res.top_k["j"][:50], best)
+    with pytest.raises(MemoryError, match="the packed inputs and a slice of one row need"):
+        kmini.gram(A, dense=False, top_k=2, memory_budget=1000)
+    with pytest.raises(MemoryError, match=r"dense=False computes in slices"):
+        kmini.gram(A, memory_budget=2 << 20)
+
+
+def test_output_options_are_checked():
+    A = np.ones((5, 8), bool)
+    with pytest.raises(ValueError, match="similarity: got 'overlap', expected 'counts', 'jaccard'"):
+        kmini.gram(A, similarity="overlap")
+    with pytest.raises(ValueError, match=r"top_k: got 5, expected an integer in \[1, 4\]"):
+        kmini.gram(A, top_k=5)  # 4 partners besides itself
+    with pytest.raises(TypeError, match="top_k: expected an integer"):
+        kmini.gram(A, top_k=2.5)
+    with pytest.raises(ValueError, match="pairs_min: got -1, expected a number >= 0"):
+        kmini.gram(A, pairs_min=-1)
+    with pytest.raises(ValueError, match="count_at_least: got nan, expected a finite number"):
+        kmini.gram(A, count_at_least=[1, float("nan")])
+    with pytest.raises(ValueError, match="count_at_least: 65 thresholds, expected at most 64"):
+        kmini.gram(A, count_at_least=range(65))
+    with pytest.raises(TypeError, match="count_at_least: expected a sequence"):
+        kmini.gram(A, count_at_least="0.5")
+    with pytest.raises(ValueError, match="triangle: 'upper' needs one input"):
+        kmini.gram(A, A, triangle="upper")
+    with pytest.raises(ValueError, match="triangle: got 'lower'"):
+        kmini.gram(A, triangle="lower")
+    with pytest.raises(ValueError, match=r"slice_rows: got 0, expected an integer in \[1, "):
+        kmini.gram(A, slice_rows=0)
+
+
+@pytest.mark.skipif(not os.environ.get("KMINI_BINARY"), reason="KMINI_BINARY (the CLI) not set")
+@pytest.mark.parametrize("two", [False, True])
+def test_the_cli_writes_the_same_bytes(tmp_path, two):
+    """One front end or the other: the same library kernels, the same records."""
+    r = np.random.default_rng(3)
+    A = r.random((45, 100)) < 0.35
+    np.save(tmp_path / "a.npy", A)
+    B = None
+    deck = {"run": {"kernels": ["gram"], "verify": False},
+            "gram": {"A": {"file": str(tmp_path / "a.npy")}, "similarity": "jaccard", "row_slice": 8,
+                     "write": {"C": "c.npy", "summary": "s.json", "top_k": {"path": "t.npy", "k": 5},
+                               "pairs": {"path": "p.npy", "min": 0.25}, "count_at_least": [0.3, 0.1, 0.2]}}}
+    if two:
+        B = r.random((23, 100)) < 0.5
+        np.save(tmp_path / "b.npy", B)
+        deck["gram"]["B"] = {"file": str(tmp_path / "b.npy")}
+    (tmp_path / "deck.yaml").write_text(json.dumps(deck))  # JSON is YAML
+    out = tmp_path / "out"
+    run = subprocess.run([os.environ["KMINI_BINARY"], str(tmp_path / "deck.yaml"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    res = kmini.gram(A, B, similarity="jaccard", top_k=5, pairs_min=0.25, count_at_least=[0.3, 0.1, 0.2],
+                     slice_rows=8)
+    for name, ours in (("c.npy", res.C), ("t.npy", res.top_k), ("p.npy", res.pairs)):
+        theirs = np.load(out / name)
+        assert theirs.dtype == ours.dtype and theirs.shape == ours.shape, name
+        assert theirs.tobytes() == ours.tobytes(), name
+    summary = json.loads((out / "s.json").read_text())
+    assert [e["pairs"] for e in summary["count_at_least"]] == list(res.counts)
+
+
+def test_ctrl_c_interrupts_a_long_product_between_slices():
+    code = """
+import os, signal, sys, threading, time
+import numpy as np, kmini
+A = np.random.default_rng(1).random((20000, 4096)) < 0.5  # ~13 s of tiles here; slices of 64 rows
+sent = []
+def interrupt():
+    sent.append(time.monotonic())
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Timer(0.5, interrupt).start()
+try:
+    kmini.gram(A, dense=False, top_k=1, slice_rows=64)
+    print('finished')
+except KeyboardInterrupt:
+    print('KeyboardInterrupt after %.3f s' % (time.monotonic() - sent[0]))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("KeyboardInterrupt after"), r.stdout + r.stderr
+    assert float(r.stdout.split()[2]) < 1.0, r.stdout

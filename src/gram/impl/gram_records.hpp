@@ -1,0 +1,45 @@
+#pragma once
+// Host-side encoding of the sparse outputs, shared by the CLI's writers
+// (gram_sparse.cpp) and the library (gram_api.cpp), so both produce the same
+// bytes: records of int64 fields and a value stored as int32 (counts) or
+// float32 (similarities); and count_at_least's totals from the bins.
+#include "gram/gram_similarity.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace kmini::gram {
+
+inline void append_i8(std::vector<char>& out, std::int64_t v) {
+  char bytes[8];
+  std::memcpy(bytes, &v, 8);
+  out.insert(out.end(), bytes, bytes + 8);
+}
+
+// Appends `value` as a record's value field: int32 counts, float32 otherwise.
+inline void append_value(std::vector<char>& out, Similarity s, double value) {
+  char bytes[4];
+  if (s == Similarity::Counts) {
+    const auto v = static_cast<std::int32_t>(value);
+    std::memcpy(bytes, &v, 4);
+  } else {
+    const auto v = static_cast<float>(value);
+    std::memcpy(bytes, &v, 4);
+  }
+  out.insert(out.end(), bytes, bytes + 4);
+}
+
+// The pairs with value >= x, from `bins` (bins[b]: pairs with exactly b of
+// the `sorted` thresholds <= their value): those with more thresholds <= them
+// than the thresholds below x.
+inline std::int64_t pairs_at_or_above(const std::vector<double>& sorted, const std::vector<std::int64_t>& bins,
+                                      double x) {
+  const auto below = std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin();
+  std::int64_t n = 0;
+  for (std::size_t b = static_cast<std::size_t>(below) + 1; b < bins.size(); ++b) n += bins[b];
+  return n;
+}
+
+}  // namespace kmini::gram
