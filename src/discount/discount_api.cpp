@@ -17,6 +17,7 @@ void apply_any(const ApiExec& exec, const ApiRow<const T>& mult_by, const ApiRow
       kStreamingStores && (params.stores == S::Streaming ||
                            (params.stores == S::Auto && cv_exceeds_cache(cv_bytes, last_level_cache_bytes())));
   if (streaming) multiply_streaming(exec, mult_by, discount, cv);
+  else if (params.policy == ApplyParams::Policy::Flat) multiply_flat(exec, mult_by, discount, cv);
   else multiply_mdrange(exec, mult_by, discount, cv);
 }
 

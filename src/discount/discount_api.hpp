@@ -20,6 +20,9 @@ using ApiRows = Kokkos::View<T**, Kokkos::LayoutRight, ApiMemory, Kokkos::Memory
 // last-level cache, else the 2-D range kernel with regular stores).
 struct ApplyParams {
   enum class Stores { Auto, Regular, Streaming } stores = Stores::Auto;
+  // With regular stores: the 2-D range over (date, row), or one flat range
+  // (discount.policy; the CLI's comparison of the two).
+  enum class Policy { MDRange, Flat } policy = Policy::MDRange;
 };
 
 // Whether this build has the streaming-store kernel (host builds for CPUs with AVX).

@@ -6,12 +6,14 @@
 // is wrapped as an unmanaged View on host backends (its data pointer is the
 // View's); other arrays whose values convert exactly (bool, integers up to
 // 2^53, float32 to float64) are copied once; anything else is a TypeError.
-// On device backends the arrays are copied to the device and back (the
-// __cuda_array_interface__ path is not written yet).
+// On device backends numpy arrays are copied to the device and back, and
+// objects exposing __cuda_array_interface__ (CuPy, numba, PyTorch) are used in
+// place, with results returned as kmini.DeviceArray (cuda_array.hpp).
 #include "core/device_memory.hpp"
 #include "core/errors.hpp"
 #include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
+#include "cuda_array.hpp"
 #include "discount/discount_api.hpp"
 #include "gram/gram_api.hpp"
 #include "rk4/rk4_api.hpp"
@@ -189,9 +191,63 @@ py::array discount_typed(const py::handle& mult_obj, const py::handle& disc_obj,
   return std::move(out);
 }
 
+// The device path: CUDA arrays (__cuda_array_interface__) used in place; the
+// result is `out` (a device array, written in place) or a new kmini.DeviceArray.
+// No conversion on the device: both inputs (and out) of the dtype T.
+template <class T>
+py::object discount_on_device_arrays(const py::handle& mult_obj, const py::handle& disc_obj, const py::object& out_obj,
+                                     const kmini::discount::ApplyParams& params) {
+  using namespace kmini::python;
+  const CudaArrayView m = cuda_array_view(mult_obj, "mult_by");
+  const CudaArrayView x = cuda_array_view(disc_obj, "discount");
+  for (const CudaArrayView* v : {&m, &x})
+    if (v->typestr != typestr_of<T>())
+      throw py::type_error(std::string(v == &m ? "mult_by" : "discount") + ": device dtype " + v->typestr +
+                           ", expected " + typestr_of<T>() + " for both inputs (device arrays are not converted)");
+  if (m.shape.size() != 2) throw py::value_error("mult_by: shape " + m.shape_string() + ", expected (ids, terms)");
+  if (x.shape.size() != 3 || x.shape[1] != m.shape[0] || x.shape[2] != m.shape[1])
+    throw py::value_error("discount: shape " + x.shape_string() + ", expected (dates, " + std::to_string(m.shape[0]) +
+                          ", " + std::to_string(m.shape[1]) + ") to match mult_by " + m.shape_string());
+  ensure_kokkos();
+  py::object result;
+  T* y = nullptr;
+  if (out_obj.is_none()) {
+    DeviceArray out(x.shape, typestr_of<T>());
+    y = static_cast<T*>(out.data());
+    result = py::cast(std::move(out));
+  } else {
+    if (!has_cuda_array_interface(out_obj))
+      throw py::type_error("out: a numpy array with device inputs, expected a device array (or out=None)");
+    const CudaArrayView o = cuda_array_view(out_obj, "out");
+    if (o.typestr != typestr_of<T>())
+      throw py::type_error("out: device dtype " + o.typestr + ", expected " + typestr_of<T>() +
+                           " (out is written in place)");
+    if (o.shape != x.shape)
+      throw py::value_error("out: shape " + o.shape_string() + ", expected " + x.shape_string() +
+                            " (the shape of discount)");
+    if (o.readonly) throw py::value_error("out: a read-only device array (it is written in place)");
+    for (const CudaArrayView* in : {&m, &x})
+      if (in->data < o.data + o.bytes() && o.data < in->data + in->bytes())
+        throw py::value_error("out: shares memory with an input");
+    y = reinterpret_cast<T*>(o.data);
+    result = out_obj;
+  }
+  const std::int64_t dates = x.shape[0], row = m.shape[0] * m.shape[1];
+  {
+    py::gil_scoped_release release;
+    using namespace kmini::discount;
+    synchronize_producers();
+    const ApiExec exec;
+    apply(exec, ApiRow<const T>(reinterpret_cast<const T*>(m.data), row),
+          ApiRows<const T>(reinterpret_cast<const T*>(x.data), dates, row), ApiRows<T>(y, dates, row), params);
+    exec.fence();
+  }
+  return result;
+}
+
 // float32 when both inputs are float32, else float64 (as numpy's multiply).
-py::array discount(const py::handle& mult_by, const py::handle& discount, const py::object& out,
-                   const std::string& stores) {
+py::object discount(const py::handle& mult_by, const py::handle& discount, const py::object& out,
+                    const std::string& stores) {
   kmini::discount::ApplyParams params;
   using S = kmini::discount::ApplyParams::Stores;
   if (stores == "auto") params.stores = S::Auto;
@@ -200,6 +256,18 @@ py::array discount(const py::handle& mult_by, const py::handle& discount, const 
   else throw py::value_error("stores: got '" + stores + "', expected 'auto', 'regular' or 'streaming'");
   if (params.stores == S::Streaming && !kmini::discount::streaming_stores_available())
     throw py::value_error("stores: 'streaming' is not in this build (a host build for a CPU with AVX)");
+  using kmini::python::has_cuda_array_interface;
+  if (has_cuda_array_interface(mult_by) || has_cuda_array_interface(discount) || has_cuda_array_interface(out)) {
+    if constexpr (kmini::python::kKernelsOnHost)  // names the argument that is a device array
+      for (const auto& [name, obj] :
+           {std::pair<const char*, py::handle>{"mult_by", mult_by}, {"discount", discount}, {"out", out}})
+        if (has_cuda_array_interface(obj)) kmini::python::cuda_array_view(obj, name);
+    const bool single =
+        has_cuda_array_interface(mult_by) &&
+        kmini::python::cuda_array_view(mult_by, "mult_by").typestr == kmini::python::typestr_of<float>();
+    return single ? discount_on_device_arrays<float>(mult_by, discount, out, params)
+                  : discount_on_device_arrays<double>(mult_by, discount, out, params);
+  }
   const py::array m = py::array::ensure(mult_by), x = py::array::ensure(discount);
   const bool single = m && x && py::isinstance<py::array_t<float>>(m) && py::isinstance<py::array_t<float>>(x);
   return single ? discount_typed<float>(mult_by, discount, out, params)
@@ -568,6 +636,7 @@ py::dict info() {
   d["host_accessible"] =
       static_cast<bool>(Kokkos::SpaceAccessibility<Kokkos::HostSpace, kmini::discount::ApiMemory>::accessible);
   d["concurrency"] = kmini::discount::ApiExec().concurrency();
+  d["device_arrays"] = !kmini::python::kKernelsOnHost;  // __cuda_array_interface__ in and out
   return d;
 }
 
@@ -575,6 +644,7 @@ py::dict info() {
 
 PYBIND11_MODULE(kmini, m) {
   m.doc() = "kmini's kernels from Python: numpy arrays in and out (see README, From Python)";
+  kmini::python::register_device_array(m);
   m.def("info", &info, "Kokkos version, execution and memory space of this build (initialises Kokkos).");
   m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::kw_only(), py::arg("out") = py::none(),
         py::arg("stores") = "auto",

@@ -139,3 +139,44 @@ def test_every_store_kind_gives_numpy_s_bits(stores, dtype):
     np.testing.assert_array_equal(out, m * x)
     with pytest.raises(ValueError, match="stores: got 'fast'"):
         kmini.discount(m, x, stores="fast")
+
+
+class FakeDeviceArray:
+    """Something that says it lives on a GPU (what CuPy, numba and PyTorch expose)."""
+
+    def __init__(self, shape, typestr="<f8"):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (4096, False), "version": 3,
+                                         "strides": None}
+
+
+@pytest.mark.skipif(kmini.info()["device_arrays"], reason="a device build uses device arrays")
+def test_device_arrays_are_refused_by_host_builds_naming_the_argument():
+    m, x = np.ones((2, 3)), np.ones((4, 2, 3))
+    for kwargs, name in (({"mult_by": FakeDeviceArray((2, 3)), "discount": x}, "mult_by"),
+                         ({"mult_by": m, "discount": FakeDeviceArray((4, 2, 3))}, "discount"),
+                         ({"mult_by": m, "discount": x, "out": FakeDeviceArray((4, 2, 3))}, "out")):
+        with pytest.raises(TypeError, match=name + r": a CUDA device array \(__cuda_array_interface__\), but this "
+                                                   "kmini build runs its kernels on the host"):
+            kmini.discount(kwargs.pop("mult_by"), kwargs.pop("discount"), **kwargs)
+    assert not hasattr(kmini, "DeviceArray")
+
+
+cupy = pytest.importorskip("cupy") if kmini.info()["device_arrays"] else None
+
+
+@pytest.mark.skipif(cupy is None, reason="a host build, or no CuPy: device arrays are checked on a GPU")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cupy_arrays_are_used_in_place_and_results_stay_on_the_device(dtype):
+    r = np.random.default_rng(2)
+    m, x = r.random((30, 7)).astype(dtype), r.random((5, 30, 7)).astype(dtype)
+    dm, dx = cupy.asarray(m), cupy.asarray(x)
+    cv = kmini.discount(dm, dx)
+    assert isinstance(cv, kmini.DeviceArray) and cv.shape == x.shape and cv.dtype == dtype
+    on_gpu = cupy.asarray(cv)  # no copy: the same device pointer
+    assert on_gpu.data.ptr == cv.__cuda_array_interface__["data"][0]
+    np.testing.assert_array_equal(cv.get(), np.multiply(m, x))
+    out = cupy.zeros_like(dx)
+    assert kmini.discount(dm, dx, out=out) is out
+    np.testing.assert_array_equal(cupy.asnumpy(out), np.multiply(m, x))
+    with pytest.raises(TypeError, match="discount: not a device array"):
+        kmini.discount(dm, x)

@@ -3,6 +3,7 @@
 // files, converted, or generated) and the kernel dispatch for the deck's
 // reduction. Used by discount_run.cpp.
 #include "discount/discount.hpp"
+#include "discount/discount_api.hpp"
 #include "discount/impl/discount_kernels.hpp"
 #include "io/npy.hpp"
 #include "kernel/kernel.hpp"
@@ -79,11 +80,15 @@ void compute(const ExecSpace& exec, const Config& c, const DeviceArrays<T>& a) {
   const auto cv = Rows<T>(a.cv.data(), a.cv.extent(0), a.cv.extent(1) * a.cv.extent(2));
   const bool write_cv = c.computes_cv();
   switch (c.reduce) {
-    case Reduce::None:
-      if (c.stream_cv) multiply_streaming(exec, mult, disc, cv);
-      else if (c.policy == Policy::Flat) multiply_flat(exec, mult, disc, cv);
-      else multiply_mdrange(exec, mult, disc, cv);
+    case Reduce::None: {  // the library function the Python front end calls too
+      ApplyParams params;
+      params.stores = c.stream_cv ? ApplyParams::Stores::Streaming : ApplyParams::Stores::Regular;
+      params.policy = c.policy == Policy::Flat ? ApplyParams::Policy::Flat : ApplyParams::Policy::MDRange;
+      apply(exec, ApiRow<const T>(mult.data(), mult.extent(0)),
+            ApiRows<const T>(disc.data(), disc.extent(0), disc.extent(1)),
+            ApiRows<T>(cv.data(), cv.extent(0), cv.extent(1)), params);
       break;
+    }
     case Reduce::PerDate:
       if (write_cv) reduce_per_date<true>(exec, mult, disc, cv, a.partial, a.sums);
       else reduce_per_date<false>(exec, mult, disc, cv, a.partial, a.sums);
