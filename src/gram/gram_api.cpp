@@ -6,6 +6,7 @@
 #include "gram/impl/gram_records.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -29,10 +30,27 @@ constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, ApiMe
 // device buffers), so a slice with many pairs needs no buffer of its size.
 constexpr std::int64_t kPairPiece = std::int64_t(1) << 20;
 
+using DeviceBytes =
+    Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, ApiMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
 // The matrix in the tile kernel's padded layout on the device.
 ApiPacked pack(const ApiExec& exec, const ApiMatrix& m, const char* label) {
   ApiPacked packed(std::string(label), m.rows, words_allocated(m.cols));
   if (m.rows == 0) return packed;
+  if (m.on_device) {  // read where it is
+    if (m.format == ApiMatrix::Format::Words) {
+      const auto* w = static_cast<const Word*>(m.data);
+      const std::int64_t nw = words_for(m.cols);
+      Kokkos::parallel_for(
+          "kmini::gram::pack_words", Kokkos::RangePolicy<ApiExec>(exec, 0, m.rows * nw),
+          KOKKOS_LAMBDA(const std::int64_t e) { packed(e / nw, e % nw) = w[e]; });
+      return packed;
+    }
+    const DeviceBytes bytes(static_cast<const std::uint8_t*>(m.data), m.rows, m.row_bytes());
+    if (m.format == ApiMatrix::Format::PackBits) pack_packed_bytes(exec, packed, bytes, 0);
+    else pack_unpacked_bytes(exec, packed, bytes, 0);
+    return packed;
+  }
   if (m.format == ApiMatrix::Format::Words) {
     const auto* w = static_cast<const Word*>(m.data);
     const std::int64_t nw = words_for(m.cols);
@@ -48,6 +66,49 @@ ApiPacked pack(const ApiExec& exec, const ApiMatrix& m, const char* label) {
   else pack_unpacked_bytes(exec, packed, staged, 0);
   exec.fence();  // `staged` leaves scope
   return packed;
+}
+
+// first_bad_value on the execution space that can read the data.
+template <class Exec>
+BadValue first_bad_value_on(const Exec& exec, const ApiMatrix& m) {
+  using Memory = typename Exec::memory_space;
+  using Bytes = Kokkos::View<const std::uint8_t*, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  BadValue bad;
+  if (m.rows == 0 || m.cols == 0) return bad;
+  const auto* bytes = static_cast<const std::uint8_t*>(m.data);
+  const std::int64_t rows = m.rows, cols = m.cols, row_bytes = m.row_bytes();
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  if (m.format == ApiMatrix::Format::Unpacked) {
+    Kokkos::parallel_reduce(
+        "kmini::gram::check_values", Kokkos::RangePolicy<Exec>(exec, 0, rows * cols),
+        KOKKOS_LAMBDA(const std::int64_t e, std::int64_t& lo) {
+          if (bytes[e] > 1 && e < lo) lo = e;
+        },
+        Kokkos::Min<std::int64_t>(first));
+    if (first == std::numeric_limits<std::int64_t>::max()) return bad;
+    std::uint8_t value = 0;
+    Kokkos::deep_copy(exec, Kokkos::View<std::uint8_t, Kokkos::HostSpace>(&value),
+                      Kokkos::subview(Bytes(bytes, rows * cols), first));
+    exec.fence();
+    return {first / cols, first % cols, value};
+  }
+  // The bits past `cols` in each row's last byte (numpy's packbits: the
+  // first column is the high bit) or word (column k is bit k % 64).
+  const bool words = m.format == ApiMatrix::Format::Words;
+  const int used = static_cast<int>(cols % (words ? 64 : 8));
+  if (used == 0) return bad;
+  const std::uint64_t mask = words ? ~((std::uint64_t(1) << used) - 1) : (0xFFu >> used);
+  Kokkos::parallel_reduce(
+      "kmini::gram::check_padding", Kokkos::RangePolicy<Exec>(exec, 0, rows),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& lo) {
+        std::uint64_t last = 0;
+        if (words) memcpy(&last, bytes + (i + 1) * row_bytes - 8, 8);
+        else last = bytes[(i + 1) * row_bytes - 1];
+        if ((last & mask) != 0 && i < lo) lo = i;
+      },
+      Kokkos::Min<std::int64_t>(first));
+  if (first != std::numeric_limits<std::int64_t>::max()) bad.row = first;
+  return bad;
 }
 
 template <class T>
@@ -129,6 +190,11 @@ void write_dense(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& slice, 
 }
 
 }  // namespace
+
+BadValue first_bad_value(const ApiExec& exec, const ApiMatrix& m) {
+  if (m.on_device || kHostMemory) return first_bad_value_on(exec, m);
+  return first_bad_value_on(Kokkos::DefaultHostExecutionSpace(), m);
+}
 
 std::int64_t dense_elements(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params) {
   if (!params.dense) return 0;

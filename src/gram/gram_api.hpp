@@ -19,15 +19,26 @@ using ApiExec = Kokkos::DefaultExecutionSpace;
 //  Unpacked: one byte per element (0 or 1; bool or uint8);
 //  PackBits: np.packbits(A, axis=1): ceil(cols / 8) bytes per row, numpy's bit order;
 //  Words:    ceil(cols / 64) 64-bit words per row, column k in bit k % 64 of word k / 64.
-// The values (0/1, no bit set past `cols`) are the caller's to check.
+// The values (0/1, no bit set past `cols`) are the caller's to check, with
+// first_bad_value.
 struct ApiMatrix {
   enum class Format { Unpacked, PackBits, Words } format = Format::Unpacked;
   const void* data = nullptr;
   std::int64_t rows = 0, cols = 0;
+  bool on_device = false;  // data in the kernels' memory space (a CUDA array), else host memory
   std::int64_t row_bytes() const {
     return format == Format::Unpacked ? cols : format == Format::PackBits ? (cols + 7) / 8 : (cols + 63) / 64 * 8;
   }
 };
+
+// The first element of `m` that is not 0 or 1 (Unpacked: row, col, value),
+// or the first row with a bit set past `cols` (PackBits, Words: col = -1);
+// row = -1 when there is none. Runs where the data is.
+struct BadValue {
+  std::int64_t row = -1, col = -1;
+  int value = 0;
+};
+BadValue first_bad_value(const ApiExec& exec, const ApiMatrix& m);
 
 // The most count_at_least thresholds (the device keeps a per-row array).
 constexpr int kMaxCountThresholds = 64;

@@ -395,28 +395,88 @@ py::tuple rk4(const py::handle& f0, const py::handle& g0, std::int64_t steps, co
 // ----------------------------------------------------------------- gram ----
 
 // One 0/1 matrix argument: bool/uint8 elements, np.packbits bytes (uint8 with
-// cols=) or uint64 words (with cols=), held C-contiguous in `keep`.
+// cols=) or uint64 words (with cols=), held C-contiguous in `keep`; or the
+// same as a device array (__cuda_array_interface__), read in place.
 struct GramInput {
-  py::array keep;
+  py::object keep;
   kmini::gram::ApiMatrix m;
 };
 
+// The format `cols` and the dtype's kind and size give, and the row length it
+// implies; a TypeError naming `name` for other dtypes.
+kmini::gram::ApiMatrix gram_format(const char* name, const std::string& dtype, char kind, py::ssize_t itemsize,
+                                   py::ssize_t rows, py::ssize_t width, const py::object& cols_obj) {
+  using Format = kmini::gram::ApiMatrix::Format;
+  kmini::gram::ApiMatrix m;
+  m.rows = rows;
+  if (cols_obj.is_none()) {
+    m.format = Format::Unpacked;
+    m.cols = width;
+    return m;
+  }
+  const std::int64_t cols = py::cast<std::int64_t>(cols_obj);
+  if (cols < 0) throw py::value_error("cols: got " + std::to_string(cols) + ", expected an integer >= 0");
+  m.cols = cols;
+  if (kind == 'u' && itemsize == 1) m.format = Format::PackBits;
+  else if (kind == 'u' && itemsize == 8) m.format = Format::Words;
+  else
+    throw py::type_error(std::string(name) + ": dtype " + dtype +
+                         " with cols=, expected uint8 (np.packbits(A, axis=1)) or uint64 words");
+  const std::int64_t per_row = m.format == Format::PackBits ? (cols + 7) / 8 : (cols + 63) / 64;
+  if (width != per_row)
+    throw py::value_error(std::string(name) + ": shape (" + std::to_string(rows) + ", " + std::to_string(width) +
+                          "), expected (" + std::to_string(rows) + ", " + std::to_string(per_row) +
+                          ") for cols=" + std::to_string(cols));
+  return m;
+}
+
+// The library's check of the values (where they are), as the CLI words it.
+void check_gram_values(const char* name, const kmini::gram::ApiMatrix& m) {
+  const kmini::gram::BadValue bad = kmini::gram::first_bad_value(kmini::gram::ApiExec(), m);
+  if (bad.row < 0) return;
+  if (m.format == kmini::gram::ApiMatrix::Format::Unpacked)
+    throw py::value_error(std::string(name) + ": element (" + std::to_string(bad.row) + ", " + std::to_string(bad.col) +
+                          ") is " + std::to_string(bad.value) + ", expected 0 or 1");
+  const bool words = m.format == kmini::gram::ApiMatrix::Format::Words;
+  throw py::value_error(std::string(name) + ": bits set past cols=" + std::to_string(m.cols) + " in the last " +
+                        (words ? "word" : "byte") + " of row " + std::to_string(bad.row) + ", expected zeros");
+}
+
+GramInput gram_device_input(const py::handle& obj, const char* name, const py::object& cols_obj) {
+  const kmini::python::CudaArrayView v = kmini::python::cuda_array_view(obj, name);
+  if (v.shape.size() != 2)
+    throw py::value_error(std::string(name) + ": shape " + v.shape_string() + ", expected (rows, cols)");
+  const py::dtype dt(v.typestr);
+  const char kind = dt.kind();
+  if (cols_obj.is_none() && !(kind == 'b' || (kind == 'u' && dt.itemsize() == 1)))
+    throw py::type_error(std::string(name) + ": device dtype " + v.typestr +
+                         ", expected 0/1 values as bool or uint8 (or np.packbits bytes / uint64 words with cols=)");
+  GramInput in;
+  in.m = gram_format(name, v.typestr, kind, dt.itemsize(), v.shape[0], v.shape[1], cols_obj);
+  in.m.data = reinterpret_cast<const void*>(v.data);
+  in.m.on_device = true;
+  in.keep = v.owner;
+  kmini::python::synchronize_producers();
+  check_gram_values(name, in.m);
+  return in;
+}
+
 GramInput gram_input(const py::handle& obj, const char* name, const py::object& cols_obj) {
+  if (kmini::python::has_cuda_array_interface(obj)) return gram_device_input(obj, name, cols_obj);
   const py::module_ np = py::module_::import("numpy");
   py::array a = py::array::ensure(obj);
   if (!a) throw py::type_error(std::string(name) + ": expected a numpy array (or something numpy converts)");
   if (a.ndim() != 2) throw py::value_error(std::string(name) + ": shape " + shape_of(a) + ", expected (rows, cols)");
-  GramInput in;
-  in.m.rows = a.shape(0);
   const char kind = a.dtype().kind();
-  if (cols_obj.is_none()) {
-    in.m.format = kmini::gram::ApiMatrix::Format::Unpacked;
-    in.m.cols = a.shape(1);
+  GramInput in;
+  in.m = gram_format(name, dtype_of(a), kind, a.itemsize(), a.shape(0), a.shape(1), cols_obj);
+  if (in.m.format == kmini::gram::ApiMatrix::Format::Unpacked) {
     if (kind != 'b' && kind != 'u' && kind != 'i' && kind != 'f')
       throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) +
                            ", expected 0/1 values as bool or uint8 (or np.packbits bytes / uint64 words with cols=)");
-    if (kind != 'b') {
-      // Values other than 0 and 1 are an error, as in the CLI, naming the first.
+    const bool bytes = kind == 'b' || (kind == 'u' && a.itemsize() == 1);
+    if (!bytes) {
+      // Other dtypes are checked before the conversion to bytes (0.5 is not 0).
       const py::array bad = np.attr("argwhere")((a.attr("__ne__")(0)).attr("__and__")(a.attr("__ne__")(1)));
       if (bad.shape(0) > 0) {
         const auto i = bad.attr("__getitem__")(0).attr("__getitem__")(0).cast<std::int64_t>();
@@ -428,37 +488,10 @@ GramInput gram_input(const py::handle& obj, const char* name, const py::object& 
     }
     in.keep = np.attr("ascontiguousarray")(a, "uint8");
   } else {
-    const std::int64_t cols = py::cast<std::int64_t>(cols_obj);
-    if (cols < 0) throw py::value_error("cols: got " + std::to_string(cols) + ", expected an integer >= 0");
-    in.m.cols = cols;
-    if (kind == 'u' && a.itemsize() == 1) {
-      in.m.format = kmini::gram::ApiMatrix::Format::PackBits;
-    } else if (kind == 'u' && a.itemsize() == 8) {
-      in.m.format = kmini::gram::ApiMatrix::Format::Words;
-    } else {
-      throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) +
-                           " with cols=, expected uint8 (np.packbits(A, axis=1)) or uint64 words");
-    }
-    const std::int64_t per_row =
-        in.m.format == kmini::gram::ApiMatrix::Format::PackBits ? (cols + 7) / 8 : (cols + 63) / 64;
-    if (a.shape(1) != per_row)
-      throw py::value_error(std::string(name) + ": shape " + shape_of(a) + ", expected (" + std::to_string(a.shape(0)) +
-                            ", " + std::to_string(per_row) + ") for cols=" + std::to_string(cols));
     in.keep = np.attr("ascontiguousarray")(a);
-    // No bit may be set past `cols` (it would be counted).
-    const int unit = in.m.format == kmini::gram::ApiMatrix::Format::PackBits ? 8 : 64;
-    if (cols % unit != 0 && in.m.rows > 0) {
-      const py::object last =
-          in.keep.attr("__getitem__")(py::make_tuple(py::slice(py::none(), py::none(), py::none()), -1));
-      const int used = static_cast<int>(cols % unit);
-      // packbits: the first column is the high bit; words: column k is bit k % 64.
-      const py::object mask = unit == 8 ? py::cast(0xFF >> used) : np.attr("uint64")(~((std::uint64_t(1) << used) - 1));
-      if (np.attr("any")(last.attr("__and__")(mask)).cast<bool>())
-        throw py::value_error(std::string(name) + ": bits set past cols=" + std::to_string(cols) + " in the last " +
-                              (unit == 8 ? "byte" : "word") + " of a row, expected zeros");
-    }
   }
-  in.m.data = in.keep.data();
+  in.m.data = in.keep.cast<py::array>().data();
+  check_gram_values(name, in.m);  // bytes: any value but 0 and 1; packed: bits past cols
   return in;
 }
 

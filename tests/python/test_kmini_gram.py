@@ -261,3 +261,47 @@ except KeyboardInterrupt:
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("KeyboardInterrupt after"), r.stdout + r.stderr
     assert float(r.stdout.split()[2]) < 1.0, r.stdout
+
+
+def test_the_first_bad_value_is_named_in_row_major_order():
+    A = np.zeros((9, 300), dtype=np.uint8)
+    A[5, 0], A[3, 299], A[3, 7] = 7, 255, 2
+    with pytest.raises(ValueError, match=r"A: element \(3, 7\) is 2, expected 0 or 1"):
+        kmini.gram(A)
+    P = np.zeros((4, 2), dtype=np.uint8)
+    P[2, 1] = 0x01  # column 15 of cols=10
+    with pytest.raises(ValueError, match="bits set past cols=10 in the last byte of row 2, expected zeros"):
+        kmini.gram(P, cols=10)
+    W = np.zeros((3, 2), dtype=np.uint64)
+    W[1, 1] = np.uint64(1) << np.uint64(63)  # column 127 of cols=100
+    with pytest.raises(ValueError, match="bits set past cols=100 in the last word of row 1"):
+        kmini.gram(W, cols=100)
+    W[1, 1] = np.uint64(1) << np.uint64(35)  # column 99: inside
+    assert kmini.gram(W, cols=100).C[1, 1] == 1
+
+
+class FakeDeviceMatrix:
+    def __init__(self, shape, typestr="|u1"):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (4096, False), "version": 3}
+
+
+@pytest.mark.skipif(kmini.info()["device_arrays"], reason="a device build uses device arrays")
+def test_device_matrices_are_refused_by_host_builds():
+    with pytest.raises(TypeError, match=r"B: a CUDA device array \(__cuda_array_interface__\), but this kmini build"):
+        kmini.gram(np.ones((2, 3), bool), FakeDeviceMatrix((2, 3)))
+
+
+cupy = pytest.importorskip("cupy") if kmini.info()["device_arrays"] else None
+
+
+@pytest.mark.skipif(cupy is None, reason="a host build, or no CuPy: device arrays are checked on a GPU")
+def test_cupy_matrices_are_read_in_place_in_every_form():
+    A = np.random.default_rng(4).random((70, 130)) < 0.4
+    want = numpy_counts(A)
+    for arg, cols in ((cupy.asarray(A), None), (cupy.asarray(A.astype(np.uint8)), None),
+                      (cupy.asarray(np.packbits(A, axis=1)), 130), (cupy.asarray(words_of(A)), 130)):
+        np.testing.assert_array_equal(kmini.gram(arg, cols=cols, top_k=3).C, want)
+    bad = cupy.asarray(A.astype(np.uint8))
+    bad[4, 9] = 3
+    with pytest.raises(ValueError, match=r"A: element \(4, 9\) is 3, expected 0 or 1"):
+        kmini.gram(bad)
