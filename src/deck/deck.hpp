@@ -21,6 +21,22 @@ std::string flow_text(const YAML::Node& v);
 
 class Deck;
 
+// What the accessor that read a key accepts: recorded as configure() reads the
+// deck, so the deck's keys, ranges and defaults are declared once, in the code
+// that checks them, and the fault tests (tests/fault) read them from there.
+struct KeyRule {
+  enum class Kind { Section, Integer, Real, ByteSize, Boolean, Choice, Text, OutputPath, Reals, RealList, ChoiceList };
+  Kind kind = Kind::Text;
+  double min = 0, max = 0;           // Integer, Real, ByteSize (inclusive; Real: min exclusive when asked)
+  bool min_exclusive = false;        // Real
+  std::vector<std::string> options;  // Choice, ChoiceList: the names; OutputPath: the accepted suffixes
+  std::size_t count = 0;             // Reals: exactly; RealList: at most
+  std::string fallback;              // the default, as text ("" when required or none)
+  bool required = false;
+  bool word_auto = false;  // `auto` accepted besides (is_word(key, "auto") asked)
+};
+using KeyRules = std::map<std::string, KeyRule>;  // dotted path -> rule
+
 // A view of one map in the deck, at a dotted path ("rk4.init.F").
 class DeckNode {
  public:
@@ -49,6 +65,9 @@ class DeckNode {
   std::vector<double> reals(const std::string& key, const std::vector<double>& fallback, std::size_t count) const;
   // A list of 0 .. max_count finite numbers >= min (absent: empty).
   std::vector<double> real_list(const std::string& key, double min, std::size_t max_count) const;
+  // An output file's path ending in one of `suffixes` (".npy"); absent: `fallback`.
+  std::string output_path(const std::string& key, const std::vector<std::string>& suffixes,
+                          const std::string& fallback = "") const;
   std::vector<std::string> choice_list(const std::string& key, const std::vector<std::string>& fallback,
                                        const std::vector<std::string>& options) const;
   // For a map that must hold exactly one of `alternatives` (e.g. init.F: {fill|file|random}).
@@ -73,6 +92,7 @@ class DeckNode {
   std::string full(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
   std::string value_text(const std::string& key) const;
   void record(const std::string& key, Json value) const;
+  void rule(const std::string& key, KeyRule r) const;  // records what `key` accepts
 
   Deck* deck_;
   std::string path_;
@@ -93,6 +113,8 @@ class Deck {
   void check_all_keys_known() const;
   const Json& resolved() const { return resolved_; }
   const std::string& origin() const { return origin_; }
+  // What each key read so far accepts (KeyRule).
+  const KeyRules& rules() const { return rules_; }
 
  private:
   friend class DeckNode;
@@ -111,6 +133,7 @@ class Deck {
   mutable std::set<std::string> known_;          // every key an accessor asked for
   mutable std::set<std::string> used_;           // keys present and read
   mutable Json resolved_ = Json::object();
+  mutable KeyRules rules_;
 };
 
 }  // namespace kmini

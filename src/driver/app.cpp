@@ -92,14 +92,10 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
 
   // Validate everything before running anything.
   auto kernels = make_all_kernels();
-  std::vector<std::string> names;
-  for (const auto& k : kernels) names.push_back(k->name());
-  DeckNode root = deck.root();
-  DeckNode run = root.child("run");
-  const auto order = run.choice_list("kernels", names, names);
-  const bool verify = run.boolean("verify", true);
-  const auto seed = run.integer("seed", 12345, 0);
-  for (auto& k : kernels) k->configure(root.child(k->name()), env);
+  const RunSettings settings = configure_all(deck, kernels, env);
+  const auto& order = settings.order;
+  const bool verify = settings.verify;
+  const auto seed = settings.seed;
   deck.check_all_keys_known();
   if (env.is_root())
     for (const auto& k : kernels)

@@ -16,6 +16,19 @@ std::vector<std::unique_ptr<Kernel>> make_all_kernels() {
   return k;
 }
 
+RunSettings configure_all(Deck& deck, std::vector<std::unique_ptr<Kernel>>& kernels, const Environment& env) {
+  std::vector<std::string> names;
+  for (const auto& k : kernels) names.push_back(k->name());
+  DeckNode root = deck.root();
+  DeckNode run = root.child("run");
+  RunSettings s;
+  s.order = run.choice_list("kernels", names, names);
+  s.verify = run.boolean("verify", true);
+  s.seed = run.integer("seed", 12345, 0);
+  for (auto& k : kernels) k->configure(root.child(k->name()), env);
+  return s;
+}
+
 std::function<double(RunContext&)> bandwidth_probe() {
   // 8 Mi elements (192 MiB for a, b, c) is out of every cache the probe met, best of 5.
   return [](RunContext& ctx) { return stream::measure_add_bandwidth(ctx, 1 << 23, 5); };

@@ -3,13 +3,26 @@
 // the roof when the stream kernel does not run.
 #include "kernel/kernel.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace kmini {
 
 // All kernels kmini knows, in the order they are documented.
 std::vector<std::unique_ptr<Kernel>> make_all_kernels();
+
+// The deck's run section, read and checked.
+struct RunSettings {
+  std::vector<std::string> order;  // run.kernels
+  bool verify = true;
+  std::int64_t seed = 12345;
+};
+// Reads the run section and configures every kernel from its own section (run
+// or not): all a run and a dry run validate before anything runs. The deck's
+// rules() then hold every key read (tests/fault takes the keys' rules from it).
+RunSettings configure_all(Deck& deck, std::vector<std::unique_ptr<Kernel>>& kernels, const Environment& env);
 
 // Device-only bandwidth of stream's add (float64), bytes/s per rank: what
 // RunContext::roof_bandwidth() measures on demand.

@@ -140,13 +140,9 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   c.init_g = parse_init(init, "G", p.n);
 
   const DeckNode write = s.child("write");
-  c.write_delta = write.has("delta") ? write.text("delta", "") : "";
-  if (!c.write_delta.empty() && !ends_with(c.write_delta, ".npy") && !ends_with(c.write_delta, ".csv"))
-    write.fail("delta", "a path ending in .npy or .csv");
-  c.write_f = write.has("F") ? write.text("F", "") : "";
-  c.write_g = write.has("G") ? write.text("G", "") : "";
-  if (!c.write_f.empty() && !ends_with(c.write_f, ".npy")) write.fail("F", "a path ending in .npy");
-  if (!c.write_g.empty() && !ends_with(c.write_g, ".npy")) write.fail("G", "a path ending in .npy");
+  c.write_delta = write.output_path("delta", {".npy", ".csv"});
+  c.write_f = write.output_path("F", {".npy"});
+  c.write_g = write.output_path("G", {".npy"});
 
   const DeckNode progress = s.child("progress");
   c.progress_every = progress.integer("every", 0, 0);
@@ -154,8 +150,7 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   c.check_every = s.integer("check_every", defaults.check_every, 1);
   const DeckNode checkpoint = s.child("checkpoint");
   c.checkpoint_every = checkpoint.integer("every", 0, 0);
-  c.checkpoint_path = checkpoint.text("path", "rk4_checkpoint.npy");
-  if (!ends_with(c.checkpoint_path, ".npy")) checkpoint.fail("path", "a path ending in .npy");
+  c.checkpoint_path = checkpoint.output_path("path", {".npy"}, "rk4_checkpoint.npy");
   c.restart = s.has("restart") ? s.text("restart", "") : "";
   if (!c.restart.empty()) {
     // Collective (every rank configures): integrity first, then the deck match;

@@ -1,6 +1,9 @@
 #include "case_support.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 namespace kmini::fault {
@@ -181,157 +184,212 @@ std::vector<std::string> safety_sets() {
 }
 
 // ------------------------------------------------------------- key table ----
-// From StreamKernel::configure (stream.cpp), Rk4Kernel::configure and
-// parse_init (rk4_config.cpp), read_config/read_input (discount_config.cpp),
-// GramKernel::configure (gram_config.cpp) and run_checked (driver/app.cpp).
+// The keys the cases exercise, each with a valid value and what it needs
+// beside it. What a key accepts (its type, range, names or suffixes) is not
+// restated here: the fault.deck_key_rules fixture configures kmini on the base
+// deck with each sample set (write_deck_key_rules, in-process) and writes the
+// rules the deck's accessors recorded (KeyRule, deck/deck.hpp) to the file
+// KMINI_DECK_KEY_RULES names, which deck_keys() reads.
+
+const std::vector<KeySample>& key_samples() {
+  static const std::vector<KeySample> samples = {
+      {"run", "{}"},
+      {"run.kernels", "[stream]"},
+      {"run.verify", "true"},
+      {"run.seed", "1"},
+      {"stream", "{}"},
+      {"stream.n", "1000"},
+      {"stream.ops", "[add]"},
+      {"stream.repeat", "1"},
+      {"rk4", "{}"},
+      {"rk4.n", "8"},
+      {"rk4.dt", "0.001"},
+      {"rk4.steps", "2"},
+      {"rk4.kerr", "0"},
+      {"rk4.method", "stages"},
+      {"rk4.chunk", "1"},
+      {"rk4.g", "0.01"},
+      {"rk4.delta0", "[0, 0]", {{"rk4.coupling", "per_step"}}},
+      {"rk4.coupling", "per_stage"},
+      {"rk4.precision", "double"},
+      {"rk4.init", "{}"},
+      {"rk4.init.F", "{fill: [1, 0]}"},
+      {"rk4.init.F.fill", "[1, 0]"},
+      {"rk4.init.F.random", "{seed: 3}"},
+      {"rk4.init.F.random.seed", "3"},
+      {"rk4.init.F.random.scale", "1.0"},
+      {"rk4.init.F.file", "", {}, "missing.npy"},
+      {"rk4.init.G", "{fill: [0.25, 0]}"},
+      {"rk4.init.G.fill", "[0.25, 0]"},
+      {"rk4.init.G.random.seed", "4"},
+      {"rk4.init.G.random", "{seed: 4}"},
+      {"rk4.init.G.random.scale", "1.0"},
+      {"rk4.init.G.file", "", {}, "missing.npy"},
+      {"rk4.write", "{}"},
+      {"rk4.write.delta", "delta.csv"},
+      {"rk4.write.F", "F.npy"},
+      {"rk4.write.G", "G.npy"},
+      {"rk4.progress", "{}"},
+      {"rk4.progress.every", "0"},
+      {"rk4.progress.invariant", "false"},
+      {"rk4.check_every", "100"},
+      {"rk4.checkpoint", "{}"},
+      {"rk4.checkpoint.every", "0"},
+      {"rk4.checkpoint.path", "ck.npy"},
+      {"rk4.restart", "", {}, "missing.npy"},
+      {"rk4.verify_steps", "2"},
+      {"discount", "{}"},
+      {"discount.dates", "2"},
+      {"discount.ids", "3"},
+      {"discount.terms", "2"},
+      {"discount.precision", "double"},
+      {"discount.reduce", "none"},
+      {"discount.policy", "flat"},
+      {"discount.stores", "regular"},
+      {"discount.repeat", "1"},
+      {"discount.init", "{}"},
+      {"discount.init.mult_by", "{arange: {}}"},
+      {"discount.init.mult_by.arange", "{}"},
+      {"discount.init.mult_by.random", "{seed: 1}"},
+      {"discount.init.mult_by.random.seed", "1"},
+      {"discount.init.mult_by.file", "", {}, "missing.npy"},
+      {"discount.init.discount", "{arange: {}}"},
+      {"discount.init.discount.arange", "{}"},
+      {"discount.init.discount.random", "{seed: 2}"},
+      {"discount.init.discount.random.seed", "2"},
+      {"discount.init.discount.file", "", {}, "missing.npy"},
+      {"discount.write", "{}"},
+      {"discount.write.cv", "cv.npy"},
+      {"discount.write.reduced", "r.npy", {{"discount.reduce", "per_date"}}},
+      {"gram", "{}"},
+      {"gram.A", "{random: {rows: 8, cols: 16}}"},
+      {"gram.A.random", "{rows: 8, cols: 16}"},
+      {"gram.A.random.rows", "8"},
+      {"gram.A.random.cols", "16"},
+      {"gram.A.random.density", "0.5"},
+      {"gram.A.random.seed", "1"},
+      {"gram.A.file", "", {{"gram.A.random", ""}}},
+      {"gram.row_slice", "8"},
+      {"gram.memory_budget", "auto", {}, "64M"},
+      {"gram.B", "{random: {rows: 4, cols: 16}}"},
+      {"gram.B.random", "{rows: 4, cols: 16}"},
+      {"gram.B.random.rows", "4", {{"gram.B.random.cols", "16"}}},
+      {"gram.B.random.cols", "16", {{"gram.B.random.rows", "4"}}},
+      {"gram.B.random.density", "0.5", {{"gram.B.random.cols", "16"}}},
+      {"gram.B.random.seed", "1", {{"gram.B.random.cols", "16"}}},
+      {"gram.similarity", "counts"},
+      {"gram.triangle", "full"},
+      {"gram.micro_kernel", "portable"},
+      {"gram.engine", "popcount"},
+      {"gram.distribution", "replicated"},
+      {"gram.write", "{}"},
+      {"gram.write.C", "C.npy"},
+      {"gram.write.summary", "s.json"},
+      {"gram.write.pairs", "{path: p.npy, min: 1}"},
+      {"gram.write.pairs.path", "p.npy", {{"gram.write.pairs.min", "1"}}},
+      {"gram.write.pairs.min", "1", {{"gram.write.pairs.path", "p.npy"}}},
+      {"gram.write.top_k", "{path: t.npy, k: 2}"},
+      {"gram.write.top_k.path", "t.npy", {{"gram.write.top_k.k", "2"}}},
+      {"gram.write.top_k.k", "2", {{"gram.write.top_k.path", "t.npy"}}},
+      {"gram.baseline", "false"},
+      {"gram.baseline_rows", "8"},
+      {"gram.repeat", "1"},
+  };
+  return samples;
+}
 
 namespace {
 
-constexpr double kInt64Max = 9.2233720368547758e18;
-constexpr double kDoubleMax = 1.7976931348623157e308;
-constexpr double kMaxDim = 2147483647;  // gram: int32 max
-
-KeySpec make(const std::string& path, KeyType type) {
-  KeySpec k;
-  k.path = path;
-  k.type = type;
-  return k;
-}
-KeySpec integer(const std::string& path, double min, const std::string& valid, double max = 0) {
-  KeySpec k = make(path, KeyType::Integer);
-  k.min = min;
-  k.max = max > 0 ? max : kInt64Max;
-  k.has_max = max > 0;
-  k.valid = valid;
-  return k;
-}
-KeySpec real(const std::string& path, double min, double max, bool min_exclusive, const std::string& valid) {
-  KeySpec k = make(path, KeyType::Real);
-  k.min = min;
-  k.max = max;
-  k.min_exclusive = min_exclusive;
-  k.valid = valid;
-  return k;
-}
-KeySpec of_type(const std::string& path, KeyType t, const std::string& valid, std::vector<std::string> names = {}) {
-  KeySpec k = make(path, t);
-  k.valid = valid;
-  k.names = std::move(names);
-  return k;
-}
-KeySpec with(KeySpec k, std::vector<std::pair<std::string, std::string>> context) {
-  k.context = std::move(context);
-  return k;
-}
-KeySpec with_auto(KeySpec k) {
-  k.word_auto = true;
-  return k;
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto at = s.find(sep, start);
+    parts.push_back(s.substr(start, at - start));
+    if (at == std::string::npos) return parts;
+    start = at + 1;
+  }
 }
 
 }  // namespace
 
+std::string key_rule_line(const std::string& path, const RuleFields& r) {
+  char range[80];
+  std::snprintf(range, sizeof range, "%.17g\t%.17g", r.min, r.max);
+  std::string options;
+  for (std::size_t i = 0; i < r.options.size(); ++i) options += (i ? "|" : "") + r.options[i];
+  return path + "\t" + r.kind + "\t" + range + "\t" + (r.min_exclusive ? "1" : "0") + "\t" + std::to_string(r.count) +
+         "\t" + options + "\t" + (r.sampled ? "1" : "0") + "\n";
+}
+
+std::map<std::string, RuleFields> read_key_rules(const std::string& file) {
+  std::ifstream in(file);
+  if (!in)
+    throw std::runtime_error("deck key rules: cannot read " + file +
+                             " (KMINI_DECK_KEY_RULES; the ctest fixture fault.deck_key_rules writes it)");
+  std::map<std::string, RuleFields> rules;
+  for (std::string line; std::getline(in, line);) {
+    const auto f = split(line, '\t');
+    if (f.size() != 8) throw std::runtime_error("deck key rules: malformed line in " + file + ": " + line);
+    RuleFields r;
+    r.kind = f[1];
+    r.min = std::strtod(f[2].c_str(), nullptr);
+    r.max = std::strtod(f[3].c_str(), nullptr);
+    r.min_exclusive = f[4] == "1";
+    r.count = std::stoul(f[5]);
+    if (!f[6].empty()) r.options = split(f[6], '|');
+    r.sampled = f[7] == "1";
+    rules[f[0]] = r;
+  }
+  return rules;
+}
+
+const std::map<std::string, RuleFields>& key_rules() {
+  static const std::map<std::string, RuleFields> rules = [] {
+    const char* file = std::getenv("KMINI_DECK_KEY_RULES");
+    if (!file || !*file) throw std::runtime_error("deck key rules: KMINI_DECK_KEY_RULES is not set");
+    return read_key_rules(file);
+  }();
+  return rules;
+}
+
+KeySpec spec_of(const KeySample& sample, const RuleFields& r) {
+  KeySpec k;
+  k.path = sample.path;
+  k.valid = sample.valid;
+  k.context = sample.context;
+  k.min = r.min;
+  k.max = r.max;
+  k.min_exclusive = r.min_exclusive;
+  k.names = r.options;
+  if (r.kind == "section") k.type = KeyType::Section;
+  else if (r.kind == "integer") {
+    k.type = KeyType::Integer;
+    k.has_max = r.max < 9.2e18;  // below int64's largest
+  } else if (r.kind == "real" || r.kind == "byte_size") k.type = KeyType::Real;
+  else if (r.kind == "boolean") k.type = KeyType::Boolean;
+  else if (r.kind == "choice") k.type = KeyType::Choice;
+  else if (r.kind == "text") k.type = KeyType::Text;
+  else if (r.kind == "output_path") k.type = KeyType::OutputPath;
+  else if (r.kind == "reals" && r.count == 2) k.type = KeyType::RealPair;
+  else if (r.kind == "choice_list") k.type = KeyType::NameList;
+  else throw std::runtime_error("deck key rules: " + sample.path + " is a " + r.kind + ", which no family covers");
+  return k;
+}
+
 const std::vector<KeySpec>& deck_keys() {
-  using T = KeyType;
-  static const std::vector<KeySpec> keys = {
-      of_type("run", T::Section, "{}"),
-      of_type("run.kernels", T::NameList, "[stream]", {"stream", "rk4", "discount", "gram"}),
-      of_type("run.verify", T::Boolean, "true"),
-      integer("run.seed", 0, "1"),
-
-      of_type("stream", T::Section, "{}"),
-      integer("stream.n", 1, "1000"),
-      of_type("stream.ops", T::NameList, "[add]", {"add", "exp"}),
-      integer("stream.repeat", 1, "1", 100000),
-
-      of_type("rk4", T::Section, "{}"),
-      integer("rk4.n", 1, "8", 1 << 21),
-      real("rk4.dt", 0, kDoubleMax, true, "0.001"),
-      integer("rk4.steps", 0, "2"),
-      with_auto(real("rk4.g", -kDoubleMax, kDoubleMax, false, "0.01")),
-      with(of_type("rk4.delta0", T::RealPair, "[0, 0]"), {{"rk4.coupling", "per_step"}}),
-      of_type("rk4.coupling", T::Choice, "per_stage", {"per_step", "per_stage"}),
-      of_type("rk4.precision", T::Choice, "double", {"single", "double"}),
-      of_type("rk4.init", T::Section, "{}"),
-      of_type("rk4.init.F", T::Section, "{fill: [1, 0]}"),
-      of_type("rk4.init.F.fill", T::RealPair, "[1, 0]"),
-      of_type("rk4.init.F.random", T::Section, "{seed: 3}"),
-      integer("rk4.init.F.random.seed", 0, "3"),
-      real("rk4.init.F.random.scale", 0, kDoubleMax, false, "1.0"),
-      of_type("rk4.init.F.file", T::Text, ""),
-      of_type("rk4.init.G", T::Section, "{fill: [0.25, 0]}"),
-      of_type("rk4.init.G.fill", T::RealPair, "[0.25, 0]"),
-      integer("rk4.init.G.random.seed", 0, "4"),
-      of_type("rk4.init.G.file", T::Text, ""),
-      of_type("rk4.write", T::Section, "{}"),
-      of_type("rk4.write.delta", T::OutputPath, "delta.csv", {".npy", ".csv"}),
-      of_type("rk4.write.F", T::OutputPath, "F.npy", {".npy"}),
-      of_type("rk4.write.G", T::OutputPath, "G.npy", {".npy"}),
-      of_type("rk4.progress", T::Section, "{}"),
-      integer("rk4.progress.every", 0, "0"),
-      of_type("rk4.progress.invariant", T::Boolean, "false"),
-      integer("rk4.check_every", 1, "100"),
-      of_type("rk4.checkpoint", T::Section, "{}"),
-      integer("rk4.checkpoint.every", 0, "0"),
-      of_type("rk4.checkpoint.path", T::OutputPath, "ck.npy", {".npy"}),
-      of_type("rk4.restart", T::Text, ""),
-      integer("rk4.verify_steps", 0, "2"),
-
-      of_type("discount", T::Section, "{}"),
-      integer("discount.dates", 1, "2"),
-      integer("discount.ids", 1, "3"),
-      integer("discount.terms", 1, "2"),
-      of_type("discount.precision", T::Choice, "double", {"double", "single"}),
-      of_type("discount.reduce", T::Choice, "none", {"none", "per_date", "per_id"}),
-      of_type("discount.policy", T::Choice, "flat", {"mdrange", "flat"}),
-      // valid everywhere: regular (streaming only where the build has it)
-      of_type("discount.stores", T::Choice, "regular", {"auto", "regular", "streaming"}),
-      integer("discount.repeat", 1, "1", 100000),
-      of_type("discount.init", T::Section, "{}"),
-      of_type("discount.init.mult_by", T::Section, "{arange: {}}"),
-      of_type("discount.init.mult_by.arange", T::Section, "{}"),
-      of_type("discount.init.mult_by.random", T::Section, "{seed: 1}"),
-      integer("discount.init.mult_by.random.seed", 0, "1"),
-      of_type("discount.init.mult_by.file", T::Text, ""),
-      of_type("discount.init.discount", T::Section, "{arange: {}}"),
-      integer("discount.init.discount.random.seed", 0, "2"),
-      of_type("discount.init.discount.file", T::Text, ""),
-      of_type("discount.write", T::Section, "{}"),
-      of_type("discount.write.cv", T::Text, "cv.npy"),
-      with(of_type("discount.write.reduced", T::Text, "r.npy"), {{"discount.reduce", "per_date"}}),
-
-      of_type("gram", T::Section, "{}"),
-      of_type("gram.A", T::Section, "{random: {rows: 8, cols: 16}}"),
-      of_type("gram.A.random", T::Section, "{rows: 8, cols: 16}"),
-      integer("gram.A.random.rows", 1, "8", kMaxDim),
-      integer("gram.A.random.cols", 1, "16", kMaxDim),
-      real("gram.A.random.density", 0, 1, false, "0.5"),
-      integer("gram.A.random.seed", 0, "1"),
-      with(of_type("gram.A.file", T::Text, ""), {{"gram.A.random", ""}}),
-      with_auto(integer("gram.row_slice", 1, "8")),
-      with_auto(real("gram.memory_budget", 0, 1e18, true, "auto")),
-      of_type("gram.B", T::Section, "{random: {rows: 4, cols: 16}}"),
-      of_type("gram.B.random", T::Section, "{rows: 4, cols: 16}"),
-      with(integer("gram.B.random.rows", 1, "4", kMaxDim), {{"gram.B.random.cols", "16"}}),
-      with(real("gram.B.random.density", 0, 1, false, "0.5"), {{"gram.B.random.cols", "16"}}),
-      with(integer("gram.B.random.seed", 0, "1"), {{"gram.B.random.cols", "16"}}),
-      of_type("gram.similarity", T::Choice, "counts", {"counts", "jaccard", "dice", "cosine"}),
-      of_type("gram.triangle", T::Choice, "full", {"full", "upper"}),
-      // valid everywhere: portable (the others only where the build has their instructions)
-      of_type("gram.micro_kernel", T::Choice, "portable", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"}),
-      of_type("gram.distribution", T::Choice, "replicated", {"replicated", "ring", "auto"}),
-      of_type("gram.write", T::Section, "{}"),
-      of_type("gram.write.C", T::Text, "C.npy"),
-      of_type("gram.write.summary", T::Text, "s.json"),
-      of_type("gram.write.pairs", T::Section, "{path: p.npy, min: 1}"),
-      with(of_type("gram.write.pairs.path", T::Text, "p.npy"), {{"gram.write.pairs.min", "1"}}),
-      with(real("gram.write.pairs.min", 0, kDoubleMax, false, "1"), {{"gram.write.pairs.path", "p.npy"}}),
-      of_type("gram.write.top_k", T::Section, "{path: t.npy, k: 2}"),
-      with(of_type("gram.write.top_k.path", T::Text, "t.npy"), {{"gram.write.top_k.k", "2"}}),
-      with(integer("gram.write.top_k.k", 1, "2", 7), {{"gram.write.top_k.path", "t.npy"}}),
-      of_type("gram.baseline", T::Boolean, "false"),
-      integer("gram.baseline_rows", 1, "8", kMaxDim),
-      integer("gram.repeat", 1, "1", 1000),
-  };
+  static const std::vector<KeySpec> keys = [] {
+    std::vector<KeySpec> out;
+    const auto& rules = key_rules();
+    for (const auto& sample : key_samples()) {
+      const auto r = rules.find(sample.path);
+      if (r == rules.end())
+        throw std::runtime_error("deck key rules: no rule for " + sample.path + " (not read by configure with " +
+                                 sample.probe_value() + ")");
+      out.push_back(spec_of(sample, r->second));
+    }
+    return out;
+  }();
   return keys;
 }
 

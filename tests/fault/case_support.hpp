@@ -98,6 +98,33 @@ struct KeySpec {
   std::vector<std::pair<std::string, std::string>> context;  // set first ("" value: remove the path)
   bool word_auto = false;                                    // `auto` is also valid
 };
+// A key the cases exercise: a valid value, the keys it needs set (or, with
+// "", removed) and, where the valid value skips the accessor (`auto`, an input
+// file that does not exist here), the value that makes configure read it.
+struct KeySample {
+  std::string path, valid;
+  std::vector<std::pair<std::string, std::string>> context;
+  std::string probe;
+  const std::string& probe_value() const { return probe.empty() ? valid : probe; }
+};
+const std::vector<KeySample>& key_samples();
+
+// One line of the rules file: what the accessor that read a key accepts
+// (kind: section, integer, real, byte_size, boolean, choice, text,
+// output_path, reals, real_list, choice_list); sampled: a KeySample covers it.
+struct RuleFields {
+  std::string kind;
+  double min = 0, max = 0;
+  bool min_exclusive = false;
+  std::size_t count = 0;
+  std::vector<std::string> options;
+  bool sampled = false;
+};
+std::string key_rule_line(const std::string& path, const RuleFields& r);
+std::map<std::string, RuleFields> read_key_rules(const std::string& file);
+const std::map<std::string, RuleFields>& key_rules();  // the file KMINI_DECK_KEY_RULES names
+
+// The samples with their rules: every case family iterates over these.
 const std::vector<KeySpec>& deck_keys();
 const KeySpec* find_key(const std::string& path);
 // Applies a key's context (its own value is left to the caller).

@@ -22,11 +22,25 @@ add_library(kmini_fault_cases STATIC
 )
 target_link_libraries(kmini_fault_cases PUBLIC kmini_flags)
 
-add_executable(kmini_fault_tests fault/test_main.cpp fault/in_process.cpp fault/test_bad_input_generator.cpp)
+add_executable(kmini_fault_tests fault/test_main.cpp fault/in_process.cpp fault/test_bad_input_generator.cpp
+                                 fault/deck_key_rules_writer.cpp)
 target_link_libraries(kmini_fault_tests PRIVATE kmini_fault_cases kmini_lib GTest::gtest)
 target_compile_definitions(kmini_fault_tests PRIVATE KMINI_TEST_WORK="${KMINI_TEST_WORK}" KMINI_TEST_TMP="${KMINI_TEST_TMP}")
+
+# What every deck key accepts, read from the code that checks it (deck/ records
+# each accessor's rule as configure() reads the deck): written once by the
+# fixture fault.deck_key_rules, read by every test that generates deck cases.
+set(KMINI_DECK_KEY_RULES ${KMINI_TEST_WORK}/deck_key_rules.tsv)
+add_test(NAME fault.deck_key_rules
+         COMMAND ${KMINI_TEST_LAUNCHER} $<TARGET_FILE:kmini_fault_tests> --write-deck-key-rules ${KMINI_DECK_KEY_RULES})
+set_tests_properties(fault.deck_key_rules PROPERTIES FIXTURES_SETUP kmini_deck_key_rules
+                     ENVIRONMENT "${KMINI_MPI_ENV}" LABELS fault TIMEOUT 120)
+# One environment variable only: gtest_discover_tests (CMake 3.25) splits a
+# list value into separate property arguments. (MPI starts as a singleton here:
+# no mpirun, so no OMPI_* variables are needed.)
 gtest_discover_tests(kmini_fault_tests TEST_PREFIX "fault." DISCOVERY_TIMEOUT 60 ${KMINI_GTEST_DISCOVERY}
-                     PROPERTIES ENVIRONMENT "${KMINI_MPI_ENV}" LABELS fault TIMEOUT 120)
+                     PROPERTIES FIXTURES_REQUIRED kmini_deck_key_rules LABELS fault TIMEOUT 120
+                                ENVIRONMENT "KMINI_DECK_KEY_RULES=${KMINI_DECK_KEY_RULES}")
 
 add_executable(kmini_fault_binary_tests fault/test_bad_input_binary.cpp)
 target_link_libraries(kmini_fault_binary_tests PRIVATE kmini_fault_cases GTest::gtest)
@@ -52,8 +66,9 @@ foreach(_t decks:SampleOfGeneratedDecks npy:SampleOfMutatedNpyFiles mpi_np2:TwoR
     set(_procs 2)
     set(_labels fault mpi)
   endif()
-  set_tests_properties(fault.binary.${_name} PROPERTIES ENVIRONMENT "${KMINI_MPI_ENV}" LABELS "${_labels}"
-                       PROCESSORS ${_procs} TIMEOUT 300)
+  set_tests_properties(fault.binary.${_name} PROPERTIES
+                       ENVIRONMENT "KMINI_DECK_KEY_RULES=${KMINI_DECK_KEY_RULES};${KMINI_MPI_ENV}"
+                       FIXTURES_REQUIRED kmini_deck_key_rules LABELS "${_labels}" PROCESSORS ${_procs} TIMEOUT 300)
 endforeach()
 
 # ---------------------------------------------------------------------------------

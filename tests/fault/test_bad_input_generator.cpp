@@ -4,6 +4,7 @@
 // family, so failures come grouped; each failure prints how to reproduce it
 // with the real binary (KMINI_FAULT_SEED=N changes the generated cases).
 #include "bad_input_cases.hpp"
+#include "case_support.hpp"
 #include "in_process.hpp"
 
 #include <gtest/gtest.h>
@@ -144,6 +145,27 @@ TEST(FaultGenerator, ControlsRunAndTheChecksSeeTheirOutputs) {
           saw_output || (p.rfind("wrote into --out out/", 0) == 0 && p.find("results.json") != std::string::npos);
     EXPECT_TRUE(saw_output) << c.id << ": the nothing-written check missed results.json";
   }
+}
+
+}  // namespace
+}  // namespace kmini::fault
+
+namespace kmini::fault {
+namespace {
+
+// Every key configure reads (with the base deck and each sample set) has a
+// sample, so a key added to a kernel's configure gets its fault cases or is
+// listed here with the reason it has none.
+TEST(DeckKeyRules, EveryKeyConfigureReadsHasASample) {
+  const std::set<std::string> without_cases = {
+      // lists of thresholds: their own cases in deck_input_cases (real_list has no family)
+      "gram.write.count_at_least",
+  };
+  std::vector<std::string> missing;
+  for (const auto& [path, rule] : key_rules())
+    if (!rule.sampled && !without_cases.count(path)) missing.push_back(path + " (" + rule.kind + ")");
+  EXPECT_TRUE(missing.empty()) << "keys with no sample in key_samples() (tests/fault/case_support.cpp): "
+                               << ::testing::PrintToString(missing);
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 #include "../support/private_tmpdir.hpp"
 #include "core/environment.hpp"
 #include "core/kokkos_compat.hpp"
+#include "deck_key_rules_writer.hpp"
 #include "in_process.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+
+#include <string>
 #include "../support/relocated_path.hpp"
 
 int main(int argc, char** argv) {
@@ -23,6 +26,8 @@ int main(int argc, char** argv) {
   }
   kmini::Environment env(argc, argv);
   kmini::fault::set_environment(&env);
+  // The fixture fault.deck_key_rules: writes the keys' rules and exits.
+  if (argc == 3 && std::string(argv[1]) == "--write-deck-key-rules") return kmini::fault::write_deck_key_rules(argv[2]);
   kmini::fault::install_guards();
   kmini::fault::register_family_tests();
   return RUN_ALL_TESTS();
