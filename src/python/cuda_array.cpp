@@ -68,6 +68,12 @@ CudaArrayView cuda_array_view(const py::handle& obj, const char* name) {
   return v;
 }
 
+void refuse_device_arrays_on_host(std::initializer_list<std::pair<const char*, py::handle>> args) {
+  if constexpr (kKernelsOnHost)
+    for (const auto& [name, obj] : args)
+      if (has_cuda_array_interface(obj)) cuda_array_view(obj, name);
+}
+
 void synchronize_producers() { Kokkos::fence(); }
 
 DeviceArray::DeviceArray(std::vector<py::ssize_t> shape, const std::string& typestr)

@@ -10,7 +10,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kmini::python {
@@ -46,6 +48,10 @@ bool has_cuda_array_interface(const py::handle& obj);
 // (strides None or the C strides), no mask; a TypeError/ValueError naming
 // `name` otherwise, and a TypeError on builds whose kernels run on the host.
 CudaArrayView cuda_array_view(const py::handle& obj, const char* name);
+
+// On builds whose kernels run on the host: the TypeError of cuda_array_view
+// for the first of `args` that is a device array (none: nothing).
+void refuse_device_arrays_on_host(std::initializer_list<std::pair<const char*, py::handle>> args);
 
 // Waits for the work of every stream on the device: the interface's `stream`
 // may name any, and the producer's writes must land before the kernels read.

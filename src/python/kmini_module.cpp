@@ -258,10 +258,7 @@ py::object discount(const py::handle& mult_by, const py::handle& discount, const
     throw py::value_error("stores: 'streaming' is not in this build (a host build for a CPU with AVX)");
   using kmini::python::has_cuda_array_interface;
   if (has_cuda_array_interface(mult_by) || has_cuda_array_interface(discount) || has_cuda_array_interface(out)) {
-    if constexpr (kmini::python::kKernelsOnHost)  // names the argument that is a device array
-      for (const auto& [name, obj] :
-           {std::pair<const char*, py::handle>{"mult_by", mult_by}, {"discount", discount}, {"out", out}})
-        if (has_cuda_array_interface(obj)) kmini::python::cuda_array_view(obj, name);
+    kmini::python::refuse_device_arrays_on_host({{"mult_by", mult_by}, {"discount", discount}, {"out", out}});
     const bool single =
         has_cuda_array_interface(mult_by) &&
         kmini::python::cuda_array_view(mult_by, "mult_by").typestr == kmini::python::typestr_of<float>();
@@ -345,6 +342,54 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, const kmini::rk4
   return py::make_tuple(F, G, delta);
 }
 
+// The device path: F0 and G0 as CUDA arrays of complex<T> (not converted),
+// copied on the device into the results, which stay there (kmini.DeviceArray):
+// the rk4 seed's loop without a host round trip between calls.
+template <class T>
+py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, const kmini::rk4::IntegrateParams& base) {
+  using namespace kmini::python;
+  const std::string complex_type = typestr_of<std::complex<T>>();
+  const CudaArrayView F0 = cuda_array_view(f0, "F0"), G0 = cuda_array_view(g0, "G0");
+  for (const CudaArrayView* v : {&F0, &G0})
+    if (v->typestr != complex_type)
+      throw py::type_error(std::string(v == &F0 ? "F0" : "G0") + ": device dtype " + v->typestr + ", expected " +
+                           complex_type + " (device arrays are not converted)");
+  if (G0.shape != F0.shape)
+    throw py::value_error("G0: shape " + G0.shape_string() + ", expected " + F0.shape_string() + " (the shape of F0)");
+  ensure_mpi();
+  ensure_kokkos();
+  DeviceArray F(F0.shape, complex_type), G(G0.shape, complex_type);
+  kmini::rk4::IntegrateParams q = base;
+  bool interrupted = false;
+  q.interrupted = [&interrupted] {  // Ctrl-C, checked between steps every 0.1 s
+    py::gil_scoped_acquire gil;
+    interrupted = PyErr_CheckSignals() != 0;
+    return interrupted;
+  };
+  const std::int64_t count = F0.size();
+  kmini::rk4::IntegrateResult r;
+  {
+    py::gil_scoped_release release;
+    using namespace kmini::rk4;
+    using Source = Kokkos::View<const Kokkos::complex<T>*, ApiMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    synchronize_producers();
+    const ApiExec exec;
+    const ApiField<T> f(static_cast<Kokkos::complex<T>*>(F.data()), count);
+    const ApiField<T> g(static_cast<Kokkos::complex<T>*>(G.data()), count);
+    Kokkos::deep_copy(exec, f, Source(reinterpret_cast<const Kokkos::complex<T>*>(F0.data), count));
+    Kokkos::deep_copy(exec, g, Source(reinterpret_cast<const Kokkos::complex<T>*>(G0.data), count));
+    r = integrate(exec, MPI_COMM_SELF, f, g, q);
+    exec.fence();
+  }
+  if (interrupted) throw py::error_already_set();
+  if (r.first_nonfinite_step >= 0)
+    throw py::value_error("rk4: delta or the fields became non-finite at step " +
+                          std::to_string(r.first_nonfinite_step) + " (dt too large for this coupling?)");
+  py::array_t<std::complex<double>> delta(static_cast<py::ssize_t>(r.delta.size()));
+  std::copy(r.delta.begin(), r.delta.end(), delta.mutable_data());
+  return py::make_tuple(py::cast(std::move(F)), py::cast(std::move(G)), delta);
+}
+
 double finite_number(const py::handle& v, const char* name, bool positive) {
   double x = 0;
   try {
@@ -381,7 +426,13 @@ py::tuple rk4(const py::handle& f0, const py::handle& g0, std::int64_t steps, co
   if (q.method == M::Affine && q.kerr != 0)
     throw py::value_error("method: 'affine' needs a linear model (kerr = 0); use 'stages' or 'auto'");
   std::string p = "double";
-  if (precision.is_none()) {
+  const bool on_device = kmini::python::has_cuda_array_interface(f0) || kmini::python::has_cuda_array_interface(g0);
+  if (on_device) kmini::python::refuse_device_arrays_on_host({{"F0", f0}, {"G0", g0}});
+  if (precision.is_none() && on_device) {
+    if (kmini::python::has_cuda_array_interface(f0) &&
+        kmini::python::cuda_array_view(f0, "F0").typestr == kmini::python::typestr_of<std::complex<float>>())
+      p = "single";
+  } else if (precision.is_none()) {
     const py::array a = py::array::ensure(f0);
     if (a && a.dtype().kind() == 'c' && a.itemsize() == 8) p = "single";
   } else {
@@ -389,6 +440,8 @@ py::tuple rk4(const py::handle& f0, const py::handle& g0, std::int64_t steps, co
     if (p != "single" && p != "double")
       throw py::value_error("precision: got '" + p + "', expected 'single' or 'double'");
   }
+  if (on_device)
+    return p == "single" ? rk4_on_device_arrays<float>(f0, g0, q) : rk4_on_device_arrays<double>(f0, g0, q);
   return p == "single" ? rk4_typed<float>(f0, g0, q) : rk4_typed<double>(f0, g0, q);
 }
 

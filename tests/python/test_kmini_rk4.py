@@ -115,3 +115,36 @@ except KeyboardInterrupt:
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("KeyboardInterrupt after"), r.stdout + r.stderr
     assert float(r.stdout.split()[2]) < 1.0, r.stdout
+
+
+class FakeDeviceField:
+    def __init__(self, shape, typestr="<c16"):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (4096, False), "version": 3}
+
+
+@pytest.mark.skipif(kmini.info()["device_arrays"], reason="a device build uses device arrays")
+def test_device_fields_are_refused_by_host_builds_naming_the_argument():
+    F0 = np.ones(8, dtype=np.complex128)
+    with pytest.raises(TypeError, match=r"G0: a CUDA device array \(__cuda_array_interface__\), but this kmini build"):
+        kmini.rk4(F0, FakeDeviceField((8,)), steps=1, dt=0.1, g=0.1)
+    with pytest.raises(TypeError, match=r"F0: a CUDA device array"):
+        kmini.rk4(FakeDeviceField((8,), "<c8"), F0, steps=1, dt=0.1, g=0.1)
+
+
+cupy = pytest.importorskip("cupy") if kmini.info()["device_arrays"] else None
+
+
+@pytest.mark.skipif(cupy is None, reason="a host build, or no CuPy: device arrays are checked on a GPU")
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cupy_fields_stay_on_the_device_between_calls(dtype):
+    r = np.random.default_rng(9)
+    F0 = (r.random(300) + 1j * r.random(300)).astype(dtype)
+    G0 = (0.25 + 1j * r.random(300)).astype(dtype)
+    want_F, want_G, want_delta = kmini.rk4(F0, G0, steps=20, dt=1e-3, g=0.01)
+    F, G, delta = kmini.rk4(cupy.asarray(F0), cupy.asarray(G0), steps=10, dt=1e-3, g=0.01)
+    assert isinstance(F, kmini.DeviceArray) and F.dtype == dtype
+    # the second call continues from the first's device results, delta(0) from the first's last
+    F, G, delta2 = kmini.rk4(F, G, steps=10, dt=1e-3, g=0.01, delta0=complex(delta[-1]))
+    tol = 1e-12 if dtype == np.complex128 else 1e-5
+    np.testing.assert_allclose(cupy.asnumpy(cupy.asarray(F)), want_F, rtol=tol, atol=tol)
+    np.testing.assert_allclose(G.get(), want_G, rtol=tol, atol=tol)
