@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -271,7 +272,34 @@ py::object discount(const py::handle& mult_by, const py::handle& discount, const
                 : discount_typed<double>(mult_by, discount, out, params);
 }
 
+// Ctrl-C while a kernel runs without the GIL: the kernel calls check()
+// between steps or slices, which takes the GIL to look; afterwards
+// raise_if_interrupted() raises the KeyboardInterrupt PyErr_CheckSignals set.
+struct CtrlC {
+  bool interrupted = false;
+  std::function<bool()> check() {
+    return [this] {
+      py::gil_scoped_acquire gil;
+      interrupted = PyErr_CheckSignals() != 0;
+      return interrupted;
+    };
+  }
+  void raise_if_interrupted() const {
+    if (interrupted) throw py::error_already_set();
+  }
+};
+
 // ------------------------------------------------------------------ rk4 ----
+
+// delta[0..steps] of an integration, or the ValueError of a blow-up.
+py::array delta_history(const kmini::rk4::IntegrateResult& r) {
+  if (r.first_nonfinite_step >= 0)
+    throw py::value_error("rk4: delta or the fields became non-finite at step " +
+                          std::to_string(r.first_nonfinite_step) + " (dt too large for this coupling?)");
+  py::array_t<std::complex<double>> delta(static_cast<py::ssize_t>(r.delta.size()));
+  std::copy(r.delta.begin(), r.delta.end(), delta.mutable_data());
+  return std::move(delta);
+}
 
 template <class T>
 using HostField =
@@ -300,12 +328,8 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, const kmini::rk4
   ensure_mpi();
   ensure_kokkos();
   kmini::rk4::IntegrateParams q = base;
-  bool interrupted = false;
-  q.interrupted = [&interrupted] {  // Ctrl-C, checked between steps every 0.1 s
-    py::gil_scoped_acquire gil;
-    interrupted = PyErr_CheckSignals() != 0;
-    return interrupted;
-  };
+  CtrlC ctrl_c;
+  q.interrupted = ctrl_c.check();  // between steps, every 0.1 s
   const std::int64_t count = F.size();
   auto* fp = reinterpret_cast<Kokkos::complex<T>*>(F.mutable_data());
   auto* gp = reinterpret_cast<Kokkos::complex<T>*>(G.mutable_data());
@@ -333,12 +357,8 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, const kmini::rk4
     }
     exec.fence();
   }
-  if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
-  if (r.first_nonfinite_step >= 0)
-    throw py::value_error("rk4: delta or the fields became non-finite at step " +
-                          std::to_string(r.first_nonfinite_step) + " (dt too large for this coupling?)");
-  py::array_t<std::complex<double>> delta(static_cast<py::ssize_t>(r.delta.size()));
-  std::copy(r.delta.begin(), r.delta.end(), delta.mutable_data());
+  ctrl_c.raise_if_interrupted();
+  const py::array delta = delta_history(r);
   return py::make_tuple(F, G, delta);
 }
 
@@ -360,12 +380,8 @@ py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, const
   ensure_kokkos();
   DeviceArray F(F0.shape, complex_type), G(G0.shape, complex_type);
   kmini::rk4::IntegrateParams q = base;
-  bool interrupted = false;
-  q.interrupted = [&interrupted] {  // Ctrl-C, checked between steps every 0.1 s
-    py::gil_scoped_acquire gil;
-    interrupted = PyErr_CheckSignals() != 0;
-    return interrupted;
-  };
+  CtrlC ctrl_c;
+  q.interrupted = ctrl_c.check();  // between steps, every 0.1 s
   const std::int64_t count = F0.size();
   kmini::rk4::IntegrateResult r;
   {
@@ -381,12 +397,8 @@ py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, const
     r = integrate(exec, MPI_COMM_SELF, f, g, q);
     exec.fence();
   }
-  if (interrupted) throw py::error_already_set();
-  if (r.first_nonfinite_step >= 0)
-    throw py::value_error("rk4: delta or the fields became non-finite at step " +
-                          std::to_string(r.first_nonfinite_step) + " (dt too large for this coupling?)");
-  py::array_t<std::complex<double>> delta(static_cast<py::ssize_t>(r.delta.size()));
-  std::copy(r.delta.begin(), r.delta.end(), delta.mutable_data());
+  ctrl_c.raise_if_interrupted();
+  const py::array delta = delta_history(r);
   return py::make_tuple(py::cast(std::move(F)), py::cast(std::move(G)), delta);
 }
 
@@ -676,18 +688,14 @@ py::object gram(const py::handle& a_obj, const py::object& b_obj, const py::obje
                                            : py::array(py::array_t<float>(shape));
     dense_out = C.mutable_data();
   }
-  bool interrupted = false;
-  p.interrupted = [&interrupted] {  // Ctrl-C, checked between slices
-    py::gil_scoped_acquire gil;
-    interrupted = PyErr_CheckSignals() != 0;
-    return interrupted;
-  };
+  CtrlC ctrl_c;
+  p.interrupted = ctrl_c.check();  // between slices
   kmini::gram::ComputeResult r;
   {
     py::gil_scoped_release release;
     r = kmini::gram::compute(kmini::gram::ApiExec(), a.m, bm, p, dense_out);
   }
-  if (interrupted) throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
+  ctrl_c.raise_if_interrupted();
   py::object ns = py::module_::import("types").attr("SimpleNamespace")();
   ns.attr("C") = p.dense ? py::object(C) : py::object(py::none());
   ns.attr("top_k") = p.top_k > 0 ? py::object(records_array(r.top_k, record_dtype(false, p.similarity),
