@@ -5,7 +5,6 @@ CLI's files for the same input, and its errors."""
 import json
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest

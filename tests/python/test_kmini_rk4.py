@@ -1,7 +1,4 @@
 """kmini.rk4 against a plain numpy RK4 (rk4_numpy.py), its errors and Ctrl-C."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
