@@ -80,8 +80,10 @@ struct SparseOutputs::Device {
   F64View pair_v;
   I64View::HostMirror host_i, host_j;
   F64View::HostMirror host_v;
-  I64View best_j;  // top-k lists, rows x k, best first
+  I64View best_j;  // top-k lists, rows x k, best first (circulant: the own block's rows)
   F64View best_v;
+  I64View partner_j;  // circulant: per step but the diagonal, the lists of the partner piece's rows
+  F64View partner_v;
 };
 
 SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan& plan, MPI_Comm comm,
@@ -94,6 +96,13 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
       pairs_(!c.write_pairs.empty()),
       top_k_(!c.write_top_k.empty()),
       top_k_path_(top_k_path) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &ranks_);
+  if (plan.circulant()) {
+    own0_ = Plan::block_begin(plan.rows, ranks_, rank_);
+    own_rows_ = Plan::block_begin(plan.rows, ranks_, rank_ + 1) - own0_;
+    if (top_k_ && !c.two_inputs()) merged_.assign(static_cast<std::size_t>(own_rows_ * c.top_k), TopKEntry{-1.0, -1});
+  }
   if (!any()) return;
   ScopedRegion region("kmini::gram::sparse_outputs");
   dev_ = collectively(comm, "gram", [&] {
@@ -115,10 +124,15 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
     d->host_i = Kokkos::create_mirror_view(d->pair_i);
     d->host_j = Kokkos::create_mirror_view(d->pair_j);
     d->host_v = Kokkos::create_mirror_view(d->pair_v);
-    const std::int64_t lists = top_k_ ? c.a.rows * c.top_k : 0;
+    const std::int64_t lists = !top_k_ ? 0 : plan.circulant() ? own_rows_ * c.top_k : c.a.rows * c.top_k;
     d->best_j = I64View("kmini::gram::top_k_j", lists);
     d->best_v = F64View("kmini::gram::top_k_value", lists);
     clear_top_k(exec, d->best_j, d->best_v);
+    const std::int64_t partner =
+        top_k_ && plan.circulant() && !c.two_inputs() ? (plan.steps - 1) * plan.piece_rows * c.top_k : 0;
+    d->partner_j = I64View("kmini::gram::top_k_partner_j", partner);
+    d->partner_v = F64View("kmini::gram::top_k_partner_value", partner);
+    clear_top_k(exec, d->partner_j, d->partner_v);
     exec.fence();
     return d;
   });
@@ -141,6 +155,56 @@ void SparseOutputs::add_round(const Slice* slice, const IntView& counts, const I
     if (pairs_) write_pairs(slice, g, values);
   });
   seconds_ += timer.seconds();
+}
+
+void SparseOutputs::add_window(const CirculantWindow& w, std::int64_t col_list0, const IntView& counts,
+                               const IntView& ones_a, const IntView& ones_b) {
+  if (!counting_ && !top_k_) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
+  FencedTimer<ExecSpace> timer(exec_);
+  const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
+  with_similarity(c_.similarity, [&](auto kind) {
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g);
+    if (counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
+    if (!top_k_) return;
+    const auto k = static_cast<int>(c_.top_k);
+    if (w.slot == 0) {
+      top_k_window(exec_, values, g, k, dev_->best_j, dev_->best_v, own0_, dev_->best_j, dev_->best_v, own0_);
+    } else {
+      const std::int64_t n = plan_.piece_rows * c_.top_k;
+      const auto part = std::make_pair((w.slot - 1) * n, w.slot * n);
+      const I64View part_j = Kokkos::subview(dev_->partner_j, part);
+      const F64View part_v = Kokkos::subview(dev_->partner_v, part);
+      top_k_window(exec_, values, g, k, dev_->best_j, dev_->best_v, own0_, part_j, part_v, col_list0);
+    }
+  });
+  seconds_ += timer.seconds();
+}
+
+void SparseOutputs::end_piece(std::int64_t j) {
+  if (!top_k_ || c_.two_inputs() || plan_.steps < 2) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
+  FencedTimer<ExecSpace> timer(exec_);
+  const std::int64_t k = c_.top_k, n = plan_.piece_rows * k;
+  auto host_j = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->partner_j);
+  auto host_v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->partner_v);
+  std::vector<TopKEntry> out(static_cast<std::size_t>(n)), in(static_cast<std::size_t>(n));
+  const auto [mine0, mine1] = plan_.piece(rank_, j, false);
+  for (std::int64_t t = 1; t < plan_.steps; ++t) {
+    // Step t: this rank holds the lists of piece j of block rank + t, and
+    // rank - t those of its own piece j.
+    const int to = static_cast<int>((rank_ + t) % ranks_), from = static_cast<int>((rank_ - t + ranks_) % ranks_);
+    const auto [p0, p1] = plan_.piece(to, j, false);
+    for (std::int64_t e = 0; e < (p1 - p0) * k; ++e)
+      out[static_cast<std::size_t>(e)] = {host_v((t - 1) * n + e), host_j((t - 1) * n + e)};
+    MPI_Sendrecv(out.data(), static_cast<int>((p1 - p0) * k * sizeof(TopKEntry)), MPI_BYTE, to, 2324, in.data(),
+                 static_cast<int>((mine1 - mine0) * k * sizeof(TopKEntry)), MPI_BYTE, from, 2324, comm_,
+                 MPI_STATUS_IGNORE);
+    merge_top_k_rows(in.data(), merged_.data() + (mine0 - own0_) * k, mine1 - mine0, static_cast<int>(k));
+  }
+  clear_top_k(exec_, dev_->partner_j, dev_->partner_v);
+  exec_.fence();
+  exchange_seconds_ += timer.seconds();
 }
 
 template <class Values>
@@ -240,24 +304,32 @@ void SparseOutputs::finish(Json& m, Json* summary) {
     // Every rank's lists hold the partners of its slices; the merge leaves
     // each rank the final lists of its block of rows, which it writes.
     const std::int64_t rows = c_.a.rows, k = c_.top_k;
-    std::vector<TopKEntry> lists(static_cast<std::size_t>(rows * k));
+    const std::int64_t held = plan_.circulant() ? own_rows_ : rows;  // rows whose lists this rank holds
+    std::vector<TopKEntry> lists(static_cast<std::size_t>(held * k));
     {
       auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_j);
       auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_v);
-      for (std::int64_t e = 0; e < rows * k; ++e) lists[static_cast<std::size_t>(e)] = {hv(e), hj(e)};
+      for (std::int64_t e = 0; e < held * k; ++e) lists[static_cast<std::size_t>(e)] = {hv(e), hj(e)};
     }
     std::vector<int> block_rows(static_cast<std::size_t>(ranks));
     for (int q = 0; q < ranks; ++q)
       block_rows[static_cast<std::size_t>(q)] = static_cast<int>(rows * (q + 1) / ranks - rows * q / ranks);
     const std::int64_t row0 = rows * rank / ranks, nrows = block_rows[static_cast<std::size_t>(rank)];
-    MPI_Datatype row_type;
-    MPI_Type_contiguous(static_cast<int>(k * sizeof(TopKEntry)), MPI_BYTE, &row_type);
-    MPI_Type_commit(&row_type);
-    MPI_Op op;
-    MPI_Op_create(&merge_op, 1, &op);
-    MPI_Reduce_scatter(MPI_IN_PLACE, lists.data(), block_rows.data(), row_type, op, comm_);
-    MPI_Op_free(&op);
-    MPI_Type_free(&row_type);
+    if (plan_.circulant()) {
+      // The own rows' lists (the same blocks) and their partners' from the
+      // other ranks, merged piece by piece (end_piece).
+      if (!merged_.empty()) merge_top_k_rows(merged_.data(), lists.data(), held, static_cast<int>(k));
+      std::vector<TopKEntry>().swap(merged_);
+    } else {
+      MPI_Datatype row_type;
+      MPI_Type_contiguous(static_cast<int>(k * sizeof(TopKEntry)), MPI_BYTE, &row_type);
+      MPI_Type_commit(&row_type);
+      MPI_Op op;
+      MPI_Op_create(&merge_op, 1, &op);
+      MPI_Reduce_scatter(MPI_IN_PLACE, lists.data(), block_rows.data(), row_type, op, comm_);
+      MPI_Op_free(&op);
+      MPI_Type_free(&row_type);
+    }
     std::vector<char> records;
     records.reserve(static_cast<std::size_t>(nrows * k) * 12);
     for (std::int64_t e = 0; e < nrows * k; ++e) {
@@ -276,8 +348,10 @@ void SparseOutputs::finish(Json& m, Json* summary) {
     m["top_k"] = t;
   }
   const double finish_seconds = timer.seconds();
-  m["sparse_outputs_seconds"] = allreduce_max(comm_, seconds_ + finish_seconds);
+  m["sparse_outputs_seconds"] = allreduce_max(comm_, seconds_ + exchange_seconds_ + finish_seconds);
   m["sparse_outputs_finish_seconds"] = allreduce_max(comm_, finish_seconds);
+  if (plan_.circulant() && top_k_ && !c_.two_inputs())  // the partner lists' trips home (in the seconds above)
+    m["top_k_exchange_seconds"] = allreduce_max(comm_, exchange_seconds_);
 }
 
 }  // namespace kmini::gram

@@ -28,6 +28,12 @@ npy::ElementType top_k_record_type(Similarity s);
 // Device bytes of the top-k lists: rows x k (j int64, value double).
 double top_k_bytes(const Config& c);
 
+// One entry of a top-k list on the host (the MPI merge's element).
+struct TopKEntry {
+  double value;
+  std::int64_t j;
+};
+
 class SparseOutputs {
  public:
   // Collective (allocates, opens the pairs file). Paths resolved against --out.
@@ -42,6 +48,16 @@ class SparseOutputs {
   // this round (nullptr: none), its counts, the rows' ones of A and of the
   // columns' matrix (B, or A again).
   void add_round(const Slice* slice, const IntView& counts, const IntView& ones_a, const IntView& ones_b);
+  // Circulant plans (gram.ring_schedule): the lists are those of this rank's
+  // block of rows, and per step but the diagonal the lists of the partner
+  // block's piece in hand. One window of a block pair: its counts into
+  // count_at_least and the top-k lists (its columns' rows: own lists, slot 0,
+  // or the partner piece's of step w.slot, whose first row is col_list0).
+  void add_window(const CirculantWindow& w, std::int64_t col_list0, const IntView& counts, const IntView& ones_a,
+                  const IntView& ones_b);
+  // Collective, after piece j at every step: the partner pieces' lists go to
+  // their owners, which merge them into their own (host) lists; then cleared.
+  void end_piece(std::int64_t j);
   // Collective: merges and writes the top-k lists, commits the pairs file,
   // and reports count_at_least, pairs_written and the seconds spent.
   void finish(Json& metrics, Json* summary);
@@ -60,14 +76,13 @@ class SparseOutputs {
   std::unique_ptr<npy::DistributedWriter> pairs_writer_;
   std::string top_k_path_;
   std::int64_t pairs_written_ = 0;  // all ranks, rounds so far
+  int rank_ = 0, ranks_ = 1;
+  std::int64_t own0_ = 0, own_rows_ = 0;  // circulant: the block of rows whose lists this rank holds
+  std::vector<TopKEntry> merged_;         // circulant: the partners' lists of the own rows, merged so far
+  double exchange_seconds_ = 0;
   double seconds_ = 0;
 };
 
-// One entry of a top-k list on the host (the MPI merge's element).
-struct TopKEntry {
-  double value;
-  std::int64_t j;
-};
 // The lists of k of two ranks merged (the MPI user operation, row by row):
 // inout's rows become the k best of both, best first (ranks_before).
 void merge_top_k_rows(const TopKEntry* in, TopKEntry* inout, std::int64_t rows, int k);
