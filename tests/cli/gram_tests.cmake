@@ -364,6 +364,10 @@ foreach(np 2 3)
                  STDERR "bad_value_row30.npy: element \\(30, 5\\) is 2 \\(expected 0 or 1\\)"
                  ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value_row30.npy --set gram.distribution=ring
                       --set gram.row_slice=8)
+  kmini_cli_test(mpi.gram.ring.circulant.bad.value_late_row.np${np} NP ${np} EXIT 2
+                 STDERR "bad_value_row30.npy: element \\(30, 5\\) is 2 \\(expected 0 or 1\\)"
+                 ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value_row30.npy --set gram.distribution=ring
+                      --set gram.ring_schedule=circulant --set "gram.write={top_k: {path: t.npy, k: 3}}")
 endforeach()
 add_test(NAME mpi.gram.ring.byte_identical
          COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_ring_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
