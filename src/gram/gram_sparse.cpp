@@ -339,8 +339,10 @@ void SparseOutputs::finish(Json& m, Json* summary) {
     }
     std::vector<TopKEntry>().swap(lists);
     npy::DistributedWriter writer(comm_, top_k_path_, top_k_record_type(c_.similarity), {rows, k});
-    writer.write_elements_round(static_cast<std::uint64_t>(row0 * k), static_cast<std::uint64_t>(nrows * k),
-                                records.data());
+    // Each rank's rows are one contiguous range: independent writes (the
+    // collective write's buffers were the largest allocation of a circulant run).
+    writer.write_elements_independent(static_cast<std::uint64_t>(row0 * k), static_cast<std::uint64_t>(nrows * k),
+                                      records.data());
     writer.commit();
     Json t = Json::object();
     t["k"] = Json(static_cast<long long>(k));
