@@ -189,12 +189,13 @@ void plan_circulant(const Config& c, int ranks, Plan& p) {
   p.message_rows = ranks > 1 ? p.piece_rows : 0;
   p.packed_bytes = double(a_block + (two ? block : 0) + 2 * p.message_rows) * row_bytes;
   // The own rows' lists (+ on host backends their host copy and the merged
-  // partners' lists), and per step but the diagonal the partner piece's lists
-  // (+ their host copy).
+  // partners' lists), and the partner piece's lists (+ their host copy and
+  // the message buffers).
   p.top_k_bytes = 0;
   if (!c.write_top_k.empty())
-    p.top_k_bytes = double(c.top_k) * sizeof(double) * 2 *
-                    (double(a_block) * (host ? 3 : 1) + (two ? 0.0 : double(p.steps - 1) * double(p.piece_rows) * 2));
+    p.top_k_bytes =
+        double(c.top_k) * sizeof(double) * 2 *
+        (double(a_block) * (host ? 3 : 1) + (two || p.steps < 2 ? 0.0 : double(p.piece_rows) * (host ? 4 : 3)));
   // Window counts: h x piece rows int32.
   const double per_row = double(p.piece_rows) * 4;
   if (c.row_slice > 0) {

@@ -241,42 +241,35 @@ void circulant_pass(RunContext& ctx, const Config& c, const Plan& plan, const In
   const int rank = ctx.env.rank();
   std::vector<CirculantWindow> windows;
   std::vector<std::int32_t> host;
-  double output_seconds = 0;
-  ring.circulant(
-      [&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
-        plan.circulant_windows(rank, j, t, in.two, windows);
-        const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ctx.env.size()), j, in.two).first;
-        for (const CirculantWindow& w : windows) {
-          {
-            ScopedRegion compute_region("kmini::gram::compute");
-            compute_window(ctx, c, plan, in, w, data, base, buffers.counts);
-          }
-          if (!outputs) continue;
-          FencedTimer<ExecSpace> post(ctx.exec);
-          const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
-          if (want_summary) {
-            ScopedRegion summary_region("kmini::gram::summary");
-            pass.checksum +=
-                summarise_slice(ctx.exec, buffers.counts, g, c.a.cols, buffers.row_sums, buffers.histogram);
-          }
-          if (checks && checks->wanted(w)) {
-            host.resize(static_cast<std::size_t>(g.height() * g.width()));
-            copy_to_host<std::int32_t>(ctx.exec, buffers.counts, g.height() * g.width(), host.data());
-            checks->record(w, host);
-          }
-          if (sparse) sparse->add_window(w, col_list0, buffers.counts, buffers.ones, buffers.ones_t(in.two));
-          const double seconds = post.seconds();
-          output_seconds += seconds;
-          pass.post_seconds += seconds;
-        }
-      },
-      [&](std::int64_t j) {
-        if (!outputs || !sparse) return;
-        FencedTimer<ExecSpace> post(ctx.exec);
-        sparse->end_piece(j);
-        output_seconds += post.seconds();
-      });
-  (void)output_seconds;
+  ring.circulant([&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
+    plan.circulant_windows(rank, j, t, in.two, windows);
+    const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ctx.env.size()), j, in.two).first;
+    for (const CirculantWindow& w : windows) {
+      {
+        ScopedRegion compute_region("kmini::gram::compute");
+        compute_window(ctx, c, plan, in, w, data, base, buffers.counts);
+      }
+      if (!outputs) continue;
+      FencedTimer<ExecSpace> post(ctx.exec);
+      const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
+      if (want_summary) {
+        ScopedRegion summary_region("kmini::gram::summary");
+        pass.checksum += summarise_slice(ctx.exec, buffers.counts, g, c.a.cols, buffers.row_sums, buffers.histogram);
+      }
+      if (checks && checks->wanted(w)) {
+        host.resize(static_cast<std::size_t>(g.height() * g.width()));
+        copy_to_host<std::int32_t>(ctx.exec, buffers.counts, g.height() * g.width(), host.data());
+        checks->record(w, host);
+      }
+      if (sparse) sparse->add_window(w, col_list0, buffers.counts, buffers.ones, buffers.ones_t(in.two));
+      pass.post_seconds += post.seconds();
+    }
+    if (outputs && sparse) {
+      FencedTimer<ExecSpace> post(ctx.exec);
+      sparse->end_step(j, t);  // the partner piece's lists go home
+      pass.post_seconds += post.seconds();
+    }
+  });
 }
 
 // Phase "summary": row sums, histogram and checksum over all ranks, and the trace.

@@ -15,6 +15,8 @@ using npy::DType;
 using I64View = Kokkos::View<std::int64_t*, MemSpace>;
 using F64View = Kokkos::View<double*, MemSpace>;
 
+constexpr int kTopKTag = 2324;  // circulant: partner lists going home
+
 DType value_dtype(Similarity s) { return s == Similarity::Counts ? DType::I4 : DType::F4; }
 
 // Appends `value` as the record's value field: int32 counts, float32 otherwise.
@@ -82,7 +84,7 @@ struct SparseOutputs::Device {
   F64View::HostMirror host_v;
   I64View best_j;  // top-k lists, rows x k, best first (circulant: the own block's rows)
   F64View best_v;
-  I64View partner_j;  // circulant: per step but the diagonal, the lists of the partner piece's rows
+  I64View partner_j;  // circulant: the lists of the partner piece's rows (the step in hand)
   F64View partner_v;
 };
 
@@ -129,7 +131,7 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
     d->best_v = F64View("kmini::gram::top_k_value", lists);
     clear_top_k(exec, d->best_j, d->best_v);
     const std::int64_t partner =
-        top_k_ && plan.circulant() && !c.two_inputs() ? (plan.steps - 1) * plan.piece_rows * c.top_k : 0;
+        top_k_ && plan.circulant() && !c.two_inputs() && plan.steps > 1 ? plan.piece_rows * c.top_k : 0;
     d->partner_j = I64View("kmini::gram::top_k_partner_j", partner);
     d->partner_v = F64View("kmini::gram::top_k_partner_value", partner);
     clear_top_k(exec, d->partner_j, d->partner_v);
@@ -171,37 +173,38 @@ void SparseOutputs::add_window(const CirculantWindow& w, std::int64_t col_list0,
     if (w.slot == 0) {
       top_k_window(exec_, values, g, k, dev_->best_j, dev_->best_v, own0_, dev_->best_j, dev_->best_v, own0_);
     } else {
-      const std::int64_t n = plan_.piece_rows * c_.top_k;
-      const auto part = std::make_pair((w.slot - 1) * n, w.slot * n);
-      const I64View part_j = Kokkos::subview(dev_->partner_j, part);
-      const F64View part_v = Kokkos::subview(dev_->partner_v, part);
-      top_k_window(exec_, values, g, k, dev_->best_j, dev_->best_v, own0_, part_j, part_v, col_list0);
+      top_k_window(exec_, values, g, k, dev_->best_j, dev_->best_v, own0_, dev_->partner_j, dev_->partner_v, col_list0);
     }
   });
   seconds_ += timer.seconds();
 }
 
-void SparseOutputs::end_piece(std::int64_t j) {
-  if (!top_k_ || c_.two_inputs() || plan_.steps < 2) return;
+void SparseOutputs::complete_exchange() {
+  Exchange& x = exchange_;
+  if (x.req[0] == MPI_REQUEST_NULL && x.req[1] == MPI_REQUEST_NULL) return;
+  MPI_Waitall(2, x.req, MPI_STATUSES_IGNORE);
+  merge_top_k_rows(x.in.data(), merged_.data() + x.first * c_.top_k, x.rows, static_cast<int>(c_.top_k));
+}
+
+void SparseOutputs::end_step(std::int64_t j, std::int64_t t) {
+  if (!top_k_ || c_.two_inputs() || t == 0) return;
   ScopedRegion region("kmini::gram::sparse_outputs");
   FencedTimer<ExecSpace> timer(exec_);
-  const std::int64_t k = c_.top_k, n = plan_.piece_rows * k;
+  complete_exchange();  // the last step's lists are home and merged; its buffers are free
+  const std::int64_t k = c_.top_k;
   auto host_j = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->partner_j);
   auto host_v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->partner_v);
-  std::vector<TopKEntry> out(static_cast<std::size_t>(n)), in(static_cast<std::size_t>(n));
-  const auto [mine0, mine1] = plan_.piece(rank_, j, false);
-  for (std::int64_t t = 1; t < plan_.steps; ++t) {
-    // Step t: this rank holds the lists of piece j of block rank + t, and
-    // rank - t those of its own piece j.
-    const int to = static_cast<int>((rank_ + t) % ranks_), from = static_cast<int>((rank_ - t + ranks_) % ranks_);
-    const auto [p0, p1] = plan_.piece(to, j, false);
-    for (std::int64_t e = 0; e < (p1 - p0) * k; ++e)
-      out[static_cast<std::size_t>(e)] = {host_v((t - 1) * n + e), host_j((t - 1) * n + e)};
-    MPI_Sendrecv(out.data(), static_cast<int>((p1 - p0) * k * sizeof(TopKEntry)), MPI_BYTE, to, 2324, in.data(),
-                 static_cast<int>((mine1 - mine0) * k * sizeof(TopKEntry)), MPI_BYTE, from, 2324, comm_,
-                 MPI_STATUS_IGNORE);
-    merge_top_k_rows(in.data(), merged_.data() + (mine0 - own0_) * k, mine1 - mine0, static_cast<int>(k));
-  }
+  const int to = static_cast<int>((rank_ + t) % ranks_), from = static_cast<int>((rank_ - t + ranks_) % ranks_);
+  const auto [p0, p1] = plan_.piece(to, j, false);           // the partner piece in hand
+  const auto [mine0, mine1] = plan_.piece(rank_, j, false);  // this rank's piece j, in rank - t's hand
+  Exchange& x = exchange_;
+  x.out.resize(static_cast<std::size_t>((p1 - p0) * k));
+  x.in.resize(static_cast<std::size_t>((mine1 - mine0) * k));
+  x.first = mine0 - own0_;
+  x.rows = mine1 - mine0;
+  for (std::size_t e = 0; e < x.out.size(); ++e) x.out[e] = {host_v(e), host_j(e)};
+  MPI_Irecv(x.in.data(), static_cast<int>(x.in.size() * sizeof(TopKEntry)), MPI_BYTE, from, kTopKTag, comm_, &x.req[0]);
+  MPI_Isend(x.out.data(), static_cast<int>(x.out.size() * sizeof(TopKEntry)), MPI_BYTE, to, kTopKTag, comm_, &x.req[1]);
   clear_top_k(exec_, dev_->partner_j, dev_->partner_v);
   exec_.fence();
   exchange_seconds_ += timer.seconds();
@@ -316,6 +319,7 @@ void SparseOutputs::finish(Json& m, Json* summary) {
       block_rows[static_cast<std::size_t>(q)] = static_cast<int>(rows * (q + 1) / ranks - rows * q / ranks);
     const std::int64_t row0 = rows * rank / ranks, nrows = block_rows[static_cast<std::size_t>(rank)];
     if (plan_.circulant()) {
+      complete_exchange();
       // The own rows' lists (the same blocks) and their partners' from the
       // other ranks, merged piece by piece (end_piece).
       if (!merged_.empty()) merge_top_k_rows(merged_.data(), lists.data(), held, static_cast<int>(k));

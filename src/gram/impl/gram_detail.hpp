@@ -88,11 +88,11 @@ class Ring {
   void round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& counts);
   // Circulant plans, collective: ticks (j, t) over the pieces j of a block
   // and the steps t, with piece j of block rank + t in hand: `tick(j, t,
-  // data, base)`, data's row 0 being row `base` of A (of B); `piece_done(j)`
-  // after the last step of piece j. The next piece is received from rank + 1
-  // and the one in hand passed to rank - 1 while `tick` runs.
-  template <class Tick, class PieceDone>
-  void circulant(Tick&& tick, PieceDone&& piece_done);
+  // data, base)`, data's row 0 being row `base` of A (of B). The next piece is
+  // received from rank + 1 and the one in hand passed to rank - 1 while
+  // `tick` runs.
+  template <class Tick>
+  void circulant(Tick&& tick);
   Path path() const { return path_; }
   double wait_seconds() const { return wait_seconds_; }  // waiting on receives and sends
   double bytes_sent() const { return bytes_sent_; }
@@ -119,8 +119,8 @@ class Ring {
   double wait_seconds_ = 0, bytes_sent_ = 0;
 };
 
-template <class Tick, class PieceDone>
-void Ring::circulant(Tick&& tick, PieceDone&& piece_done) {
+template <class Tick>
+void Ring::circulant(Tick&& tick) {
   const bool two = c_.two_inputs();
   const std::int64_t own0 = Plan::block_begin(two ? plan_.b_rows : plan_.rows, ranks_, rank_);
   for (std::int64_t j = 0; j < plan_.pieces_per_block; ++j) {
@@ -144,7 +144,6 @@ void Ring::circulant(Tick&& tick, PieceDone&& piece_done) {
       tick(j, t, data, base);
       wait(req);
     }
-    piece_done(j);
   }
 }
 
