@@ -246,11 +246,14 @@ KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, s
 // get the window's rows (C(j, i) = C(i, j)), past the rows when triangular.
 // A replicated slice (top_k_slice): over all slices every row sees every
 // partner exactly once; the circulant: over all windows of all ranks, once
-// in some list, merged under the same total order.
+// in some list, merged under the same total order. Rows of at least
+// bound_cols columns take the group-maxima bound below (its cost, ~64 k per
+// row, is paid per window: the circulant's windows of 512 columns took twice
+// the top-k time with it at 256, 40 000 x 16 384 on one rank).
 template <class Exec, class Values, class BestJ, class BestV>
 void top_k_window(const Exec& exec, const Values& values, const OutputWindow& g, int k, const BestJ& best_j,
                   const BestV& best_v, std::int64_t row_list0, const BestJ& col_j, const BestV& col_v,
-                  std::int64_t col_list0) {
+                  std::int64_t col_list0, std::int64_t bound_cols = 4 * kTopKGroups) {
   const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols(), height = g.height();
   const std::int64_t mirror_begin = g.mirror_begin();
   const bool symmetric = g.symmetric();
@@ -268,7 +271,7 @@ void top_k_window(const Exec& exec, const Values& values, const OutputWindow& g,
         const std::int64_t i = r0 + li, base = (i - row_list0) * k, self = symmetric ? i : -1, n = cols - col0;
         double worst_v = best_v(base + k - 1);
         std::int64_t worst_j = best_j(base + k - 1);
-        if (k > kTopKGroups || n < 4 * kTopKGroups) {
+        if (k > kTopKGroups || n < bound_cols) {
           offer_range(values, li, i, symmetric, col0, cols, -1.0, best_j, best_v, base, k, worst_v, worst_j);
           return;
         }
