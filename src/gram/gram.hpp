@@ -102,6 +102,7 @@ struct CirculantWindow {
   std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
   bool triangular = false, mirror = false;
   std::int64_t slot = 0;
+  std::size_t slice = 0;  // the plan's slice (Plan::slices) its rows are in
 };
 
 // Circulant: kRingPieceBytes is too coarse for blocks that travel in pieces

@@ -130,8 +130,9 @@ void Plan::circulant_windows(int rank, std::int64_t j, std::int64_t t, bool two_
   if (c0 >= c1) return;
   const auto first = slices.begin() + static_cast<std::ptrdiff_t>(first_slice[static_cast<std::size_t>(rank)]);
   const auto end = slices.begin() + static_cast<std::ptrdiff_t>(first_slice[static_cast<std::size_t>(rank) + 1]);
+  const auto index = [&](auto s) { return static_cast<std::size_t>(s - slices.begin()); };
   if (two_inputs) {  // every row of this rank's block against the piece of B
-    for (auto s = first; s != end; ++s) out.push_back({s->r0, s->r1, c0, c1, false, false, 0});
+    for (auto s = first; s != end; ++s) out.push_back({s->r0, s->r1, c0, c1, false, false, 0, index(s)});
     return;
   }
   if (t == 0) {
@@ -139,8 +140,8 @@ void Plan::circulant_windows(int rank, std::int64_t j, std::int64_t t, bool two_
     // cut inside pieces) triangular up to the piece's end; the slices of earlier
     // pieces against the piece, a rectangle. Both mirror into the own lists.
     for (auto s = first; s != end && s->r0 < c1; ++s)
-      out.push_back(s->r0 >= c0 ? CirculantWindow{s->r0, s->r1, s->r0, c1, true, true, 0}
-                                : CirculantWindow{s->r0, s->r1, c0, c1, false, true, 0});
+      out.push_back(s->r0 >= c0 ? CirculantWindow{s->r0, s->r1, s->r0, c1, true, true, 0, index(s)}
+                                : CirculantWindow{s->r0, s->r1, c0, c1, false, true, 0, index(s)});
     return;
   }
   // Block pair (rank, q), once over the ranks: when P is even, step P/2 meets
@@ -158,7 +159,7 @@ void Plan::circulant_windows(int rank, std::int64_t j, std::int64_t t, bool two_
   }
   for (auto s = first; s != end; ++s) {
     const std::int64_t r0 = std::max(s->r0, rows0), r1 = std::min(s->r1, rows1);
-    if (r0 < r1) out.push_back({r0, r1, c0, c1, false, true, t});
+    if (r0 < r1) out.push_back({r0, r1, c0, c1, false, true, t, index(s)});
   }
 }
 
@@ -253,9 +254,7 @@ void plan_circulant(const Config& c, int ranks, Plan& p) {
           tw.c0 = w.c0;
           tw.c1 = w.c1;
           tw.triangular = w.triangular;
-          auto s = std::upper_bound(p.slices.begin(), p.slices.end(), w.r0,
-                                    [](std::int64_t r, const Slice& x) { return r < x.r0; });
-          (s - 1)->work += tw.executed_words(p.words);
+          p.slices[w.slice].work += tw.executed_words(p.words);
         }
       }
 }

@@ -447,6 +447,8 @@ TEST(TEST_CATEGORY, Gram_CirculantPlanCoversEveryPairOnce) {
                 EXPECT_GE(w.r0, Plan::block_begin(rows, ranks, r));
                 EXPECT_LE(w.r1, Plan::block_begin(rows, ranks, r + 1));
                 EXPECT_LE(w.r1 - w.r0, c.row_slice);
+                EXPECT_GE(w.r0, p.slices[w.slice].r0);  // inside the slice whose work it adds to
+                EXPECT_LE(w.r1, p.slices[w.slice].r1);
                 EXPECT_GE(w.c0, piece.first);
                 EXPECT_LE(w.c1, piece.second);
                 EXPECT_EQ(w.mirror, !two);
