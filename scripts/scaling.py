@@ -322,15 +322,27 @@ def ring_model(n, cols, p, rate, net, word_bytes=8):
     return total, compute, total - compute
 
 
+def piece_rows(n, cols, p, word_bytes=8):
+    """Rows of the circulant's pieces as gram_plan.cpp plans them (GPU rows, no padding): 1 MiB of
+    packed rows but at least 256, at most a quarter of a block, whole 64-row tiles."""
+    row = math.ceil(cols / 64) * word_bytes
+    block = math.ceil(n / p)
+    pr = min(max(int(2 ** 20 // row), 256), (block + 3) // 4)
+    return max(1, pr // 64 * 64 if pr >= 64 else pr)
+
+
 def gpu_memory(n, cols, p, k=16, slice_rows=64, word_bytes=8):
     """Bytes per GPU: (replicated) packed A, a slice of C of `slice_rows` rows (int32, all n columns)
-    and the top-k lists (n k entries of 16 bytes); (ring) its block and two receive buffers
-    (3 n/p packed rows), a slice of the block pair (slice_rows x n/p int32) and the top-k lists of
-    its own rows (no buffers on one GPU)."""
+    and the top-k lists (n k entries of 16 bytes); (ring) as kmini's circulant holds it
+    (gram.ring_schedule: circulant, top-k / summary outputs): its block of packed A and two piece
+    buffers (none on one GPU), a window of `slice_rows` rows x one piece (int32), the top-k lists of
+    its own rows and those of the partner's piece in hand."""
     row = math.ceil(cols / 64) * word_bytes
+    block = math.ceil(n / p)
+    pr = piece_rows(n, cols, p, word_bytes)
     replicated = n * row + slice_rows * n * 4 + n * k * 16
-    buffers = 2 if p > 1 else 0
-    ring = (1 + buffers) * math.ceil(n / p) * row + min(slice_rows, n / p) * (n / p) * 4 + math.ceil(n / p) * k * 16
+    buffers = 2 * pr if p > 1 else 0
+    ring = (block + buffers) * row + min(slice_rows, block) * pr * 4 + block * k * 16 + (pr * k * 16 if p > 1 else 0)
     return replicated, ring
 
 
@@ -360,8 +372,8 @@ def model(args):
           f"Replicated: A broadcast, then the triangle in row slices. Ring: the circulant schedule "
           f"(ceil((P+1)/2) rounds, each the larger of a block pair's computation and one block's transfer). "
           f"Memory per GPU: replicated = packed A + a 64-row slice of C + top-{args.top_k} lists of all rows; "
-          f"ring = 3 blocks of packed A (own + 2 receive buffers) + a 64-row slice of a block pair + "
-          f"the top-{args.top_k} lists of its rows.\n",
+          f"ring = its block of packed A + two piece buffers (1 MiB of rows, at least 256) + a 64-row window of "
+          f"a piece + the top-{args.top_k} lists of its rows (and of the partner piece in hand).\n",
           "| GPUs | replicated (s) | broadcast A (s) | compute (s) | write C (s) | ring (s) | ring transfer not hidden (s) "
           "| replicated GB/GPU | ring GB/GPU | speedup (replicated) | efficiency |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]

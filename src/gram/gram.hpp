@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kmini::gram {
@@ -30,6 +31,16 @@ struct Source {
 // share of the rows with the other shares travelling a ring of the ranks.
 enum class Distribution { Replicated, Ring, Auto };
 const char* distribution_name(Distribution d);
+// gram.ring_schedule: how the ring computes. `slices`: the replicated plan's
+// slices, the chunks of A (of B) passing every rank once per round of slices
+// (every output). `circulant`: rank r holds block r of A (and of B) and pairs
+// it with block r + s, s = 0 .. P/2 (the last round split in half when P is
+// even; with B every block of B, s = 0 .. P - 1), each block travelling once,
+// computed in windows of h rows x one piece of the block in hand; the outputs
+// that reduce per row (top-k lists of the rank's own rows, count_at_least, the
+// summary) only: not write.C or write.pairs. auto: circulant where it can.
+enum class RingSchedule { Auto, Slices, Circulant };
+const char* ring_schedule_name(RingSchedule s);
 
 struct Config {
   Source a;
@@ -54,6 +65,9 @@ struct Config {
   Engine engine = Engine::Popcount;             // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
   MicroKernel micro_kernel = kAutoMicroKernel;  // the host tiles' micro-kernel (gram.micro_kernel)
   Distribution distribution = Distribution::Replicated;  // Auto is resolved by make_plan
+  RingSchedule ring_schedule = RingSchedule::Auto;       // resolved by make_plan (ring plans)
+  // The circulant computes only the outputs that reduce per row.
+  bool circulant_possible() const { return write_c.empty() && write_pairs.empty(); }
 };
 
 // One slice of rows of C and the rank that computes it.
@@ -78,6 +92,23 @@ struct Chunk {
 // fewer, larger messages and ticks than one per chunk, two such buffers per rank.
 inline constexpr double kRingPieceBytes = 4.0 * (1 << 20);
 
+// Circulant: one launch of the tiles and the outputs, rows [r0, r1) of A
+// (this rank's block) against rows [c0, c1) of the piece in hand (global
+// rows of A, or of B). triangular: the diagonal (c0 == r0), tiles on or above
+// it, mirrored inside the window. mirror (one input): the columns' rows get
+// C(j, i) too, into this rank's own lists (slot 0: the piece is its own) or
+// the lists of the partner block's piece (slot t of step t).
+struct CirculantWindow {
+  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool triangular = false, mirror = false;
+  std::int64_t slot = 0;
+  std::size_t slice = 0;  // the plan's slice (Plan::slices) its rows are in
+};
+
+// Circulant: kRingPieceBytes is too coarse for blocks that travel in pieces
+// (two piece buffers and the window's counts per rank): 1 MiB of packed rows.
+inline constexpr double kCirculantPieceBytes = 1.0 * (1 << 20);
+
 struct Plan {
   std::int64_t rows = 0, cols = 0, words = 0, height = 0;
   // gram.distribution as planned: Replicated or Ring (never Auto), and
@@ -85,6 +116,23 @@ struct Plan {
   Distribution distribution = Distribution::Replicated;
   bool automatic = false;
   bool ring() const { return distribution == Distribution::Ring; }
+  // Ring plans: Slices or Circulant (never Auto).
+  RingSchedule schedule = RingSchedule::Slices;
+  bool circulant() const { return ring() && schedule == RingSchedule::Circulant; }
+  // Circulant: block q of A (of B) is rows [block_begin(q), block_begin(q + 1))
+  // of `ranks` blocks, held by rank q; the blocks travel in pieces of
+  // piece_rows rows (piece j of a block: its rows from j * piece_rows), the
+  // most pieces of a block `pieces_per_block`; `steps`: blocks each rank sees
+  // (P/2 + 1, with B: P).
+  int ranks = 1;
+  std::int64_t piece_rows = 0, pieces_per_block = 0, steps = 0;
+  std::vector<std::size_t> first_slice;  // circulant: rank q's slices are [first_slice[q], first_slice[q + 1])
+  static std::int64_t block_begin(std::int64_t n, int ranks, int q) { return n * q / ranks; }
+  // Rows [first, second) of piece j of block q of the travelling matrix (empty past its end).
+  std::pair<std::int64_t, std::int64_t> piece(int q, std::int64_t j, bool two_inputs) const;
+  // The windows `rank` computes at step t with piece j of block rank + t in hand.
+  void circulant_windows(int rank, std::int64_t j, std::int64_t t, bool two_inputs,
+                         std::vector<CirculantWindow>& out) const;
   std::int64_t b_rows = 0;
   std::vector<Chunk> a_chunks, b_chunks;  // ring: who holds which rows
   std::int64_t a_held(int rank) const;    // rows of A (of B) `rank` holds (all with replicated)
@@ -103,7 +151,8 @@ struct Plan {
   double top_k_bytes = 0;    // the top-k lists (and their host copies on host backends)
   double slice_bytes = 0;
   std::vector<Slice> slices;
-  std::int64_t rounds() const { return slices.empty() ? 0 : slices.back().round + 1; }
+  // Rounds of slices (circulant: the steps, blocks each rank sees).
+  std::int64_t rounds() const { return circulant() ? steps : slices.empty() ? 0 : slices.back().round + 1; }
   SliceGeometry geometry(const Slice& s, bool two_inputs) const {
     return SliceGeometry{rows, s.r0, s.r1, two_inputs ? targets : 0};
   }

@@ -150,6 +150,15 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   const std::string distribution = s.choice("distribution", "replicated", {"replicated", "ring", "auto"});
   for (Distribution d : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
     if (distribution == distribution_name(d)) c.distribution = d;
+  // ring: the circulant block pairs for top-k, count_at_least and the summary,
+  // the slices with write.C or write.pairs (auto); either one asked for.
+  const std::string schedule = s.choice("ring_schedule", "auto", {"auto", "circulant", "slices"});
+  for (RingSchedule r : {RingSchedule::Auto, RingSchedule::Slices, RingSchedule::Circulant})
+    if (schedule == ring_schedule_name(r)) c.ring_schedule = r;
+  if (c.ring_schedule == RingSchedule::Circulant && !c.circulant_possible())
+    s.fail("ring_schedule",
+           "slices or auto with write.C or write.pairs (the circulant computes top-k, "
+           "count_at_least and the summary only)");
   config_ = c;
   outputs_.clear();
   add_output(w, "C", c.write_c);

@@ -139,4 +139,28 @@ struct SliceGeometry {
   }
 };
 
+// The block of C the outputs read from a counts buffer (row major, row
+// length width()): rows [r0, r1), columns [c0, c1). triangular (one input,
+// c0 == r0): the pairs are j > i, the window's part below the diagonal is
+// its mirror. mirror (one input): column j's row gets C(j, i) = C(i, j) from
+// this window too (the top-k columns' scan and the summary's column sums;
+// triangular: the columns past the rows). A replicated slice is one (one input:
+// triangular and mirrored; with B: a rectangle from column 0).
+struct OutputWindow {
+  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool triangular = false, mirror = false;
+  OutputWindow() = default;
+  OutputWindow(std::int64_t r0_, std::int64_t r1_, std::int64_t c0_, std::int64_t c1_, bool triangular_, bool mirror_)
+      : r0(r0_), r1(r1_), c0(c0_), c1(c1_), triangular(triangular_), mirror(mirror_) {}
+  OutputWindow(const SliceGeometry& g)  // NOLINT: a slice is a window
+      : r0(g.r0), r1(g.r1), c0(g.col0()), c1(g.cols()), triangular(g.symmetric()), mirror(g.symmetric()) {}
+  bool symmetric() const { return triangular; }
+  std::int64_t col0() const { return c0; }
+  std::int64_t cols() const { return c1; }
+  std::int64_t width() const { return c1 - c0; }
+  std::int64_t height() const { return r1 - r0; }
+  // The first column whose row the top-k columns' scan offers the window's rows.
+  std::int64_t mirror_begin() const { return triangular ? r1 : c0; }
+};
+
 }  // namespace kmini::gram

@@ -85,6 +85,14 @@ bool replicated_fits(const Config& c) {
 
 }  // namespace
 
+const char* ring_schedule_name(RingSchedule s) {
+  switch (s) {
+    case RingSchedule::Circulant: return "circulant";
+    case RingSchedule::Slices: return "slices";
+    default: return "auto";
+  }
+}
+
 const char* distribution_name(Distribution d) {
   switch (d) {
     case Distribution::Ring: return "ring";
@@ -107,6 +115,152 @@ Plan make_plan(const Config& c, int ranks) {
   return p;
 }
 
+std::pair<std::int64_t, std::int64_t> Plan::piece(int q, std::int64_t j, bool two_inputs) const {
+  const std::int64_t n = two_inputs ? b_rows : rows;
+  const std::int64_t end = block_begin(n, ranks, q + 1),
+                     first = std::min(end, block_begin(n, ranks, q) + j * piece_rows);
+  return {first, std::min(end, first + piece_rows)};
+}
+
+void Plan::circulant_windows(int rank, std::int64_t j, std::int64_t t, bool two_inputs,
+                             std::vector<CirculantWindow>& out) const {
+  out.clear();
+  const int q = static_cast<int>((rank + t) % ranks);
+  auto [c0, c1] = piece(q, j, two_inputs);
+  if (c0 >= c1) return;
+  const auto first = slices.begin() + static_cast<std::ptrdiff_t>(first_slice[static_cast<std::size_t>(rank)]);
+  const auto end = slices.begin() + static_cast<std::ptrdiff_t>(first_slice[static_cast<std::size_t>(rank) + 1]);
+  const auto index = [&](auto s) { return static_cast<std::size_t>(s - slices.begin()); };
+  if (two_inputs) {  // every row of this rank's block against the piece of B
+    for (auto s = first; s != end; ++s) out.push_back({s->r0, s->r1, c0, c1, false, false, 0, index(s)});
+    return;
+  }
+  if (t == 0) {
+    // The diagonal block, piece by piece: its own piece's slices (slices are
+    // cut inside pieces) triangular up to the piece's end; the slices of earlier
+    // pieces against the piece, a rectangle. Both mirror into the own lists.
+    for (auto s = first; s != end && s->r0 < c1; ++s)
+      out.push_back(s->r0 >= c0 ? CirculantWindow{s->r0, s->r1, s->r0, c1, true, true, 0, index(s)}
+                                : CirculantWindow{s->r0, s->r1, c0, c1, false, true, 0, index(s)});
+    return;
+  }
+  // Block pair (rank, q), once over the ranks: when P is even, step P/2 meets
+  // every pair from both sides, so rank r < P/2 takes the first half of q's
+  // columns and rank q the rows of the second half of its block against all of r's.
+  std::int64_t rows0 = block_begin(this->rows, ranks, rank), rows1 = block_begin(this->rows, ranks, rank + 1);
+  if (ranks % 2 == 0 && 2 * t == ranks) {
+    if (rank < ranks / 2) {
+      const std::int64_t q0 = block_begin(this->rows, ranks, q), q1 = block_begin(this->rows, ranks, q + 1);
+      c1 = std::min(c1, q0 + (q1 - q0) / 2);
+      if (c0 >= c1) return;
+    } else {
+      rows0 += (rows1 - rows0) / 2;
+    }
+  }
+  for (auto s = first; s != end; ++s) {
+    const std::int64_t r0 = std::max(s->r0, rows0), r1 = std::min(s->r1, rows1);
+    if (r0 < r1) out.push_back({r0, r1, c0, c1, false, true, t, index(s)});
+  }
+}
+
+namespace {
+
+// Circulant (gram.ring_schedule): blocks of rows per rank, pieces, the slices
+// of each rank's rows (inside pieces with one input, so the diagonal's
+// windows stay inside one piece) and their work.
+void plan_circulant(const Config& c, int ranks, Plan& p) {
+  const bool two = c.two_inputs(), host = compat::device_is_host_accessible;
+  const double row_bytes = double(p.words) * sizeof(Word);
+  const std::int64_t tile = TileParams::tile;
+  p.schedule = RingSchedule::Circulant;
+  p.ranks = ranks;
+  const std::int64_t travelling = two ? c.b.rows : p.rows;
+  const std::int64_t block = (travelling + ranks - 1) / ranks, a_block = (p.rows + ranks - 1) / ranks;
+  // Pieces of at most kCirculantPieceBytes and a quarter of a block (small
+  // inputs still travel in several), whole tiles where they are that tall.
+  // Pieces of kCirculantPieceBytes but at least 4 tiles of rows (wide rows),
+  // at most a quarter of a block (small inputs still travel in several),
+  // whole tiles where they are that tall.
+  std::int64_t pr =
+      std::min(std::max(static_cast<std::int64_t>(kCirculantPieceBytes / row_bytes), 4 * tile), (block + 3) / 4);
+  if (pr >= tile) pr = pr / tile * tile;
+  p.piece_rows = std::max<std::int64_t>(1, pr);
+  p.pieces_per_block = (block + p.piece_rows - 1) / p.piece_rows;
+  p.steps = two ? ranks : ranks / 2 + 1;
+  p.message_rows = ranks > 1 ? p.piece_rows : 0;
+  p.packed_bytes = double(a_block + (two ? block : 0) + 2 * p.message_rows) * row_bytes;
+  // The own rows' lists (+ on host backends their host copy and the merged
+  // partners' lists), and the partner piece's lists (+ their host copy and
+  // the message buffers).
+  p.top_k_bytes = 0;
+  if (!c.write_top_k.empty())
+    p.top_k_bytes =
+        double(c.top_k) * sizeof(double) * 2 *
+        (double(a_block) * (host ? 3 : 1) + (two || p.steps < 2 ? 0.0 : double(p.piece_rows) * (host ? 4 : 3)));
+  // Window counts: h x piece rows int32.
+  const double per_row = double(p.piece_rows) * 4;
+  if (c.row_slice > 0) {
+    p.height = std::min(c.row_slice, p.rows);
+  } else {
+    const double room = c.memory_budget - p.packed_bytes - p.top_k_bytes;
+    std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per_row) : 0;
+    if (h >= tile) h = h / tile * tile;
+    // Host backends: windows about square (h = the piece's rows); GPUs: as
+    // tall as the budget allows, up to the block (more tiles per launch).
+    p.height = std::min({h, host ? std::max(tile, p.piece_rows) : a_block, a_block});
+    if (p.height < 1)
+      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold a 1/" + std::to_string(ranks) +
+                       " share of packed A" + (two ? " and B" : "") + " and two pieces (" + gib(p.packed_bytes) + ")" +
+                       (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
+                       " and one row of a window (" + gib(per_row) + ")");
+  }
+  p.slice_bytes = double(p.height) * per_row;
+  p.a_chunks.clear();
+  p.b_chunks.clear();
+  p.slices.clear();
+  p.first_slice.assign(1, 0);
+  for (int q = 0; q < ranks; ++q) {
+    const std::int64_t b0 = Plan::block_begin(p.rows, ranks, q), b1 = Plan::block_begin(p.rows, ranks, q + 1);
+    p.a_chunks.push_back({b0, b1, q, 0});
+    if (two)
+      p.b_chunks.push_back({Plan::block_begin(c.b.rows, ranks, q), Plan::block_begin(c.b.rows, ranks, q + 1), q, 0});
+    // Slices of h rows, restarting at every piece of the block (one input).
+    const std::int64_t cut = two ? std::max<std::int64_t>(1, b1 - b0) : p.piece_rows;
+    std::int64_t round = 0;
+    for (std::int64_t at = b0; at < b1; at += cut)
+      for (std::int64_t r0 = at; r0 < std::min(b1, at + cut); r0 += p.height) {
+        Slice s;
+        s.r0 = r0;
+        s.r1 = std::min({b1, at + cut, r0 + p.height});
+        s.rank = q;
+        s.round = round++;
+        p.slices.push_back(s);
+      }
+    p.first_slice.push_back(p.slices.size());
+  }
+  if (p.rows > 0 && static_cast<std::int64_t>(p.slices.size()) > kMaxSlices)
+    throw UsageError(std::string(c.row_slice > 0 ? "gram.row_slice" : "gram.memory_budget") + ": slices of " +
+                     std::to_string(p.height) + " rows make more than " + std::to_string(kMaxSlices) + " slices");
+  // Each window's tiles to the slice its rows are in.
+  std::vector<CirculantWindow> windows;
+  for (int q = 0; q < ranks; ++q)
+    for (std::int64_t j = 0; j < p.pieces_per_block; ++j)
+      for (std::int64_t t = 0; t < p.steps; ++t) {
+        p.circulant_windows(q, j, t, two, windows);
+        for (const auto& w : windows) {
+          TileWindow tw;
+          tw.r0 = w.r0;
+          tw.r1 = w.r1;
+          tw.c0 = w.c0;
+          tw.c1 = w.c1;
+          tw.triangular = w.triangular;
+          p.slices[w.slice].work += tw.executed_words(p.words);
+        }
+      }
+}
+
+}  // namespace
+
 Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   Plan p;
   p.distribution = d;
@@ -122,6 +276,11 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   const std::int64_t tile = TileParams::tile;
   const bool ring = d == Distribution::Ring;
   const double row_bytes = double(p.words) * sizeof(Word);
+  if (ring && (c.ring_schedule == RingSchedule::Circulant ||
+               (c.ring_schedule == RingSchedule::Auto && c.circulant_possible()))) {
+    plan_circulant(c, ranks, p);
+    return p;
+  }
   if (c.row_slice > 0) {
     p.height = std::min(c.row_slice, p.rows);
   } else {
@@ -255,6 +414,28 @@ DistributionCost distribution_cost(const Config& c, const Plan& p, int ranks) {
         cost.sent_bytes += double(s->rows) * row_bytes * double(ranks - 1) / ranks;
     return cost;
   }
+  if (p.circulant()) {
+    // Rank r sends blocks r .. r + steps - 2 once each (the last one it sees
+    // stays), and with one input the partner pieces' top-k lists to their owners.
+    const bool two = c.two_inputs();
+    const std::int64_t n = two ? c.b.rows : p.rows;
+    double most = 0;
+    for (int q = 0; q < ranks; ++q) {
+      double rows_sent = 0, lists = 0;
+      for (std::int64_t t = 0; t + 1 < p.steps; ++t) {
+        const int b = static_cast<int>((q + t) % ranks);
+        rows_sent += double(Plan::block_begin(n, ranks, b + 1) - Plan::block_begin(n, ranks, b));
+        if (!two && !c.write_top_k.empty()) {
+          const int partner = static_cast<int>((q + t + 1) % ranks);
+          lists += double(Plan::block_begin(n, ranks, partner + 1) - Plan::block_begin(n, ranks, partner)) *
+                   double(c.top_k) * 16;
+        }
+      }
+      most = std::max(most, rows_sent * row_bytes + lists);
+    }
+    cost.sent_bytes = most;
+    return cost;
+  }
   // Each round every travelling chunk passes P - 1 ranks: rank r sends all of
   // them but those of rank r + 1 (the last it receives).
   double total = 0;
@@ -276,9 +457,13 @@ ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
   // Packed A and B (ring: the busiest rank's share and the two receive buffers).
   ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));
   if (p.ring()) bytes = ByteCount(static_cast<std::uint64_t>(p.packed_bytes));
-  bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));           // one slice
+  if (p.circulant())  // one window, the lists of its own rows and the partner pieces' (plan_circulant)
+    bytes +=
+        ByteCount(static_cast<std::uint64_t>(p.slice_bytes)) + ByteCount(static_cast<std::uint64_t>(p.top_k_bytes));
+  else bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));      // one slice
   bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);  // ones, row sums
-  if (!c.write_top_k.empty())  // the lists (+ their host copy and records for the merge on host backends)
+  if (!c.write_top_k.empty() &&
+      !p.circulant())  // the lists (+ their host copy and records for the merge on host backends)
     bytes += ByteCount::of(rows, static_cast<std::uint64_t>(c.top_k) * (host ? 16 + 16 + 12 : 16));
   if (!c.write_pairs.empty()) bytes += ByteCount::of(height + 1, 16);  // pairs per row, offsets
   ByteCount staging;  // the file's staging block (A's is freed before B is read)
@@ -326,7 +511,9 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
                         : "full triangle")
      << "\n"
      << "    packed " << (c.two_inputs() ? "A and B " : "A ") << gib(p.packed_bytes) << " per rank"
-     << (p.ring() ? " (ring: the rows it holds and two receive buffers)" : "")
+     << (p.circulant() ? " (ring, circulant: its block and two piece buffers)"
+         : p.ring()    ? " (ring: the rows it holds and two receive buffers)"
+                       : "")
      << (p.top_k_bytes > 0 ? ", top-k lists " + gib(p.top_k_bytes) : std::string()) << "; " << p.slices.size()
      << " row slice(s) of " << p.height << " rows in " << p.rounds() << " round(s), " << gib(p.slice_bytes)
      << " each; device memory per rank " << gib(p.packed_bytes + p.top_k_bytes + p.slice_bytes) << " of budget "
@@ -346,9 +533,16 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
       const DistributionCost cost = distribution_cost(c, q, env.size());
       os << "held " << gib(cost.held_bytes) << " per rank (packed " << gib(q.packed_bytes) << "), sent "
          << gib(cost.sent_bytes) << " per rank, " << cost.rounds << " round(s)";
-      if (d == Distribution::Ring)
+      if (q.circulant())
+        os << ", circulant: each rank pairs its block of A with "
+           << (c.two_inputs() ? "every block of B" : "block r + s") << " in windows of " << q.height << " x "
+           << q.piece_rows << ", " << q.pieces_per_block << " piece(s) of " << q.piece_rows
+           << " rows per block, each block travelling once"
+           << (c.two_inputs() || c.write_top_k.empty() ? "" : "; top-k lists of its own rows");
+      else if (d == Distribution::Ring)
         os << " of " << env.size() << " step(s) (" << q.travelling(c.two_inputs()).size() << " chunk(s) of "
-           << (c.two_inputs() ? "B" : "A") << " travel each round)";
+           << (c.two_inputs() ? "B" : "A") << " travel each round"
+           << (c.ring_schedule == RingSchedule::Slices ? "" : "; slices: write.C or write.pairs") << ")";
       else
         os << (c.a.kind == Source::Kind::Random && (c.b.rows == 0 || c.b.kind == Source::Kind::Random)
                    ? " (random inputs are generated whole on every rank)"

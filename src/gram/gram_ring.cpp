@@ -164,6 +164,32 @@ void Ring::round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& co
   }
 }
 
+void Ring::circulant_post(std::int64_t j, std::int64_t t, MPI_Request req[2]) {
+  if (t + 1 >= plan_.steps) return;
+  const bool two = c_.two_inputs();
+  const int next = (rank_ + 1) % ranks_, prev = (rank_ + ranks_ - 1) % ranks_;
+  const std::int64_t words = plan_.words;
+  const auto [h0, h1] = plan_.piece(static_cast<int>((rank_ + t) % ranks_), j, two);      // in hand
+  const auto [n0, n1] = plan_.piece(static_cast<int>((rank_ + t + 1) % ranks_), j, two);  // coming
+  const int slot = static_cast<int>(t % 2);
+  const auto buffer_data = [&](int s) -> Word* { return path_ == Path::Staged ? host_buf_[s].data() : buf_[s].data(); };
+  if (path_ == Path::DeviceAware) exec_.fence();  // the last tick's tiles read that buffer
+  MPI_Irecv(buffer_data(1 - slot), static_cast<int>(n1 - n0), row_type_, next, kRingTag, comm_, &req[0]);
+  const std::int64_t own0 = Plan::block_begin(two ? plan_.b_rows : plan_.rows, ranks_, rank_);
+  const Word* from = t > 0 ? buffer_data(slot)
+                           : (path_ == Path::Staged ? held_host_.data() : in_.targets().data()) + (h0 - own0) * words;
+  MPI_Isend(from, static_cast<int>(h1 - h0), row_type_, prev, kRingTag, comm_, &req[1]);
+  bytes_sent_ += double(h1 - h0) * double(words) * sizeof(Word);
+}
+
+void Ring::wait(MPI_Request req[2]) {
+  if (req[0] == MPI_REQUEST_NULL && req[1] == MPI_REQUEST_NULL) return;
+  // No fence first: on GPUs the tiles run while MPI moves the pieces.
+  const double t0 = now();
+  MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+  wait_seconds_ += now() - t0;
+}
+
 // Ones of every row: each rank counts the rows it holds, one sum over the ranks.
 void ring_row_ones(const ExecSpace& exec, MPI_Comm comm, const Packed& held, const std::vector<Chunk>& chunks,
                    const Kokkos::View<std::int32_t*, MemSpace>& ones) {

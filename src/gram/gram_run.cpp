@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace kmini::gram {
@@ -39,7 +40,8 @@ SliceBuffers allocate_buffers(RunContext& ctx, const Config& c, const Plan& plan
     return SliceBuffers{
         Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
         Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones_B", c.b.rows),
-        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", plan.height * targets),
+        Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice",
+                                              plan.height * (plan.circulant() ? plan.piece_rows : targets)),
         Kokkos::View<float*, MemSpace>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
         Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
         Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram", want_summary ? kHistogramBins : 0)};
@@ -184,6 +186,92 @@ void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs
   pass.compute.add(env.comm(), final_compute);
 }
 
+// --- circulant (gram.ring_schedule) -------------------------------------------
+
+// Window w of the block pair in hand into `counts` (h x piece width).
+void compute_window(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, const CirculantWindow& w,
+                    const Packed& data, std::int64_t base, const Kokkos::View<std::int32_t*, MemSpace>& counts) {
+  TileWindow t;
+  t.r0 = w.r0;
+  t.r1 = w.r1;
+  t.c0 = w.c0;
+  t.c1 = w.c1;
+  t.triangular = w.triangular;
+  t.a_base = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank());  // this rank's block of A
+  t.b_base = base;
+  t.out_col0 = w.c0;
+  t.out_width = w.c1 - w.c0;
+  gram_window(ctx.exec, in.a, data, t, counts, c.engine, c.micro_kernel);
+}
+
+// The checked rows' values from the windows that hold them (their own rows,
+// and with `mirror` their columns' rows), full rows from column 0; summed over
+// the ranks at the end (every element is in exactly one window).
+struct CirculantChecks {
+  std::vector<std::int64_t> rows;    // sorted
+  std::vector<std::int32_t> values;  // rows.size() x targets
+  std::int64_t targets = 0;
+  bool wanted(const CirculantWindow& w) const {
+    const auto any_in = [&](std::int64_t a, std::int64_t b) {
+      auto it = std::lower_bound(rows.begin(), rows.end(), a);
+      return it != rows.end() && *it < b;
+    };
+    return any_in(w.r0, w.r1) || (w.mirror && any_in(w.triangular ? w.r0 + 1 : w.c0, w.c1));
+  }
+  void record(const CirculantWindow& w, const std::vector<std::int32_t>& win) {
+    const std::int64_t width = w.c1 - w.c0;
+    for (std::size_t x = 0; x < rows.size(); ++x) {
+      const std::int64_t i = rows[x];
+      std::int32_t* out = values.data() + static_cast<std::int64_t>(x) * targets;
+      if (i >= w.r0 && i < w.r1)  // the row: C(i, j), j >= i on the diagonal
+        for (std::int64_t j = w.triangular ? i : w.c0; j < w.c1; ++j) out[j] = win[(i - w.r0) * width + (j - w.c0)];
+      if (w.mirror && i >= (w.triangular ? w.r0 + 1 : w.c0) && i < w.c1) {  // the column: C(i, r) = C(r, i)
+        const std::int64_t end = w.triangular && i < w.r1 ? i : w.r1;
+        for (std::int64_t r = w.r0; r < end; ++r) out[r] = win[(r - w.r0) * width + (i - w.c0)];
+      }
+    }
+  }
+};
+
+// Phases "compute", "summary" and "sparse_outputs" of a circulant plan: the
+// ticks of the ring, each window's tiles and (final pass) its outputs.
+void circulant_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, const SliceBuffers& buffers,
+                    Ring& ring, bool outputs, bool want_summary, SparseOutputs* sparse, CirculantChecks* checks,
+                    SlicePass& pass) {
+  const int rank = ctx.env.rank();
+  std::vector<CirculantWindow> windows;
+  std::vector<std::int32_t> host;
+  ring.circulant([&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
+    plan.circulant_windows(rank, j, t, in.two, windows);
+    const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ctx.env.size()), j, in.two).first;
+    for (const CirculantWindow& w : windows) {
+      {
+        ScopedRegion compute_region("kmini::gram::compute");
+        compute_window(ctx, c, plan, in, w, data, base, buffers.counts);
+      }
+      if (!outputs) continue;
+      FencedTimer<ExecSpace> post(ctx.exec);
+      const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
+      if (want_summary) {
+        ScopedRegion summary_region("kmini::gram::summary");
+        pass.checksum += summarise_slice(ctx.exec, buffers.counts, g, c.a.cols, buffers.row_sums, buffers.histogram);
+      }
+      if (checks && checks->wanted(w)) {
+        host.resize(static_cast<std::size_t>(g.height() * g.width()));
+        copy_to_host<std::int32_t>(ctx.exec, buffers.counts, g.height() * g.width(), host.data());
+        checks->record(w, host);
+      }
+      if (sparse) sparse->add_window(w, col_list0, buffers.counts, buffers.ones, buffers.ones_t(in.two));
+      pass.post_seconds += post.seconds();
+    }
+    if (outputs && sparse) {
+      FencedTimer<ExecSpace> post(ctx.exec);
+      sparse->end_step(j, t);  // the partner piece's lists go home
+      pass.post_seconds += post.seconds();
+    }
+  });
+}
+
 // Phase "summary": row sums, histogram and checksum over all ranks, and the trace.
 Summary gather_summary(RunContext& ctx, const Plan& plan, const SliceBuffers& buffers, bool want_summary,
                        std::uint64_t checksum) {
@@ -217,32 +305,69 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const Inputs in = load_inputs(ctx, c, plan);  // pack
   const SliceBuffers buffers = allocate_buffers(ctx, c, plan, in, want_summary, dense_float);
   const std::unique_ptr<Ring> ring = plan.ring() ? std::make_unique<Ring>(ctx, c, plan, in) : nullptr;
-  const std::vector<const Slice*> mine = my_slices(plan, ctx.env.rank());
+  const std::vector<const Slice*> mine =
+      plan.circulant() ? std::vector<const Slice*>() : my_slices(plan, ctx.env.rank());
   SlicePass pass;
-  for (const Slice* s : mine)
-    if (s) pass.executed_words += s->work;
-  timed_repeats(ctx, c, plan, in, mine, buffers, ring.get(), pass);  // compute
-
+  for (const Slice& s : plan.slices)
+    if (s.rank == ctx.env.rank()) pass.executed_words += s.work;
   CheckedRows checked;
   checked.rows = check_rows(plan);
-  const auto writer = open_dense_writer(ctx, c, plan, dense_float);
-  SparseOutputs sparse(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs),
-                       ctx.output_path(c.write_top_k));
-  final_pass(ctx, c, plan, in, mine, buffers, want_summary, dense_float, writer.get(), sparse, ring.get(), pass,
-             checked);
+  std::unique_ptr<npy::DistributedWriter> writer;
+  std::optional<SparseOutputs> sparse;
+  if (plan.circulant()) {
+    // compute: `repeat - 1` passes of the ring's tiles alone, then the final pass with the outputs.
+    for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep)
+      pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
+                         circulant_pass(ctx, c, plan, in, buffers, *ring, false, false, nullptr, nullptr, pass);
+                       }));
+    sparse.emplace(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
+    CirculantChecks checks;
+    if (ctx.verify) {
+      checks.rows = checked.rows;
+      checks.targets = plan.targets;
+      checks.values.assign(checks.rows.size() * static_cast<std::size_t>(plan.targets), 0);
+    }
+    const double before = pass.post_seconds;
+    const double seconds = time_together(ctx.env.comm(), ctx.exec, [&] {
+      circulant_pass(ctx, c, plan, in, buffers, *ring, true, want_summary, &*sparse, ctx.verify ? &checks : nullptr,
+                     pass);
+    });
+    // The final pass's compute: its time but the outputs' (this rank's).
+    pass.compute.add(ctx.env.comm(), seconds - (pass.post_seconds - before));
+    if (ctx.verify && !checks.rows.empty()) {
+      MPI_Allreduce(MPI_IN_PLACE, checks.values.data(), static_cast<int>(checks.values.size()), MPI_INT32_T, MPI_SUM,
+                    ctx.env.comm());
+      const std::int64_t own0 = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank());
+      const std::int64_t own1 = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank() + 1);
+      for (std::size_t x = 0; x < checks.rows.size(); ++x) {
+        const std::int64_t i = checks.rows[x];
+        if (i < own0 || i >= own1) continue;  // each rank checks the rows of its block
+        const auto first = checks.values.begin() + static_cast<std::ptrdiff_t>(x * plan.targets);
+        checked.values[i].assign(first, first + plan.targets);
+        checked.from[i] = 0;
+      }
+    }
+  } else {
+    timed_repeats(ctx, c, plan, in, mine, buffers, ring.get(), pass);  // compute
+    writer = open_dense_writer(ctx, c, plan, dense_float);
+    sparse.emplace(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
+    final_pass(ctx, c, plan, in, mine, buffers, want_summary, dense_float, writer.get(), *sparse, ring.get(), pass,
+               checked);
+  }
 
   KernelReport report;
   report.metrics["distribution"] = Json(std::string(distribution_name(plan.distribution)));
   report.metrics["distribution_auto"] = Json(plan.automatic);
   report.metrics["packed_bytes_per_rank"] = plan.packed_bytes;
   if (ring) {
+    report.metrics["ring_schedule"] = Json(std::string(ring_schedule_name(plan.schedule)));
     report.metrics["ring_transfer"] = Json(std::string(Ring::path_name(ring->path())));
     report.metrics["ring_bytes_sent_per_rank"] = allreduce_max(ctx.env.comm(), ring->bytes_sent());
     // Seconds a rank waited on MPI in the ring (all passes): what the computation did not hide.
     report.metrics["ring_wait_seconds"] = allreduce_max(ctx.env.comm(), ring->wait_seconds());
   }
   Json sparse_summary = Json::object();
-  sparse.finish(report.metrics, &sparse_summary);  // sparse_outputs
+  sparse->finish(report.metrics, &sparse_summary);  // sparse_outputs
   const Summary summary = gather_summary(ctx, plan, buffers, want_summary, pass.checksum);
   if (ctx.verify) verify(ctx, c, plan, checked, summary, report);
   report_throughput(ctx, c, plan, pass, in.pack_seconds, summary, want_summary, report);  // probe

@@ -28,6 +28,12 @@ npy::ElementType top_k_record_type(Similarity s);
 // Device bytes of the top-k lists: rows x k (j int64, value double).
 double top_k_bytes(const Config& c);
 
+// One entry of a top-k list on the host (the MPI merge's element).
+struct TopKEntry {
+  double value;
+  std::int64_t j;
+};
+
 class SparseOutputs {
  public:
   // Collective (allocates, opens the pairs file). Paths resolved against --out.
@@ -42,6 +48,18 @@ class SparseOutputs {
   // this round (nullptr: none), its counts, the rows' ones of A and of the
   // columns' matrix (B, or A again).
   void add_round(const Slice* slice, const IntView& counts, const IntView& ones_a, const IntView& ones_b);
+  // Circulant plans (gram.ring_schedule): the lists are those of this rank's
+  // block of rows, and those of the partner block's piece in hand (steps but
+  // the diagonal). One window of a block pair: its counts into count_at_least
+  // and the top-k lists (its columns' rows: own lists, w.slot 0, or the
+  // partner piece's, whose first row is col_list0).
+  void add_window(const CirculantWindow& w, std::int64_t col_list0, const IntView& counts, const IntView& ones_a,
+                  const IntView& ones_b);
+  // Collective, after step t of piece j: the partner piece's lists (complete:
+  // only this step offers to them) go to their owner, rank + t, and rank - t's
+  // lists of this rank's piece j come in, to be merged into its own (host)
+  // lists when the next step's go out (nonblocking meanwhile).
+  void end_step(std::int64_t j, std::int64_t t);
   // Collective: merges and writes the top-k lists, commits the pairs file,
   // and reports count_at_least, pairs_written and the seconds spent.
   void finish(Json& metrics, Json* summary);
@@ -60,14 +78,22 @@ class SparseOutputs {
   std::unique_ptr<npy::DistributedWriter> pairs_writer_;
   std::string top_k_path_;
   std::int64_t pairs_written_ = 0;  // all ranks, rounds so far
+  int rank_ = 0, ranks_ = 1;
+  std::int64_t own0_ = 0, own_rows_ = 0;  // circulant: the block of rows whose lists this rank holds
+  std::vector<TopKEntry> merged_;         // circulant: the partners' lists of the own rows, merged so far
+  // Circulant: the partner lists' trip home, nonblocking, completed at the
+  // next step's (or at finish): what is sent, what comes in and where it merges.
+  struct Exchange {
+    std::vector<TopKEntry> out, in;
+    std::int64_t first = 0, rows = 0;  // the own rows `in` holds (first: from the block's first row)
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  };
+  Exchange exchange_;
+  void complete_exchange();
+  double exchange_seconds_ = 0;
   double seconds_ = 0;
 };
 
-// One entry of a top-k list on the host (the MPI merge's element).
-struct TopKEntry {
-  double value;
-  std::int64_t j;
-};
 // The lists of k of two ranks merged (the MPI user operation, row by row):
 // inout's rows become the k best of both, best first (ranks_before).
 void merge_top_k_rows(const TopKEntry* in, TopKEntry* inout, std::int64_t rows, int k);

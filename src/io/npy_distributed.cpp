@@ -198,6 +198,21 @@ void DistributedWriter::write_elements_round(std::uint64_t first, std::uint64_t 
   });
 }
 
+void DistributedWriter::write_elements_independent(std::uint64_t first, std::uint64_t count, const void* data) {
+  const std::uint64_t isz = element_.size();
+  const std::uint64_t per = kPieceBytes / isz;  // elements per write (MPI counts are int)
+  // Earlier collective writes may have set a view: back to plain bytes (collective).
+  if (open_)
+    check(MPI_File_set_view(fh_, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), nullptr, -1, "MPI_File_set_view");
+  for (std::uint64_t start = 0; open_ && error_.empty() && start < count; start += per) {
+    const std::uint64_t n = std::min(per, count - start);
+    MPI_Status st;
+    check(MPI_File_write_at(fh_, static_cast<MPI_Offset>(header_bytes_ + (first + start) * isz),
+                            static_cast<const char*>(data) + start * isz, static_cast<int>(n * isz), MPI_BYTE, &st),
+          &st, static_cast<long long>(n * isz), "MPI_File_write_at");
+  }
+}
+
 template <class Piece>
 void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
   // Every rank takes part in as many collective writes as the busiest one.

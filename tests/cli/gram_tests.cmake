@@ -269,13 +269,76 @@ foreach(np 1 2 3 4)
   endforeach()
 endforeach()
 
+# gram.ring_schedule: circulant (what auto picks without write.C and
+# write.pairs): each rank holds block r of A (and B), pairs it with blocks
+# r + s, s = 0 .. P/2 (the last step split in half when P is even; with B
+# every block of B), keeps the top-k lists of its own rows and sends the
+# partner rows' lists home. top-k, count_at_least and the summary
+# byte-identical to the replicated run on one rank at 1-4 ranks: one input
+# and A B^T, ties and empty rows, blocks of 10-41 rows (below the 64-row
+# tile, windows of 5 rows, pieces of a quarter block), 3 rows on 4 ranks
+# (empty blocks), 300 x 257 against 131 rows of B, every row verified.
+set(_circ_compare "")
+macro(kmini_gram_circulant_case tag)
+  kmini_cli_test(mpi.gram.circulant_ref.${tag}.np1 NP 1 EXIT 0 VERIFIED gram FILES top.npy summary.json
+                 ARGS --set run.kernels=[gram] --set gram.write.summary=summary.json ${ARGN})
+  set_tests_properties(mpi.gram.circulant_ref.${tag}.np1 PROPERTIES FIXTURES_SETUP gram_circulant_outputs)
+  foreach(np 1 2 3 4)
+    set(_run mpi.gram.ring.circulant.${tag}.np${np})
+    kmini_cli_test(${_run} NP ${np} EXIT 0 VERIFIED gram FILES top.npy summary.json
+                   STDOUT "distribution: ring\n *replicated: [^\n]*\n *ring: [^\n]*circulant"
+                   ARGS --set run.kernels=[gram] --set gram.write.summary=summary.json ${ARGN}
+                        --set gram.distribution=ring)
+    set_tests_properties(${_run} PROPERTIES FIXTURES_SETUP gram_circulant_outputs)
+    foreach(f top.npy summary.json)
+      list(APPEND _circ_compare ${W}/mpi.gram.circulant_ref.${tag}.np1/${f} ${W}/${_run}/${f})
+    endforeach()
+  endforeach()
+endmacro()
+foreach(input a ab)
+  set(_b_args "")
+  if(input STREQUAL "ab")
+    set(_b_args --set "gram.B={file: ${G}/B_23x70_u1.npy}")
+  endif()
+  foreach(kind counts jaccard)
+    kmini_gram_sparse_limits(${kind})
+    kmini_gram_circulant_case(ties.${input}.${kind} --set "gram.A={file: ${G}/A_41x70_ties.npy}" ${_b_args}
+                              --set gram.row_slice=5 --set gram.similarity=${kind}
+                              --set "gram.write.top_k={path: top.npy, k: 6}"
+                              --set "gram.write.count_at_least=${_thresholds}")
+  endforeach()
+endforeach()
+kmini_gram_circulant_case(tiny --set "gram.A.random={rows: 3, cols: 257, seed: 2}"
+                          --set "gram.write.top_k={path: top.npy, k: 2}" "--set=gram.write.count_at_least=[60, 70]")
+kmini_gram_circulant_case(random_ab --set "gram.A.random={rows: 300, cols: 257, seed: 2}"
+                          --set "gram.B.random={rows: 131, cols: 257, seed: 3}" --set gram.row_slice=40
+                          --set gram.similarity=dice --set "gram.write.top_k={path: top.npy, k: 7}"
+                          --set "gram.write.count_at_least=[0.3, 0.4]")
+kmini_gram_circulant_case(random_k40 --set "gram.A.random={rows: 300, cols: 257, seed: 2}" --set gram.row_slice=48
+                          --set "gram.write.top_k={path: top.npy, k: 40}" "--set=gram.write.count_at_least=[60, 70]")
+add_test(NAME mpi.gram.ring.circulant.byte_identical
+         COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_circ_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
+set_tests_properties(mpi.gram.ring.circulant.byte_identical PROPERTIES FIXTURES_REQUIRED gram_circulant_outputs
+                     LABELS mpi)
+# The circulant computes top-k, count_at_least and the summary only.
+kmini_cli_test(gram.bad.circulant_with_c EXIT 2
+               STDERR "gram.ring_schedule: got 'circulant', expected slices or auto with write.C or write.pairs"
+               ARGS ${_small} --set gram.write.C=C.npy --set gram.ring_schedule=circulant)
+
 # gram.distribution: auto picks replicated while packed A, the top-k lists and
 # a slice fit gram.memory_budget, else ring; --dry-run prints both.
+# The deck asks for top-k, count_at_least and the summary: the ring runs the
+# circulant (its block, two pieces of 256 rows, the top-k lists of its rows;
+# blocks 1 and 2 of 25 000 rows sent, 3 steps); with ring_schedule: slices the
+# chunks of the replicated slices travel every round.
 kmini_cli_test(mpi.gram.dry_run_distributions.np4 NP 4 EXIT 0
-               STDOUT "distribution: replicated\n *replicated: held 7.07 GiB per rank \\(packed 2.33 GiB\\), sent 0 GiB per rank, 4 round\\(s\\).*ring: *held 5.62 GiB per rank \\(packed 0.877 GiB\\), sent 7.02 GiB per rank, 4 round\\(s\\) of 4 step\\(s\\).*auto picks: replicated"
+               STDOUT "distribution: replicated\n *replicated: held 7.07 GiB per rank \\(packed 2.33 GiB\\), sent 0 GiB per rank, 4 round\\(s\\).*ring: *held 0.613 GiB per rank \\(packed 0.595 GiB\\), sent 1.18 GiB per rank, 3 round\\(s\\), circulant: .* windows of 256 x 256, 98 piece\\(s\\) of 256 rows per block.*auto picks: replicated"
                ARGS inputs/gram_100k.yaml --dry-run)
+kmini_cli_test(mpi.gram.dry_run_slices.np4 NP 4 EXIT 0
+               STDOUT "ring: *held 5.62 GiB per rank \\(packed 0.877 GiB\\), sent 7.02 GiB per rank, 4 round\\(s\\) of 4 step\\(s\\)"
+               ARGS inputs/gram_100k.yaml --dry-run --set gram.ring_schedule=slices)
 kmini_cli_test(mpi.gram.dry_run_auto_ring.np4 NP 4 EXIT 0
-               STDOUT "distribution: ring \\(gram.distribution: auto\\)\n *replicated: does not fit: gram.memory_budget: 1.86 GiB cannot hold packed A \\(2.33 GiB\\).*ring: *held 1.8[0-9]* GiB per rank.*auto picks: ring"
+               STDOUT "distribution: ring \\(gram.distribution: auto\\)\n *replicated: does not fit: gram.memory_budget: 1.86 GiB cannot hold packed A \\(2.33 GiB\\).*ring: *held 0.613 GiB per rank.*circulant.*auto picks: ring"
                ARGS inputs/gram_100k.yaml --dry-run --set gram.memory_budget=2e9 --set gram.distribution=auto)
 # auto on a real run: a budget below packed A runs the ring, same bytes.
 # (300 x 257 in slices of 16: replicated needs packed A 19 200 + 16 rows of C x 3 600 = 76 800 bytes,
@@ -301,6 +364,10 @@ foreach(np 2 3)
                  STDERR "bad_value_row30.npy: element \\(30, 5\\) is 2 \\(expected 0 or 1\\)"
                  ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value_row30.npy --set gram.distribution=ring
                       --set gram.row_slice=8)
+  kmini_cli_test(mpi.gram.ring.circulant.bad.value_late_row.np${np} NP ${np} EXIT 2
+                 STDERR "bad_value_row30.npy: element \\(30, 5\\) is 2 \\(expected 0 or 1\\)"
+                 ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value_row30.npy --set gram.distribution=ring
+                      --set gram.ring_schedule=circulant --set "gram.write={top_k: {path: t.npy, k: 3}}")
 endforeach()
 add_test(NAME mpi.gram.ring.byte_identical
          COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_ring_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)

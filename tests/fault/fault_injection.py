@@ -7,6 +7,7 @@ injects a fault a batch job meets and checks what the user is promised.
   signal SIG NP           SIGTERM/SIGINT sent the moment a temporary output file appears
   sigkill                 SIGKILL mid-write: what is left, and that it is recognisable
   ring_rank NP            gram.distribution: ring, SIGTERM to one rank (not mpirun) mid-ring
+  ring_rank_circulant NP  the same with gram.ring_schedule: circulant (top-k, no file written mid-ring)
   long_name NP            a 230-character output name works; a 300-character one is exit 2
   read_only NP            outputs on a read-only file system: exit 2 before anything runs
   directory_in_the_way NP a directory where each output goes: exit 2 before anything runs
@@ -302,6 +303,44 @@ def ring_rank(np):
     return 0
 
 
+def ring_rank_circulant(np):
+    """The same with the circulant schedule (top-k only: no file is written
+    while the ring runs): SIGTERM to one rank once the slice loop runs (the
+    run repeats it for many seconds): the job's status is the failing rank's,
+    at most one error line, no top-k file, summary or temporaries."""
+    out = os.path.join(WORK, f"ring_rank_circulant.np{np}")
+    fresh(out)
+    args = ["--set", "run.kernels=[gram]", "--set", "run.verify=false",
+            "--set", "gram.A={random: {rows: 4000, cols: 8192, density: 0.3, seed: 1}}", "--set", "gram.row_slice=64",
+            "--set", "gram.repeat=400", "--set", "gram.distribution=ring", "--set", "gram.ring_schedule=circulant",
+            "--set", "gram.write={top_k: {path: top.npy, k: 8}, summary: summary.json}", "--out", out]
+    proc = start(args, np)
+    # Rank 0 prints "running gram" after the plan; the ring starts once the
+    # rows are generated (well under a second here), and runs for many seconds.
+    seen = ""
+    while "running gram" not in seen and proc.poll() is None:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen += line
+    check("running gram" in seen, f"the run did not start: {seen[-2000:]}")
+    time.sleep(1.5)
+    check(proc.poll() is None, "the run ended before the signal (make it longer)")
+    ranks = rank_pids(proc.pid)
+    check(len(ranks) == np, f"expected {np} kmini processes under the launcher, found {ranks}")
+    os.kill(ranks[-1], signal.SIGTERM)  # one rank, not the launcher
+    stdout, stderr = proc.communicate(timeout=120)
+    print(f"SIGTERM to rank pid {ranks[-1]} of {ranks}: exit {proc.returncode}\n  stderr: {stderr.strip()[-2000:]}")
+    check(proc.returncode == 128 + signal.SIGTERM, f"expected exit {128 + signal.SIGTERM}, got {proc.returncode}")
+    lines = error_lines(stderr)
+    check(len(lines) <= 1, f"more than one kmini error line: {lines}")
+    for name in ("top.npy", "summary.json"):
+        check(not os.path.exists(os.path.join(out, name)), f"{name} exists after a rank failed mid-ring")
+    left = leftovers(out)
+    check(not left, f"temporary files left behind: {left}")
+    return 0
+
+
 def sigkill():
     out = os.path.join(WORK, "sigkill")
     fresh(out)
@@ -387,6 +426,8 @@ def main(argv):
             return sigkill()
         if what == "ring_rank":
             return ring_rank(int(argv[2]))
+        if what == "ring_rank_circulant":
+            return ring_rank_circulant(int(argv[2]))
         if what == "long_name":
             return long_name(int(argv[2]))
         if what == "directory_in_the_way":

@@ -104,6 +104,8 @@ kmini_fault_test(sigkill 1 sigkill)
 # gram.distribution: ring, one rank signalled mid-ring (issue 23).
 kmini_fault_test(ring_rank.np2 2 ring_rank 2)
 kmini_fault_test(ring_rank.np3 3 ring_rank 3)
+kmini_fault_test(ring_rank_circulant.np2 2 ring_rank_circulant 2)
+kmini_fault_test(ring_rank_circulant.np3 3 ring_rank_circulant 3)
 kmini_fault_test(long_name.np1 1 long_name 1)
 kmini_fault_test(long_name.np2 2 long_name 2)
 kmini_fault_test(read_only.np1 1 read_only 1)

@@ -86,6 +86,13 @@ class Ring {
   // (null: none; its chunks still pass on) computed into `counts`, laid out
   // as the replicated run's slice.
   void round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& counts);
+  // Circulant plans, collective: ticks (j, t) over the pieces j of a block
+  // and the steps t, with piece j of block rank + t in hand: `tick(j, t,
+  // data, base)`, data's row 0 being row `base` of A (of B). The next piece is
+  // received from rank + 1 and the one in hand passed to rank - 1 while
+  // `tick` runs.
+  template <class Tick>
+  void circulant(Tick&& tick);
   Path path() const { return path_; }
   double wait_seconds() const { return wait_seconds_; }  // waiting on receives and sends
   double bytes_sent() const { return bytes_sent_; }
@@ -103,10 +110,42 @@ class Ring {
   Path path_ = Path::HostMemory;
   Packed buf_[2];
   HostPacked host_buf_[2], held_host_;
+  // One circulant tick's transfers: posts the receive of piece j of block
+  // rank + t + 1 and the send of the piece in hand (t + 1 < steps).
+  void circulant_post(std::int64_t j, std::int64_t t, MPI_Request req[2]);
+  void wait(MPI_Request req[2]);
   MPI_Datatype row_type_ = MPI_DATATYPE_NULL;
   std::size_t pieces_ = 0;  // the most pieces any rank holds
   double wait_seconds_ = 0, bytes_sent_ = 0;
 };
+
+template <class Tick>
+void Ring::circulant(Tick&& tick) {
+  const bool two = c_.two_inputs();
+  const std::int64_t own0 = Plan::block_begin(two ? plan_.b_rows : plan_.rows, ranks_, rank_);
+  for (std::int64_t j = 0; j < plan_.pieces_per_block; ++j) {
+    for (std::int64_t t = 0; t < plan_.steps; ++t) {
+      const int slot = static_cast<int>(t % 2);
+      Packed data = in_.targets();  // t = 0: this rank's own block
+      std::int64_t base = own0;
+      if (t > 0) {
+        const auto [p0, p1] = plan_.piece(static_cast<int>((rank_ + t) % ranks_), j, two);
+        if (p1 > p0 && path_ == Path::Staged) {
+          const auto rows = std::make_pair(std::int64_t(0), p1 - p0);
+          Kokkos::deep_copy(exec_, Kokkos::subview(buf_[slot], rows, Kokkos::ALL()),
+                            Kokkos::subview(host_buf_[slot], rows, Kokkos::ALL()));
+          exec_.fence();  // the host buffer is received into again next tick but one
+        }
+        data = buf_[slot];
+        base = p0;
+      }
+      MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+      circulant_post(j, t, req);
+      tick(j, t, data, base);
+      wait(req);
+    }
+  }
+}
 
 // Ring: the ones of every row from the rows each rank holds.
 void ring_row_ones(const ExecSpace& exec, MPI_Comm comm, const Packed& held, const std::vector<Chunk>& chunks,

@@ -415,38 +415,43 @@ KOKKOS_INLINE_FUNCTION std::uint64_t checksum_weight(std::int64_t i, std::int64_
   return random::hash(0x6772616dull + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j));
 }
 
-// row_sums(i) += sum_j C(i, j) for the part of the full matrix this slice
-// determines (symmetric: C(i, j >= i) for its rows, C(j, i) = C(i, j) for the
-// columns j > i; else its rows); histogram of all elements of the full matrix
-// (bin = c * bins / (cols + 1)); returns sum over i <= j (all i, j with two
-// inputs) of C(i, j) * checksum_weight(i, j) (mod 2^64).
+// row_sums(i) += sum_j C(i, j) for the part of the full matrix this window
+// determines (triangular: C(i, j >= i) for its rows, and with `mirror`
+// C(j, i) = C(i, j) for the columns j > i; a mirrored rectangle: its rows and
+// its columns; else its rows); histogram of those elements of the full matrix
+// (bin = c * bins / (cols + 1)); returns the sum over the unordered pairs it
+// holds, i <= j (all i, j with two inputs), of C(i, j) * checksum_weight(i, j)
+// (mod 2^64). A replicated slice: the triangle from its first row on.
 template <class Exec, class Counts, class Sums, class Hist>
-std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const SliceGeometry& g, std::int64_t cols,
+std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const OutputWindow& g, std::int64_t cols,
                               const Sums& row_sums, const Hist& histogram) {
-  const std::int64_t r0 = g.r0, r1 = g.r1, rows = g.cols(), width = g.width(), col0 = g.col0();
-  const bool symmetric = g.symmetric();
+  const std::int64_t r0 = g.r0, r1 = g.r1, c0 = g.c0, c1 = g.c1, width = g.width();
+  const bool triangular = g.triangular, mirror = g.mirror;
   const std::int64_t bins = histogram.extent(0);
   std::uint64_t checksum = 0;
   Kokkos::parallel_reduce(
       "kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, r0, r1),
       KOKKOS_LAMBDA(const std::int64_t i, std::uint64_t& sum) {
         std::int64_t row = 0;
-        for (std::int64_t j = symmetric ? i : 0; j < rows; ++j) {
-          const std::int64_t c = counts((i - r0) * width + (j - col0));
+        for (std::int64_t j = triangular ? i : c0; j < c1; ++j) {
+          const std::int64_t c = counts((i - r0) * width + (j - c0));
           row += c;
-          sum += static_cast<std::uint64_t>(c) * checksum_weight(i, j);
-          Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i || !symmetric ? 1 : 2));
+          // One input: the pair's weight is its upper element's (a mirrored
+          // rectangle below the diagonal holds C(j, i) of pairs j < i).
+          sum += static_cast<std::uint64_t>(c) * (mirror && j < i ? checksum_weight(j, i) : checksum_weight(i, j));
+          Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i || !mirror ? 1 : 2));
         }
         row_sums(i) += row;
       },
       checksum);
-  if (!symmetric) return checksum;
-  // Column j > i of the upper part is row j's lower part.
+  if (!mirror) return checksum;
+  // Column j of the window is row j's C(j, i) (triangular: i < j).
+  const std::int64_t first = triangular ? r0 + 1 : c0;
   Kokkos::parallel_for(
-      "kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, r0 + 1, rows), KOKKOS_LAMBDA(const std::int64_t j) {
+      "kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, first, c1), KOKKOS_LAMBDA(const std::int64_t j) {
         std::int64_t col = 0;
-        const std::int64_t end = j < r1 ? j : r1;
-        for (std::int64_t i = r0; i < end; ++i) col += counts((i - r0) * width + (j - r0));
+        const std::int64_t end = triangular && j < r1 ? j : r1;
+        for (std::int64_t i = r0; i < end; ++i) col += counts((i - r0) * width + (j - c0));
         row_sums(j) += col;
       });
   return checksum;

@@ -33,7 +33,7 @@ struct SliceValues {
   Ones ones_a, ones_b;  // ones of A's rows, of the columns' rows (B's, or A's)
   std::int64_t r0, col0, width;
 
-  SliceValues(const Counts& c, const Ones& a, const Ones& b, const SliceGeometry& g)
+  SliceValues(const Counts& c, const Ones& a, const Ones& b, const OutputWindow& g)
       : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()) {}
   static constexpr bool is_count = Kind == Similarity::Counts;
   // Row li's counts from column j on.
@@ -65,16 +65,16 @@ void with_similarity(Similarity kind, F&& f) {
 // (thresholds sorted ascending, at most kMaxThresholds), so the pairs at or
 // above thresholds[t] are the sum of bins(b) for b > t.
 template <class Exec, class Values, class Thresholds, class Bins>
-void count_at_least(const Exec& exec, const Values& values, const SliceGeometry& g, const Thresholds& thresholds,
+void count_at_least(const Exec& exec, const Values& values, const OutputWindow& g, const Thresholds& thresholds,
                     const Bins& bins) {
-  const std::int64_t r0 = g.r0, cols = g.cols();
+  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols();
   const bool symmetric = g.symmetric();
   const int nt = static_cast<int>(thresholds.extent(0));
   Kokkos::parallel_for(
       "kmini::gram::count_at_least", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
       KOKKOS_LAMBDA(const std::int64_t li) {
         std::int64_t local[kMaxThresholds + 1] = {};
-        for (std::int64_t j = symmetric ? r0 + li + 1 : 0; j < cols; ++j) {
+        for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) {
           const double v = values(li, j);
           int b = 0;
           while (b < nt && v >= thresholds(b)) ++b;
@@ -87,14 +87,14 @@ void count_at_least(const Exec& exec, const Values& values, const SliceGeometry&
 
 // per_row(li) = pairs of slice row li with value >= min.
 template <class Exec, class Values, class PerRow>
-void pairs_per_row(const Exec& exec, const Values& values, const SliceGeometry& g, double min, const PerRow& per_row) {
-  const std::int64_t r0 = g.r0, cols = g.cols();
+void pairs_per_row(const Exec& exec, const Values& values, const OutputWindow& g, double min, const PerRow& per_row) {
+  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols();
   const bool symmetric = g.symmetric();
   Kokkos::parallel_for(
       "kmini::gram::pairs_per_row", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
       KOKKOS_LAMBDA(const std::int64_t li) {
         std::int64_t n = 0;
-        for (std::int64_t j = symmetric ? r0 + li + 1 : 0; j < cols; ++j) n += values(li, j) >= min ? 1 : 0;
+        for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) n += values(li, j) >= min ? 1 : 0;
         per_row(li) = n;
       });
 }
@@ -102,16 +102,16 @@ void pairs_per_row(const Exec& exec, const Values& values, const SliceGeometry& 
 // Pairs [first, first + count) of the slice, in (i, j) order, into out_*(0 ..
 // count): `offsets` (height + 1 entries) is the exclusive scan of pairs_per_row.
 template <class Exec, class Values, class Offsets, class OutI, class OutV>
-void collect_pairs(const Exec& exec, const Values& values, const SliceGeometry& g, double min, const Offsets& offsets,
+void collect_pairs(const Exec& exec, const Values& values, const OutputWindow& g, double min, const Offsets& offsets,
                    std::int64_t first, std::int64_t count, const OutI& out_i, const OutI& out_j, const OutV& out_v) {
-  const std::int64_t r0 = g.r0, cols = g.cols(), end = first + count;
+  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols(), end = first + count;
   const bool symmetric = g.symmetric();
   Kokkos::parallel_for(
       "kmini::gram::collect_pairs", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
       KOKKOS_LAMBDA(const std::int64_t li) {
         std::int64_t at = offsets(li);
         if (offsets(li + 1) <= first || at >= end) return;  // none of this row's pairs in the range
-        for (std::int64_t j = symmetric ? r0 + li + 1 : 0; j < cols && at < end; ++j) {
+        for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols && at < end; ++j) {
           const double v = values(li, j);
           if (v < min) continue;
           if (at >= first) {
@@ -240,14 +240,22 @@ KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, s
   }
 }
 
-// Offers every partner the slice holds to the lists of k (best_*(i * k ..)
-// for row i of A): each slice row gets its columns (not itself); with one
-// input the rows past the slice get the slice rows too (C(j, i) = C(i, j)),
-// so over all slices every row sees every partner exactly once.
+// Offers every partner the window holds to the lists of k: row i's list is
+// row_*((i - row_list0) * k ..), each window row gets its columns (not
+// itself); with `mirror` the columns' rows (col_*((j - col_list0) * k ..))
+// get the window's rows (C(j, i) = C(i, j)), past the rows when triangular.
+// A replicated slice (top_k_slice): over all slices every row sees every
+// partner exactly once; the circulant: over all windows of all ranks, once
+// in some list, merged under the same total order. Rows of at least
+// bound_cols columns take the group-maxima bound below (its cost, ~64 k per
+// row, is paid per window: the circulant's windows of 512 columns took twice
+// the top-k time with it at 256, 40 000 x 16 384 on one rank).
 template <class Exec, class Values, class BestJ, class BestV>
-void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g, int k, const BestJ& best_j,
-                 const BestV& best_v) {
-  const std::int64_t r0 = g.r0, r1 = g.r1, col0 = g.col0(), cols = g.cols(), height = g.height();
+void top_k_window(const Exec& exec, const Values& values, const OutputWindow& g, int k, const BestJ& best_j,
+                  const BestV& best_v, std::int64_t row_list0, const BestJ& col_j, const BestV& col_v,
+                  std::int64_t col_list0, std::int64_t bound_cols = 4 * kTopKGroups) {
+  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols(), height = g.height();
+  const std::int64_t mirror_begin = g.mirror_begin();
   const bool symmetric = g.symmetric();
   // Rows of at least 4 x kTopKGroups columns and k <= kTopKGroups: one pass
   // takes the maxima of kTopKGroups column groups; k groups each hold a value
@@ -260,10 +268,10 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
   // ~2.6 ms.
   Kokkos::parallel_for(
       "kmini::gram::top_k_rows", Kokkos::RangePolicy<Exec>(exec, 0, height), KOKKOS_LAMBDA(const std::int64_t li) {
-        const std::int64_t i = r0 + li, base = i * k, self = symmetric ? i : -1, n = cols - col0;
+        const std::int64_t i = r0 + li, base = (i - row_list0) * k, self = symmetric ? i : -1, n = cols - col0;
         double worst_v = best_v(base + k - 1);
         std::int64_t worst_j = best_j(base + k - 1);
-        if (k > kTopKGroups || n < 4 * kTopKGroups) {
+        if (k > kTopKGroups || n < bound_cols) {
           offer_range(values, li, i, symmetric, col0, cols, -1.0, best_j, best_v, base, k, worst_v, worst_j);
           return;
         }
@@ -287,12 +295,13 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
             offer_range(values, li, i, symmetric, edge(g), edge(g + 1), bound, best_j, best_v, base, k, worst_v,
                         worst_j);
       });
-  if (!symmetric || r1 >= cols) return;
+  if (!g.mirror || mirror_begin >= cols) return;
   Kokkos::parallel_for(
-      "kmini::gram::top_k_cols", Kokkos::RangePolicy<Exec>(exec, r1, cols), KOKKOS_LAMBDA(const std::int64_t j) {
-        const std::int64_t base = j * k;
-        double worst_v = best_v(base + k - 1);
-        std::int64_t worst_j = best_j(base + k - 1);
+      "kmini::gram::top_k_cols", Kokkos::RangePolicy<Exec>(exec, mirror_begin, cols),
+      KOKKOS_LAMBDA(const std::int64_t j) {
+        const std::int64_t base = (j - col_list0) * k;
+        double worst_v = col_v(base + k - 1);
+        std::int64_t worst_j = col_j(base + k - 1);
         for (std::int64_t l0 = 0; l0 < height; l0 += kTopKBlock) {
           const std::int64_t l1 = l0 + kTopKBlock < height ? l0 + kTopKBlock : height;
           int candidates = 0;
@@ -301,12 +310,22 @@ void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g,
           for (std::int64_t li = l0; li < l1; ++li) {
             const double v = values(li, j);
             if (!ranks_before(v, r0 + li, worst_v, worst_j)) continue;
-            offer(best_j, best_v, base, k, r0 + li, v);
-            worst_v = best_v(base + k - 1);
-            worst_j = best_j(base + k - 1);
+            offer(col_j, col_v, base, k, r0 + li, v);
+            worst_v = col_v(base + k - 1);
+            worst_j = col_j(base + k - 1);
           }
         }
       });
+}
+
+// Every partner a replicated slice holds, into the lists of every row of A
+// (best_*(i * k ..)): each slice row gets its columns (not itself); with one
+// input the rows past the slice get the slice rows too (C(j, i) = C(i, j)),
+// so over all slices every row sees every partner exactly once.
+template <class Exec, class Values, class BestJ, class BestV>
+void top_k_slice(const Exec& exec, const Values& values, const SliceGeometry& g, int k, const BestJ& best_j,
+                 const BestV& best_v) {
+  top_k_window(exec, values, OutputWindow(g), k, best_j, best_v, 0, best_j, best_v, 0);
 }
 
 }  // namespace kmini::gram

@@ -359,6 +359,7 @@ TEST(TEST_CATEGORY, Gram_RingPlanHoldsAShareAndCountsTheTraffic) {
   c.b = random_source(333, 640, 0.5, 2);
   c.row_slice = 64;
   c.distribution = Distribution::Ring;
+  c.ring_schedule = RingSchedule::Slices;  // no outputs: auto would pick the circulant
   const int ranks = 3;
   const Plan p = make_plan(c, ranks);
   ASSERT_TRUE(p.ring());
@@ -412,6 +413,64 @@ TEST(TEST_CATEGORY, Gram_RingPlanHoldsAShareAndCountsTheTraffic) {
     }
     EXPECT_EQ(next, w.holdings[static_cast<std::size_t>(q)].size());
   }
+}
+
+// The circulant plan (gram.ring_schedule): over all ranks, pieces and steps
+// the windows cover every element of C exactly once up to symmetry (one
+// input: each unordered pair i <= j once, the diagonal block triangular; with
+// B every (i, j)), each window inside its rank's rows and one piece of the
+// block of rank + t; the ranks' work within a block pair; blocks of 1/P.
+TEST(TEST_CATEGORY, Gram_CirculantPlanCoversEveryPairOnce) {
+  for (const bool two : {false, true})
+    for (int ranks = 1; ranks <= 6; ++ranks)
+      for (const std::int64_t rows : {std::int64_t(1), std::int64_t(5), std::int64_t(41), std::int64_t(300)}) {
+        Config c;
+        c.a = random_source(rows, 257, 0.5, 1);
+        if (two) c.b = random_source(rows / 2 + 3, 257, 0.5, 2);
+        c.row_slice = 7;
+        c.distribution = Distribution::Ring;
+        const Plan p = make_plan(c, ranks);
+        ASSERT_TRUE(p.circulant());
+        EXPECT_EQ(p.steps, two ? ranks : ranks / 2 + 1);
+        EXPECT_EQ(p.rounds(), p.steps);
+        const std::int64_t targets = two ? c.b.rows : rows;
+        std::vector<int> hits(static_cast<std::size_t>(rows * targets), 0);
+        std::vector<double> work(static_cast<std::size_t>(ranks), 0.0);
+        std::vector<CirculantWindow> windows;
+        for (int r = 0; r < ranks; ++r) {
+          EXPECT_EQ(p.a_held(r), Plan::block_begin(rows, ranks, r + 1) - Plan::block_begin(rows, ranks, r));
+          for (std::int64_t j = 0; j < p.pieces_per_block; ++j)
+            for (std::int64_t t = 0; t < p.steps; ++t) {
+              p.circulant_windows(r, j, t, two, windows);
+              const auto piece = p.piece(static_cast<int>((r + t) % ranks), j, two);
+              for (const auto& w : windows) {
+                EXPECT_GE(w.r0, Plan::block_begin(rows, ranks, r));
+                EXPECT_LE(w.r1, Plan::block_begin(rows, ranks, r + 1));
+                EXPECT_LE(w.r1 - w.r0, c.row_slice);
+                EXPECT_GE(w.r0, p.slices[w.slice].r0);  // inside the slice whose work it adds to
+                EXPECT_LE(w.r1, p.slices[w.slice].r1);
+                EXPECT_GE(w.c0, piece.first);
+                EXPECT_LE(w.c1, piece.second);
+                EXPECT_EQ(w.mirror, !two);
+                EXPECT_EQ(w.slot, t == 0 ? 0 : (two ? 0 : t));
+                for (std::int64_t i = w.r0; i < w.r1; ++i)
+                  for (std::int64_t k = w.triangular ? i : w.c0; k < w.c1; ++k) {
+                    const std::int64_t a = two ? i : std::min(i, k), b = two ? k : std::max(i, k);
+                    ++hits[static_cast<std::size_t>(a * targets + b)];
+                    work[static_cast<std::size_t>(r)] += 1;
+                  }
+              }
+            }
+        }
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t k = two ? 0 : i; k < targets; ++k)
+            ASSERT_EQ(hits[static_cast<std::size_t>(i * targets + k)], 1)
+                << "C(" << i << ", " << k << "), " << rows << " rows, " << ranks << " ranks" << (two ? ", A B^T" : "");
+        // Balanced within a block pair (the diagonal: half of one).
+        const double block = double(rows) / ranks + 1, most = *std::max_element(work.begin(), work.end()),
+                     least = *std::min_element(work.begin(), work.end());
+        EXPECT_LE(most - least, 2 * block * (two ? double(targets) / ranks + 1 : block)) << rows << " rows, " << ranks;
+      }
 }
 
 }  // namespace kmini
