@@ -282,6 +282,7 @@ const std::vector<KeySample>& key_samples() {
       {"gram.micro_kernel", "portable"},
       {"gram.engine", "popcount"},
       {"gram.distribution", "replicated"},
+      {"gram.ring_schedule", "auto"},
       {"gram.write", "{}"},
       {"gram.write.C", "C.npy"},
       {"gram.write.summary", "s.json"},
