@@ -31,6 +31,37 @@ std::vector<const Slice*> my_slices(const Plan& plan, int rank) {
   return mine;
 }
 
+struct CirculantChecks;
+
+// One Gram run's state, built phase by phase in GramKernel::run: what every
+// phase reads (the context, deck, plan, inputs, buffers and ring) and what
+// the passes accumulate (timings, checked rows), instead of a dozen
+// parameters per phase.
+struct GramRun {
+  RunContext& ctx;
+  const Config& c;
+  const Plan plan;
+  const bool want_summary, dense_float;
+  Inputs in;
+  SliceBuffers buffers;
+  std::unique_ptr<Ring> ring;
+  std::vector<const Slice*> mine;  // this rank's slice of every round (slices schedule)
+  SlicePass pass;
+  CheckedRows checked;
+
+  GramRun(RunContext& context, const Config& config);
+  void compute_slice(const Slice* s);
+  void timed_repeats();
+  void final_pass(npy::DistributedWriter* writer, SparseOutputs& sparse);
+  void circulant_repeats();
+  void circulant_final_pass(SparseOutputs& sparse);
+  Summary gather_summary() const;
+
+ private:
+  void compute_window(const CirculantWindow& w, const Packed& data, std::int64_t base);
+  void circulant_pass(bool outputs, SparseOutputs* sparse, CirculantChecks* checks);
+};
+
 // Phase "compute" (setup): the slice loop's buffers, agreed by all ranks, and
 // the popcount of every row of A (and B).
 SliceBuffers allocate_buffers(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, bool want_summary,
@@ -59,8 +90,7 @@ SliceBuffers allocate_buffers(RunContext& ctx, const Config& c, const Plan& plan
 
 // Slice s of C into `counts`: from the whole inputs, or (ring; every rank
 // every round, s null where it has none) from the chunks passing by.
-void compute_slice(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, const Slice* s,
-                   const SliceBuffers& buffers, Ring* ring) {
+void GramRun::compute_slice(const Slice* s) {
   ScopedRegion compute_region("kmini::gram::compute");
   if (ring) ring->round(s, buffers.counts);
   else if (s)
@@ -69,12 +99,11 @@ void compute_slice(RunContext& ctx, const Config& c, const Plan& plan, const Inp
 
 // Phase "compute": `repeat - 1` timed passes of the slice loop alone (the
 // final pass, which also feeds the outputs, is the last repeat).
-void timed_repeats(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in,
-                   const std::vector<const Slice*>& mine, const SliceBuffers& buffers, Ring* ring, SlicePass& pass) {
+void GramRun::timed_repeats() {
   for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep) {
     ScopedRegion compute_region("kmini::gram::compute");
     pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
-                       for (const Slice* s : mine) compute_slice(ctx, c, plan, in, s, buffers, ring);
+                       for (const Slice* s : mine) compute_slice(s);
                      }));
   }
 }
@@ -126,21 +155,18 @@ std::unique_ptr<npy::DistributedWriter> open_dense_writer(RunContext& ctx, const
 // Phases "compute", "summary", "similarity", "write" and "sparse_outputs":
 // the final pass over this rank's slices, round by round (the writers'
 // collectives run once per round on every rank, with or without a slice).
-void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in,
-                const std::vector<const Slice*>& mine, const SliceBuffers& buffers, bool want_summary, bool dense_float,
-                npy::DistributedWriter* writer, SparseOutputs& sparse, Ring* ring, SlicePass& pass,
-                CheckedRows& checked) {
+void GramRun::final_pass(npy::DistributedWriter* writer, SparseOutputs& sparse) {
   const Environment& env = ctx.env;
   const auto& counts = buffers.counts;
   double final_compute = 0;
   MPI_Barrier(env.comm());
   for (const Slice* s : mine) {
     DenseBlocks blocks;
-    if (!s && ring) compute_slice(ctx, c, plan, in, s, buffers, ring);  // passes the chunks on
+    if (!s && ring) compute_slice(s);  // passes the chunks on
     if (s) {
       const SliceGeometry g = plan.geometry(*s, in.two);
       FencedTimer<ExecSpace> t(ctx.exec);
-      compute_slice(ctx, c, plan, in, s, buffers, ring);
+      compute_slice(s);
       final_compute += t.seconds();
       FencedTimer<ExecSpace> post(ctx.exec);
       if (want_summary) {
@@ -189,8 +215,7 @@ void final_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs
 // --- circulant (gram.ring_schedule) -------------------------------------------
 
 // Window w of the block pair in hand into `counts` (h x piece width).
-void compute_window(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, const CirculantWindow& w,
-                    const Packed& data, std::int64_t base, const Kokkos::View<std::int32_t*, MemSpace>& counts) {
+void GramRun::compute_window(const CirculantWindow& w, const Packed& data, std::int64_t base) {
   TileWindow t;
   t.r0 = w.r0;
   t.r1 = w.r1;
@@ -201,7 +226,7 @@ void compute_window(RunContext& ctx, const Config& c, const Plan& plan, const In
   t.b_base = base;
   t.out_col0 = w.c0;
   t.out_width = w.c1 - w.c0;
-  gram_window(ctx.exec, in.a, data, t, counts, c.engine, c.micro_kernel);
+  gram_window(ctx.exec, in.a, data, t, buffers.counts, c.engine, c.micro_kernel);
 }
 
 // The checked rows' values from the windows that hold them (their own rows,
@@ -235,24 +260,23 @@ struct CirculantChecks {
 
 // Phases "compute", "summary" and "sparse_outputs" of a circulant plan: the
 // ticks of the ring, each window's tiles and (final pass) its outputs.
-void circulant_pass(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in, const SliceBuffers& buffers,
-                    Ring& ring, bool outputs, bool want_summary, SparseOutputs* sparse, CirculantChecks* checks,
-                    SlicePass& pass) {
+void GramRun::circulant_pass(bool outputs, SparseOutputs* sparse, CirculantChecks* checks) {
+  const bool summarise = outputs && want_summary;
   const int rank = ctx.env.rank();
   std::vector<CirculantWindow> windows;
   std::vector<std::int32_t> host;
-  ring.circulant([&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
+  ring->circulant([&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
     plan.circulant_windows(rank, j, t, in.two, windows);
     const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ctx.env.size()), j, in.two).first;
     for (const CirculantWindow& w : windows) {
       {
         ScopedRegion compute_region("kmini::gram::compute");
-        compute_window(ctx, c, plan, in, w, data, base, buffers.counts);
+        compute_window(w, data, base);
       }
       if (!outputs) continue;
       FencedTimer<ExecSpace> post(ctx.exec);
       const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
-      if (want_summary) {
+      if (summarise) {
         ScopedRegion summary_region("kmini::gram::summary");
         pass.checksum += summarise_slice(ctx.exec, buffers.counts, g, c.a.cols, buffers.row_sums, buffers.histogram);
       }
@@ -273,8 +297,8 @@ void circulant_pass(RunContext& ctx, const Config& c, const Plan& plan, const In
 }
 
 // Phase "summary": row sums, histogram and checksum over all ranks, and the trace.
-Summary gather_summary(RunContext& ctx, const Plan& plan, const SliceBuffers& buffers, bool want_summary,
-                       std::uint64_t checksum) {
+Summary GramRun::gather_summary() const {
+  const std::uint64_t checksum = pass.checksum;
   ScopedRegion summary_region("kmini::gram::summary");
   const MPI_Comm comm = ctx.env.comm();
   const std::int64_t rows = plan.rows;
@@ -294,66 +318,75 @@ Summary gather_summary(RunContext& ctx, const Plan& plan, const SliceBuffers& bu
   return summary;
 }
 
+GramRun::GramRun(RunContext& context, const Config& config)
+    : ctx(context),
+      c(config),
+      plan(make_plan(config, context.env.size())),
+      want_summary(!config.write_summary.empty() || context.verify),
+      dense_float(config.float_values() && !config.write_c.empty()),
+      in(load_inputs(context, config, plan)),  // pack
+      buffers(allocate_buffers(context, config, plan, in, want_summary, dense_float)) {
+  if (plan.ring()) ring = std::make_unique<Ring>(ctx, c, plan, in);
+  if (!plan.circulant()) mine = my_slices(plan, ctx.env.rank());
+  for (const Slice& s : plan.slices)
+    if (s.rank == ctx.env.rank()) pass.executed_words += s.work;
+  checked.rows = check_rows(plan);
+}
+
+// compute: `repeat - 1` passes of the ring's tiles alone.
+void GramRun::circulant_repeats() {
+  for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep)
+    pass.compute.add(ctx.env.comm(),
+                     time_together(ctx.env.comm(), ctx.exec, [&] { circulant_pass(false, nullptr, nullptr); }));
+}
+
+// The final pass with the outputs; the checked rows from the windows that
+// hold them, summed over the ranks, each rank keeping its block's.
+void GramRun::circulant_final_pass(SparseOutputs& sparse) {
+  CirculantChecks checks;
+  if (ctx.verify) {
+    checks.rows = checked.rows;
+    checks.targets = plan.targets;
+    checks.values.assign(checks.rows.size() * static_cast<std::size_t>(plan.targets), 0);
+  }
+  const double before = pass.post_seconds;
+  const double seconds =
+      time_together(ctx.env.comm(), ctx.exec, [&] { circulant_pass(true, &sparse, ctx.verify ? &checks : nullptr); });
+  // The final pass's compute: its time but the outputs' (this rank's).
+  pass.compute.add(ctx.env.comm(), seconds - (pass.post_seconds - before));
+  if (!ctx.verify || checks.rows.empty()) return;
+  MPI_Allreduce(MPI_IN_PLACE, checks.values.data(), static_cast<int>(checks.values.size()), MPI_INT32_T, MPI_SUM,
+                ctx.env.comm());
+  const std::int64_t own0 = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank());
+  const std::int64_t own1 = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank() + 1);
+  for (std::size_t x = 0; x < checks.rows.size(); ++x) {
+    const std::int64_t i = checks.rows[x];
+    if (i < own0 || i >= own1) continue;  // each rank checks the rows of its block
+    const auto first = checks.values.begin() + static_cast<std::ptrdiff_t>(x * plan.targets);
+    checked.values[i].assign(first, first + plan.targets);
+    checked.from[i] = 0;
+  }
+}
+
 }  // namespace
 
 KernelReport GramKernel::run(RunContext& ctx) {
-  const Config& c = config_;
-  const Plan plan = make_plan(c, ctx.env.size());
-  const bool want_summary = !c.write_summary.empty() || ctx.verify;
-  const bool dense_float = c.float_values() && !c.write_c.empty();
-
-  const Inputs in = load_inputs(ctx, c, plan);  // pack
-  const SliceBuffers buffers = allocate_buffers(ctx, c, plan, in, want_summary, dense_float);
-  const std::unique_ptr<Ring> ring = plan.ring() ? std::make_unique<Ring>(ctx, c, plan, in) : nullptr;
-  const std::vector<const Slice*> mine =
-      plan.circulant() ? std::vector<const Slice*>() : my_slices(plan, ctx.env.rank());
-  SlicePass pass;
-  for (const Slice& s : plan.slices)
-    if (s.rank == ctx.env.rank()) pass.executed_words += s.work;
-  CheckedRows checked;
-  checked.rows = check_rows(plan);
+  GramRun r(ctx, config_);  // pack, compute (setup)
+  const Config& c = r.c;
+  const Plan& plan = r.plan;
   std::unique_ptr<npy::DistributedWriter> writer;
   std::optional<SparseOutputs> sparse;
   if (plan.circulant()) {
-    // compute: `repeat - 1` passes of the ring's tiles alone, then the final pass with the outputs.
-    for (std::int64_t rep = 0; rep + 1 < c.repeat; ++rep)
-      pass.compute.add(ctx.env.comm(), time_together(ctx.env.comm(), ctx.exec, [&] {
-                         circulant_pass(ctx, c, plan, in, buffers, *ring, false, false, nullptr, nullptr, pass);
-                       }));
+    r.circulant_repeats();  // compute
     sparse.emplace(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
-    CirculantChecks checks;
-    if (ctx.verify) {
-      checks.rows = checked.rows;
-      checks.targets = plan.targets;
-      checks.values.assign(checks.rows.size() * static_cast<std::size_t>(plan.targets), 0);
-    }
-    const double before = pass.post_seconds;
-    const double seconds = time_together(ctx.env.comm(), ctx.exec, [&] {
-      circulant_pass(ctx, c, plan, in, buffers, *ring, true, want_summary, &*sparse, ctx.verify ? &checks : nullptr,
-                     pass);
-    });
-    // The final pass's compute: its time but the outputs' (this rank's).
-    pass.compute.add(ctx.env.comm(), seconds - (pass.post_seconds - before));
-    if (ctx.verify && !checks.rows.empty()) {
-      MPI_Allreduce(MPI_IN_PLACE, checks.values.data(), static_cast<int>(checks.values.size()), MPI_INT32_T, MPI_SUM,
-                    ctx.env.comm());
-      const std::int64_t own0 = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank());
-      const std::int64_t own1 = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank() + 1);
-      for (std::size_t x = 0; x < checks.rows.size(); ++x) {
-        const std::int64_t i = checks.rows[x];
-        if (i < own0 || i >= own1) continue;  // each rank checks the rows of its block
-        const auto first = checks.values.begin() + static_cast<std::ptrdiff_t>(x * plan.targets);
-        checked.values[i].assign(first, first + plan.targets);
-        checked.from[i] = 0;
-      }
-    }
+    r.circulant_final_pass(*sparse);
   } else {
-    timed_repeats(ctx, c, plan, in, mine, buffers, ring.get(), pass);  // compute
-    writer = open_dense_writer(ctx, c, plan, dense_float);
+    r.timed_repeats();  // compute
+    writer = open_dense_writer(ctx, c, plan, r.dense_float);
     sparse.emplace(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
-    final_pass(ctx, c, plan, in, mine, buffers, want_summary, dense_float, writer.get(), *sparse, ring.get(), pass,
-               checked);
+    r.final_pass(writer.get(), *sparse);
   }
+  const auto& ring = r.ring;
 
   KernelReport report;
   report.metrics["distribution"] = Json(std::string(distribution_name(plan.distribution)));
@@ -368,11 +401,11 @@ KernelReport GramKernel::run(RunContext& ctx) {
   }
   Json sparse_summary = Json::object();
   sparse->finish(report.metrics, &sparse_summary);  // sparse_outputs
-  const Summary summary = gather_summary(ctx, plan, buffers, want_summary, pass.checksum);
-  if (ctx.verify) verify(ctx, c, plan, checked, summary, report);
-  report_throughput(ctx, c, plan, pass, in.pack_seconds, summary, want_summary, report);  // probe
-  if (c.baseline) report_baseline(ctx, c, plan, pass.compute.slowest(), report);          // baseline_sgemm
-  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);      // write
+  const Summary summary = r.gather_summary();
+  if (ctx.verify) verify(ctx, c, plan, r.checked, summary, report);
+  report_throughput(ctx, c, plan, r.pass, r.in.pack_seconds, summary, r.want_summary, report);  // probe
+  if (c.baseline) report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);              // baseline_sgemm
+  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);            // write
   return report;
 }
 
