@@ -39,7 +39,10 @@ struct StepFunctor {
     for (int k = 0; k < kMapSize; ++k) D[k] = map(k);
     if (item < full_chunks) {
       // Load, update, store in separate loops over the chunk so the update
-      // vectorises; F is read as interleaved (re, im) scalars.
+      // vectorises; F is read as interleaved (re, im) scalars, and each array
+      // has its own load and store loop: F, Re G, Im G in one loop vectorised
+      // worse (one core, CPU time: n = 4096 single 5.3e8 element-steps/s
+      // against 7.9e8 with separate loops).
       const std::int64_t base = item * Chunk;
       T* KOKKOS_RESTRICT pf = reinterpret_cast<T*>(f.data() + base);
       T* KOKKOS_RESTRICT pa = g_re.data() + base;
@@ -48,15 +51,15 @@ struct StepFunctor {
       for (int j = 0; j < Chunk; ++j) {
         x[j] = pf[2 * j];
         y[j] = pf[2 * j + 1];
-        a[j] = pa[j];
-        c[j] = pc[j];
       }
+      for (int j = 0; j < Chunk; ++j) a[j] = pa[j];
+      for (int j = 0; j < Chunk; ++j) c[j] = pc[j];
       for (int j = 0; j < Chunk; ++j) update(D, x[j], y[j], a[j], c[j]);
       for (int j = 0; j < Chunk; ++j) {
         pf[2 * j] = x[j];
         pf[2 * j + 1] = y[j];
-        pa[j] = a[j];
       }
+      for (int j = 0; j < Chunk; ++j) pa[j] = a[j];
       // Chunk sums in double over kLanes interleaved lanes (a fixed order,
       // vectorisable), then the lanes pairwise; chunks shorter than the
       // lanes (GPUs: one element) are summed as they are. (Without that
