@@ -32,9 +32,10 @@ IntegrateResult run(const ApiExec& exec, MPI_Comm comm, const ApiField<T>& F, co
   if (F.extent(0) != G.extent(0)) throw std::invalid_argument("rk4: F and G have different sizes");
   const Problem p = problem_of(q, comm, static_cast<std::int64_t>(F.extent(0)));
   Integrator<T, ApiExec, Model> it(exec, comm, p, static_cast<std::int64_t>(F.extent(0)), model);
-  // The integrator owns its fields: one device copy in and one out.
+  // The integrator owns its fields: one device copy in and one out (G split
+  // into its real and imaginary parts and joined again).
   Kokkos::deep_copy(exec, it.F(), F);
-  Kokkos::deep_copy(exec, it.G(), G);
+  it.set_G(G);
   it.start(0, nullptr, false);
   IntegrateResult r;
   auto last_check = std::chrono::steady_clock::now();
@@ -53,7 +54,7 @@ IntegrateResult run(const ApiExec& exec, MPI_Comm comm, const ApiField<T>& F, co
     }
   }
   Kokkos::deep_copy(exec, F, it.F());
-  Kokkos::deep_copy(exec, G, it.G());
+  it.get_G(G);
   auto history = Kokkos::create_mirror_view_and_copy(
       Kokkos::HostSpace(), Kokkos::subview(it.history(), std::make_pair(std::int64_t(0), r.steps_done + 1)));
   r.first_nonfinite_step = it.first_bad_step();

@@ -185,6 +185,7 @@ Rk4Memory memory_per_rank(const Config& c, int ranks, bool verify, bool host) {
   if (host) {
     m.total += m.history;  // its host copy for the outputs
     if (c.checkpoint_every > 0 || c.resumed) m.total += ByteCount::of(count, 2 * elem + kCheckpointRowBytes);
+    if (!c.write_g.empty()) m.total += ByteCount::of(count, elem);  // G joined into complex for its .npy
   }
   if (verify && c.verify_steps > 0 && steps > k0) {
     const std::uint64_t checked = std::min<std::uint64_t>(static_cast<std::uint64_t>(c.verify_steps), steps - k0);

@@ -89,9 +89,8 @@ void report_run(RunContext& ctx, const Config& c, const Block& b, const RunOutco
   const LoopTiming& loop = run.loop;
   Json& m = report.metrics;
   const std::int64_t steps_run = p.steps - run.start_step;
-  const double bytes_per_element_step =
-      (run.stages && p.per_stage ? kValuesPerElementStepStagesPerStage : kValuesPerElementStep) *
-      (c.single ? sizeof(std::complex<float>) : sizeof(std::complex<double>));
+  const double bytes_per_element_step = reals_per_element_step(run.stages && p.per_stage, run.stores_im_g) *
+                                        static_cast<double>(c.single ? sizeof(float) : sizeof(double));
   const double element_steps = static_cast<double>(p.elements()) * static_cast<double>(steps_run);
   const double rank_bandwidth = static_cast<double>(b.count) * steps_run * bytes_per_element_step / loop.seconds;
   m["n"] = Json(static_cast<long long>(p.n));

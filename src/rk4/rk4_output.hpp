@@ -30,13 +30,19 @@ struct RunOutcome {
   LoopTiming loop;
   std::vector<C16> history;               // delta[0..steps]
   std::optional<double> invariant_drift;  // unset where the invariant is not conserved (G not real)
+  bool stores_im_g = false;               // the model changes Im G (else it is read, never stored)
 };
 
-// Complex values moved per element-step, for the bandwidth metrics. affine,
-// and stages per_step: read F, G; write F, G (in place). stages per_stage:
-// stages 1..3 read F, G; stage 4 reads and writes them.
-inline constexpr double kValuesPerElementStep = 4.0;
-inline constexpr double kValuesPerElementStepStagesPerStage = 10.0;
+// Real values (of the field precision) moved per element-step, for the
+// bandwidth metrics. G is stored as Re G and Im G (issue 24). affine, and
+// stages per_step: read F, Re G, Im G (4); write F, Re G (3), and Im G only
+// for a model that changes it. stages per_stage: stages 1..3 read the 4;
+// stage 4 reads the 4 and writes 3 (or 4). Double: 56 B (was 64 with G
+// interleaved), per_stage stages 152 B (was 160); single: half of that.
+inline constexpr double reals_per_element_step(bool stages_per_stage, bool stores_im_g) {
+  const double step = 4.0 + 3.0 + (stores_im_g ? 1.0 : 0.0);
+  return stages_per_stage ? 3 * 4.0 + step : step;
+}
 
 // Writes delta[0..] as .npy (complex64 when `single`, else complex128) or as
 // .csv (step, t, re, im, abs); rank 0 writes, all ranks agree on the outcome.

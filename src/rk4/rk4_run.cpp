@@ -138,17 +138,21 @@ LoopTiming time_loop(RunContext& ctx, const Config& c, const Block& b, std::int6
 }
 
 // Phase "write": delta (rank 0) and the fields F, G (MPI-IO); returns the
-// delta history, which the report uses.
-template <class It>
+// delta history, which the report uses. G is stored as (Re G, Im G) on the
+// device and written interleaved, as complex, from a host copy.
+template <class T, class It>
 std::vector<C16> write_outputs(RunContext& ctx, const Config& c, const Block& b, const It& it) {
   const Problem& p = c.problem;
   ScopedRegion write_region("kmini::rk4::write");
   auto history = history_to_host(it.history(), 0, p.steps);
   if (!c.write_delta.empty()) write_delta(ctx.env, ctx.output_path(c.write_delta), history, p.dt, c.single);
-  for (const auto& [path, field] : {std::make_pair(c.write_f, it.F()), std::make_pair(c.write_g, it.G())}) {
-    if (path.empty()) continue;
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
-    write_field(ctx.env, c, b, ctx.output_path(path), h.data());
+  if (!c.write_f.empty()) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), it.F());
+    write_field(ctx.env, c, b, ctx.output_path(c.write_f), h.data());
+  }
+  if (!c.write_g.empty()) {
+    const std::vector<std::complex<T>> g = to_host<T>(it.G());
+    write_field(ctx.env, c, b, ctx.output_path(c.write_g), g.data());
   }
   return history;
 }
@@ -174,8 +178,9 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   auto it = setup<T>(ctx, c, b, k0, model);                                         // setup
   if (const auto bad = it.first_bad_step(); bad >= 0) fail_non_finite(ctx, c, it, bad);
   RunOutcome run{k0, !it.affine(), time_loop<T>(ctx, c, b, k0, it), {}, std::nullopt};  // time_loop, checkpoint
-  run.history = write_outputs(ctx, c, b, it);                                           // write
-  if (it.tracks_invariant()) run.invariant_drift = it.invariant_drift();                // invariant_drift
+  run.stores_im_g = !Model::kConstantImG;
+  run.history = write_outputs<T>(ctx, c, b, it);                          // write
+  if (it.tracks_invariant()) run.invariant_drift = it.invariant_drift();  // invariant_drift
   KernelReport report;
   report_run(ctx, c, b, run, check, report);
   return report;

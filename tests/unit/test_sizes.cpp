@@ -152,6 +152,11 @@ TEST(MemoryPlan, Rk4CountsFieldsHistoryAndVerification) {
   c.verify_steps = 10;
   EXPECT_EQ(rk4::memory_per_rank(c, 1, true, true).total.exact(), 1000000u * (16 + 96) + 11 * 16 + (64 << 10));
   EXPECT_EQ(rk4::memory_per_rank(c, 1, false, true).total.exact(), 1000000u * 24 + 3200 + (64 << 10));
+  // Writing G on a host backend: G (stored as Re G, Im G) joined into complex values for its file.
+  c.write_g = "G.npy";
+  EXPECT_EQ(rk4::memory_per_rank(c, 1, false, true).total.exact(), 1000000u * (24 + 8) + 3200 + (64 << 10));
+  EXPECT_EQ(rk4::memory_per_rank(c, 1, false, false).total.exact(), 1000000u * 24 + 1600 + (64 << 10));
+  c.write_g.clear();
   // steps = 2^60: 2^60 + 1 deltas of 16 bytes overflow; the plan says so instead of wrapping.
   c.problem.steps = 1ll << 60;
   const auto big = rk4::memory_per_rank(c, 1, true, false);

@@ -18,41 +18,48 @@ namespace kmini::rk4 {
 // the step's map): writing to a second buffer made every store line a read
 // for ownership first, 6 units of traffic for 4 counted (n = 4096, one core:
 // 65% of the stream roof in single precision; see src/rk4/README.md).
+// G is two real arrays: Re G read and written, Im G (constant: the map has no
+// row for it) only read, so an element-step moves 7 real values, not 8.
 template <class T, int Chunk, class Mem>
 struct StepFunctor {
   using Complex = Kokkos::complex<T>;
-  Kokkos::View<Complex*, Mem> f, g;
+  Kokkos::View<Complex*, Mem> f;
+  Kokkos::View<T*, Mem> g_re;
+  Kokkos::View<const T*, Mem> g_im;
   Kokkos::View<const T*, Mem> map;  // kMapSize coefficients, see increment_map
   std::int64_t full_chunks = 0;     // work items [0, full_chunks) handle Chunk elements each
 
   // Views are bound at construction (no default-construct-then-assign).
-  StepFunctor(const Kokkos::View<Complex*, Mem>& f_, const Kokkos::View<Complex*, Mem>& g_,
+  StepFunctor(const Kokkos::View<Complex*, Mem>& f_, const SplitField<T, Mem>& g_,
               const Kokkos::View<T*, Mem>& step_map, std::int64_t chunks)
-      : f(f_), g(g_), map(step_map), full_chunks(chunks) {}
+      : f(f_), g_re(g_.re), g_im(g_.im), map(step_map), full_chunks(chunks) {}
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Sums& s) const {
     T D[kMapSize];
     for (int k = 0; k < kMapSize; ++k) D[k] = map(k);
     if (item < full_chunks) {
       // Load, update, store in separate loops over the chunk so the update
-      // vectorises; the fields are read as interleaved (re, im) scalars.
+      // vectorises; F is read as interleaved (re, im) scalars, and each array
+      // has its own load and store loop: F, Re G, Im G in one loop vectorised
+      // worse (one core, CPU time: n = 4096 single 5.3e8 element-steps/s
+      // against 7.9e8 with separate loops).
       const std::int64_t base = item * Chunk;
       T* KOKKOS_RESTRICT pf = reinterpret_cast<T*>(f.data() + base);
-      T* KOKKOS_RESTRICT pg = reinterpret_cast<T*>(g.data() + base);
+      T* KOKKOS_RESTRICT pa = g_re.data() + base;
+      const T* KOKKOS_RESTRICT pc = g_im.data() + base;
       T x[Chunk], y[Chunk], a[Chunk], c[Chunk];
       for (int j = 0; j < Chunk; ++j) {
         x[j] = pf[2 * j];
         y[j] = pf[2 * j + 1];
-        a[j] = pg[2 * j];
-        c[j] = pg[2 * j + 1];
       }
+      for (int j = 0; j < Chunk; ++j) a[j] = pa[j];
+      for (int j = 0; j < Chunk; ++j) c[j] = pc[j];
       for (int j = 0; j < Chunk; ++j) update(D, x[j], y[j], a[j], c[j]);
       for (int j = 0; j < Chunk; ++j) {
         pf[2 * j] = x[j];
         pf[2 * j + 1] = y[j];
-        pg[2 * j] = a[j];
-        pg[2 * j + 1] = c[j];
       }
+      for (int j = 0; j < Chunk; ++j) pa[j] = a[j];
       // Chunk sums in double over kLanes interleaved lanes (a fixed order,
       // vectorisable), then the lanes pairwise; chunks shorter than the
       // lanes (GPUs: one element) are summed as they are. (Without that
@@ -79,20 +86,38 @@ struct StepFunctor {
       }
     } else {
       const std::int64_t i = full_chunks * Chunk + (item - full_chunks);
-      T x = f(i).real(), y = f(i).imag(), a = g(i).real(), c = g(i).imag();
+      T x = f(i).real(), y = f(i).imag(), a = g_re(i);
+      const T c = g_im(i);
       update(D, x, y, a, c);
       f(i) = Complex(x, y);
-      g(i) = Complex(a, c);
+      g_re(i) = a;
       s.fx += x;
       s.fy += y;
       s.ga += a;
     }
   }
 
+  // One row of the map: R[0] x + R[1] y + R[2] a + R[3] c + R[4]. On hosts
+  // with FMA the compiler contracts this into fused multiply-adds, and which
+  // of the first two products it keeps unfused depended on how the vectoriser
+  // grouped the element's x and y: with G split, the straight-line code of one
+  // element (rk4.chunk 1, the chunk tails) paired the lanes crosswise and
+  // rounded 1 value in ~2000 differently from the 64-element loop. Written out
+  // as that loop (and the interleaved-G kernel everywhere) contracted it, the
+  // rounding is the same for every chunk size and layout. Elsewhere (no FMA,
+  // or device code) the expression is left to the compiler as before.
+  KOKKOS_FORCEINLINE_FUNCTION static T row(const T* R, const T x, const T y, const T a, const T c) {
+#if defined(__FMA__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && !defined(__SYCL_DEVICE_ONLY__)
+    return compat::fma(R[3], c, compat::fma(R[2], a, compat::fma(R[0], x, R[1] * y))) + R[4];
+#else
+    return R[0] * x + R[1] * y + R[2] * a + R[3] * c + R[4];
+#endif
+  }
+
   KOKKOS_FORCEINLINE_FUNCTION static void update(const T* D, T& x, T& y, T& a, const T c) {
-    const T dx = D[0] * x + D[1] * y + D[2] * a + D[3] * c + D[4];
-    const T dy = D[5] * x + D[6] * y + D[7] * a + D[8] * c + D[9];
-    const T da = D[10] * x + D[11] * y + D[12] * a + D[13] * c + D[14];
+    const T dx = row(D, x, y, a, c);
+    const T dy = row(D + 5, x, y, a, c);
+    const T da = row(D + 10, x, y, a, c);
     x += dx;
     y += dy;
     a += da;

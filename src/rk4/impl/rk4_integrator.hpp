@@ -19,8 +19,10 @@ namespace kmini::rk4 {
 static_assert(sizeof(Sums) == 3 * sizeof(double), "Sums travels through MPI as 3 doubles");
 
 // Whether a model and a requested method resolve to the affine path.
+// (The affine map has no row for Im G: a linear model must keep it constant.)
 template <class Model>
 bool resolves_to_affine(Method m) {
+  static_assert(!Model::kLinear || Model::kConstantImG, "method affine keeps Im G constant");
   if (m == Method::Affine && !Model::kLinear)
     throw std::invalid_argument("rk4: method affine needs a linear model (kerr = 0)");
   return Model::kLinear && m != Method::Stages;
@@ -32,6 +34,7 @@ class Integrator {
   using Complex = Kokkos::complex<T>;
   using Mem = typename Exec::memory_space;
   using Field = Kokkos::View<Complex*, Mem>;
+  using GField = SplitField<T, Mem>;  // G as (Re G, Im G), see SplitField
   using History = Kokkos::View<Kokkos::complex<double>*, Mem>;
   static constexpr int kChunk = StepTuning<Exec>::chunk;
 
@@ -45,7 +48,7 @@ class Integrator {
         affine_(resolves_to_affine<Model>(p.method)),
         count_(local_count),
         F_(field("kmini::rk4::F")),
-        G_(field("kmini::rk4::G")),
+        G_{real_field("kmini::rk4::G_re"), real_field("kmini::rk4::G_im")},
         history_("kmini::rk4::delta_history", p.steps + 1),
         map_("kmini::rk4::step_map", kMapSize),
         sums_("kmini::rk4::sums"),
@@ -60,7 +63,16 @@ class Integrator {
 
   // The current state; write the initial state here before start().
   const Field& F() const { return F_; }
-  const Field& G() const { return G_; }
+  const GField& G() const { return G_; }
+  // G as one complex View (same extent, any layout) in and out, on the device.
+  template <class ComplexView>
+  void set_G(const ComplexView& g) const {
+    split_field(exec_, g, G_);
+  }
+  template <class ComplexView>
+  void get_G(const ComplexView& g) const {
+    join_field(exec_, G_, g);
+  }
   const History& history() const { return history_; }
   std::int64_t step_index() const { return k_; }
   bool g_is_real() const { return max_abs_gc_ == 0; }
@@ -86,6 +98,7 @@ class Integrator {
           Kokkos::View<double*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::rk4::invariant0"), count_);
       compute_invariant(exec_, F(), G(), I0_);
     }
+    im_g_settled_ = false;
     k_ = k0;
     advance();
   }
@@ -121,6 +134,10 @@ class Integrator {
   // Method stages: one fused kernel per step (per_step) or one per stage
   // (per_stage), each reducing the sums its stage produced.
   void step_stages() {
+    if (Model::kConstantImG && !im_g_settled_) {
+      settle_constant_im_g(exec_, G_.im, static_cast<T>(p_.dt));
+      im_g_settled_ = true;
+    }
     if (!p_.per_stage) {
       stage<0>("kmini::rk4::stages_step", sums_);
       return;
@@ -173,6 +190,9 @@ class Integrator {
   Field field(const char* label) const {
     return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count_);
   }
+  Kokkos::View<T*, Mem> real_field(const char* label) const {
+    return Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count_);
+  }
 
   // Sums a device Sums over the ranks in place (through the host: 3 doubles).
   void allreduce(const Kokkos::View<Sums, Mem>& v) {
@@ -213,7 +233,9 @@ class Integrator {
   int ranks_ = 1;
   std::int64_t k_ = 0;
   double sum_gc_ = 0, max_abs_gc_ = 0;
-  Field F_, G_;  // the state, updated in place by every method
+  bool im_g_settled_ = false;  // settle_constant_im_g done since start()
+  Field F_;                    // the state, updated in place by every method
+  GField G_;
   History history_;
   Kokkos::View<T*, Mem> map_;
   Kokkos::View<Sums, Mem> sums_;

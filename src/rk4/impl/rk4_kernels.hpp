@@ -26,6 +26,20 @@ struct StepTuning {
   static constexpr int chunk = host ? 64 : 1;  // a multiple of 4 on hosts (lane sums)
 };
 
+// G stored as two real Views (issue 24): Re G, which the step kernels read
+// and write, and Im G, which they only read where the model keeps it constant
+// (Model::kConstantImG; dG/dt is real in both models). Interleaved in one
+// complex View, storing Re G dirtied every line of G, so Im G was written back
+// unchanged: 8 real values moved per element-step where 7 are needed. Files,
+// the host reference and the library interface keep complex G; split_field
+// and join_field convert on the device, to_host/from_host (rk4_state.hpp) on
+// the host.
+template <class T, class Mem>
+struct SplitField {
+  Kokkos::View<T*, Mem> re, im;
+  std::size_t extent(const int r) const { return re.extent(r); }
+};
+
 // Random value of global element i: a function of (seed, i) only.
 template <class T>
 KOKKOS_INLINE_FUNCTION Kokkos::complex<T> random_value(std::uint64_t seed, std::uint64_t i, double scale) {
@@ -43,6 +57,17 @@ void fill_constant(const Exec& exec, const View& v, double re, double im) {
       KOKKOS_LAMBDA(const std::size_t i) { v(i) = value; });
 }
 
+template <class T, class Mem, class Exec>
+void fill_constant(const Exec& exec, const SplitField<T, Mem>& v, double re, double im) {
+  const Kokkos::View<T*, Mem> vr = v.re, vi = v.im;
+  const T value_re = static_cast<T>(re), value_im = static_cast<T>(im);
+  Kokkos::parallel_for(
+      "kmini::rk4::fill", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        vr(i) = value_re;
+        vi(i) = value_im;
+      });
+}
+
 template <class View, class Exec>
 void fill_random(const Exec& exec, const View& v, std::uint64_t seed, double scale, std::uint64_t first_element) {
   using T = typename View::non_const_value_type::value_type;
@@ -51,24 +76,57 @@ void fill_random(const Exec& exec, const View& v, std::uint64_t seed, double sca
       KOKKOS_LAMBDA(const std::size_t i) { v(i) = random_value<T>(seed, first_element + i, scale); });
 }
 
+template <class T, class Mem, class Exec>
+void fill_random(const Exec& exec, const SplitField<T, Mem>& v, std::uint64_t seed, double scale,
+                 std::uint64_t first_element) {
+  const Kokkos::View<T*, Mem> vr = v.re, vi = v.im;
+  Kokkos::parallel_for(
+      "kmini::rk4::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        const Kokkos::complex<T> z = random_value<T>(seed, first_element + i, scale);
+        vr(i) = z.real();
+        vi(i) = z.imag();
+      });
+}
+
+// Complex field -> (Re, Im) and back, on the device (the library interface).
+template <class ComplexView, class T, class Mem, class Exec>
+void split_field(const Exec& exec, const ComplexView& z, const SplitField<T, Mem>& v) {
+  const Kokkos::View<T*, Mem> vr = v.re, vi = v.im;
+  Kokkos::parallel_for(
+      "kmini::rk4::split_field", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
+        vr(i) = z(i).real();
+        vi(i) = z(i).imag();
+      });
+}
+
+template <class ComplexView, class T, class Mem, class Exec>
+void join_field(const Exec& exec, const SplitField<T, Mem>& v, const ComplexView& z) {
+  const Kokkos::View<const T*, Mem> vr = v.re, vi = v.im;
+  Kokkos::parallel_for(
+      "kmini::rk4::join_field", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { z(i) = Kokkos::complex<T>(vr(i), vi(i)); });
+}
+
 // Local sums of a state (start of a run), plus sum Im G and max |Im G|.
-template <class View, class Exec>
-void local_sums(const Exec& exec, const View& F, const View& G, Sums& sums, double& sum_gc, double& max_abs_gc) {
+template <class View, class T, class Mem, class Exec>
+void local_sums(const Exec& exec, const View& F, const SplitField<T, Mem>& G, Sums& sums, double& sum_gc,
+                double& max_abs_gc) {
+  const Kokkos::View<const T*, Mem> gr = G.re, gi = G.im;
   Kokkos::parallel_reduce(
       "kmini::rk4::sums", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
       KOKKOS_LAMBDA(const std::size_t i, Sums& s) {
         s.fx += F(i).real();
         s.fy += F(i).imag();
-        s.ga += G(i).real();
+        s.ga += gr(i);
       },
       Kokkos::Sum<Sums>(sums));
   Kokkos::parallel_reduce(
       "kmini::rk4::sum_im_g", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, double& s) { s += G(i).imag(); }, Kokkos::Sum<double>(sum_gc));
+      KOKKOS_LAMBDA(const std::size_t i, double& s) { s += gi(i); }, Kokkos::Sum<double>(sum_gc));
   Kokkos::parallel_reduce(
       "kmini::rk4::max_im_g", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
       KOKKOS_LAMBDA(const std::size_t i, double& m) {
-        const double c = compat::fabs(static_cast<double>(G(i).imag()));
+        const double c = compat::fabs(static_cast<double>(gi(i)));
         if (!(c <= m)) m = c;  // NaN wins
       },
       Kokkos::Max<double>(max_abs_gc));
@@ -76,14 +134,15 @@ void local_sums(const Exec& exec, const View& F, const View& G, Sums& sums, doub
 }
 
 // max over elements of | |F|^2 + (Re G - 1/2)^2 - I0 |, in double.
-template <class View, class Exec>
-double local_invariant_drift(const Exec& exec, const View& F, const View& G,
-                             const Kokkos::View<const double*, typename View::memory_space>& I0) {
+template <class View, class T, class Mem, class Exec>
+double local_invariant_drift(const Exec& exec, const View& F, const SplitField<T, Mem>& G,
+                             const Kokkos::View<const double*, Mem>& I0) {
+  const Kokkos::View<const T*, Mem> gr = G.re;
   double drift = 0;
   Kokkos::parallel_reduce(
       "kmini::rk4::invariant_drift", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
       KOKKOS_LAMBDA(const std::size_t i, double& m) {
-        const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(G(i).real()) - 0.5;
+        const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
         const double e = compat::fabs(x * x + y * y + b * b - I0(i));
         if (!(e <= m)) m = e;
       },
@@ -92,12 +151,13 @@ double local_invariant_drift(const Exec& exec, const View& F, const View& G,
   return drift;
 }
 
-template <class View, class Exec>
-void compute_invariant(const Exec& exec, const View& F, const View& G,
-                       const Kokkos::View<double*, typename View::memory_space>& I0) {
+template <class View, class T, class Mem, class Exec>
+void compute_invariant(const Exec& exec, const View& F, const SplitField<T, Mem>& G,
+                       const Kokkos::View<double*, Mem>& I0) {
+  const Kokkos::View<const T*, Mem> gr = G.re;
   Kokkos::parallel_for(
       "kmini::rk4::invariant", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(G(i).real()) - 0.5;
+        const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
         I0(i) = x * x + y * y + b * b;
       });
 }

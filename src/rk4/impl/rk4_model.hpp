@@ -90,6 +90,9 @@ KOKKOS_INLINE_FUNCTION void increment_map(const Kokkos::complex<double>* d, doub
 // A model is a small struct, copied by value into the kernels, with
 //   static constexpr bool kLinear;   // true: the right-hand side is affine in the
 //                                    // state for fixed couplings (method `affine` applies)
+//   static constexpr bool kConstantImG;  // true: dc/dt = 0 (rhs returns c = 0), so Im G is
+//                                    // loaded but never stored (the step kernels hold it
+//                                    // read-only: 7 real values per element-step, not 8)
 //   template <class R> Element<R> rhs(const Element<R>& u, R p, R q) const;
 //                                    // du/dt of one element, coupling d = p + iq
 //   template <class R> void coupled(const Element<R>& u, double& re, double& im) const;
@@ -106,6 +109,7 @@ struct Element {
 // dF/dt = -2i F - i d (2G - 1),  dG/dt = -i (conj(d) F - d conj(F)).
 struct FGModel {
   static constexpr bool kLinear = true;
+  static constexpr bool kConstantImG = true;  // dG/dt = 2 Im(conj(d) F) is real
   static constexpr const char* kName = "fg";
   template <class R>
   KOKKOS_INLINE_FUNCTION Element<R> rhs(const Element<R>& u, const R p, const R q) const {
@@ -126,6 +130,7 @@ struct FGModel {
 // |F|^2 + (G - 1/2)^2 is still conserved per element for real G.
 struct KerrModel {
   static constexpr bool kLinear = false;
+  static constexpr bool kConstantImG = true;  // dG/dt as for FGModel
   static constexpr const char* kName = "kerr";
   double kappa = 0;
   template <class R>

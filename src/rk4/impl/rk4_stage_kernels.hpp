@@ -25,6 +25,9 @@ namespace kmini::rk4 {
 //     were stored and re-read): at n = 4096 in double the stored form ran 6.7x
 //     slower than per_step, this one ~2.5x (one core, src/rk4/README.md).
 // The arithmetic of u1 is the same in both forms: ((k1 + 2 k2) + 2 k3) + k4.
+// G is two real arrays (SplitField): Re G read and written; Im G read only
+// where the model keeps it constant (Model::kConstantImG: the stage arithmetic
+// still carries c, its result is not stored), else written like the others.
 //
 // Like StepFunctor, a work item handles Chunk consecutive elements (64 on
 // hosts, 1 on GPUs): the fields are loaded into per-component arrays, the
@@ -37,7 +40,12 @@ template <class T, int Chunk, int Stage, class Mem, class Model>
 struct StageFunctor {
   static_assert(Stage >= 0 && Stage <= 4, "stage 0 is the fused step, 1..4 the per_stage kernels");
   using Complex = Kokkos::complex<T>;
-  Kokkos::View<Complex*, Mem> f, g;  // the state: u0, replaced by u1 in stages 0 and 4
+  static constexpr bool kStoresImG = !Model::kConstantImG;
+  using ImG = std::conditional_t<kStoresImG, T, const T>;
+  // The state: u0, replaced by u1 in stages 0 and 4 (Im G only if it changes).
+  Kokkos::View<Complex*, Mem> f;
+  Kokkos::View<T*, Mem> g_re;
+  Kokkos::View<ImG*, Mem> g_im;
   Kokkos::View<const Kokkos::complex<double>*, Mem> history;
   Kokkos::View<const Sums, Mem> sums1, sums2, sums3;  // global sums of the states of stages 1..3
   Model model;
@@ -46,10 +54,10 @@ struct StageFunctor {
   T dt = 0;
   std::int64_t full_chunks = 0;  // work items [0, full_chunks) handle Chunk elements each
 
-  StageFunctor(const Kokkos::View<Complex*, Mem>& f_, const Kokkos::View<Complex*, Mem>& g_,
+  StageFunctor(const Kokkos::View<Complex*, Mem>& f_, const SplitField<T, Mem>& g_,
                const Kokkos::View<Kokkos::complex<double>*, Mem>& history_, const Kokkos::View<Sums, Mem>& s1,
                const Kokkos::View<Sums, Mem>& s2, const Kokkos::View<Sums, Mem>& s3, std::int64_t chunks)
-      : f(f_), g(g_), history(history_), sums1(s1), sums2(s2), sums3(s3), full_chunks(chunks) {}
+      : f(f_), g_re(g_.re), g_im(g_.im), history(history_), sums1(s1), sums2(s2), sums3(s3), full_chunks(chunks) {}
 
   // Per-component arrays of `Chunk` elements.
   struct Lanes {
@@ -62,26 +70,31 @@ struct StageFunctor {
       c[j] = u.c;
     }
   };
-  KOKKOS_FORCEINLINE_FUNCTION static void load(const Complex* KOKKOS_RESTRICT f, const Complex* KOKKOS_RESTRICT gv,
-                                               const int n, Lanes& L) {
+  // One loop per array, as in StepFunctor (F, Re G, Im G in one loop: the
+  // Kerr per_stage bench 1.30e8 element-steps/s against 1.44e8, CPU time).
+  KOKKOS_FORCEINLINE_FUNCTION static void load(const Complex* KOKKOS_RESTRICT f, const T* KOKKOS_RESTRICT pa,
+                                               const T* KOKKOS_RESTRICT pc, const int n, Lanes& L) {
     const T* KOKKOS_RESTRICT pf = reinterpret_cast<const T*>(f);
-    const T* KOKKOS_RESTRICT pg = reinterpret_cast<const T*>(gv);
     for (int j = 0; j < n; ++j) {
       L.x[j] = pf[2 * j];
       L.y[j] = pf[2 * j + 1];
-      L.a[j] = pg[2 * j];
-      L.c[j] = pg[2 * j + 1];
     }
+    for (int j = 0; j < n; ++j) L.a[j] = pa[j];
+    for (int j = 0; j < n; ++j) L.c[j] = pc[j];
   }
-  KOKKOS_FORCEINLINE_FUNCTION static void store(Complex* KOKKOS_RESTRICT f, Complex* KOKKOS_RESTRICT gv, const int n,
-                                                const Lanes& L) {
+  // Stores F and Re G; Im G where the model changes it.
+  KOKKOS_FORCEINLINE_FUNCTION static void store(Complex* KOKKOS_RESTRICT f, T* KOKKOS_RESTRICT qa,
+                                                ImG* KOKKOS_RESTRICT qc, const int n, const Lanes& L) {
     T* KOKKOS_RESTRICT qf = reinterpret_cast<T*>(f);
-    T* KOKKOS_RESTRICT qg = reinterpret_cast<T*>(gv);
     for (int j = 0; j < n; ++j) {
       qf[2 * j] = L.x[j];
       qf[2 * j + 1] = L.y[j];
-      qg[2 * j] = L.a[j];
-      qg[2 * j + 1] = L.c[j];
+    }
+    for (int j = 0; j < n; ++j) qa[j] = L.a[j];
+    if constexpr (kStoresImG) {
+      for (int j = 0; j < n; ++j) qc[j] = L.c[j];
+    } else {
+      (void)qc;
     }
   }
   // acc + 2 k, componentwise
@@ -153,9 +166,9 @@ struct StageFunctor {
     const std::int64_t base = full ? item * Chunk : full_chunks * Chunk + (item - full_chunks);
     const int n = full ? Chunk : 1;
     Lanes u0, out;
-    load(f.data() + base, g.data() + base, n, u0);
+    load(f.data() + base, g_re.data() + base, g_im.data() + base, n, u0);
     compute(n, p, q, u0, out);
-    if constexpr (Stage == 0 || Stage == 4) store(f.data() + base, g.data() + base, n, out);
+    if constexpr (Stage == 0 || Stage == 4) store(f.data() + base, g_re.data() + base, g_im.data() + base, n, out);
     // Sums of the stage's result, in double: kLanes interleaved lanes (a
     // fixed order), then the lanes pairwise. The coupled quantities first,
     // then the lanes over whole groups of kLanes, so both loops vectorise
@@ -190,6 +203,20 @@ struct StageFunctor {
     s.ga += (sa[0] + sa[1]) + (sa[2] + sa[3]);
   }
 };
+
+// Where the model keeps Im G constant the stage kernels do not store it. When
+// G was one interleaved complex View they stored c + dt/6 (0 + 0): c itself,
+// except that -0 became +0 (and a signalling NaN quiet). This pass applies that
+// addition once, before a run's first stages step, so fields, outputs and
+// checkpoints stay byte-identical to that form: one read and write of Im G
+// per run, not per step. (Method affine never wrote Im G: nothing to do.)
+template <class T, class Mem, class Exec>
+void settle_constant_im_g(const Exec& exec, const Kokkos::View<T*, Mem>& im, const T dt) {
+  const T zero_increment = dt / T(6) * T(0);  // what the stages added to c
+  Kokkos::parallel_for(
+      "kmini::rk4::settle_im_g", Kokkos::RangePolicy<Exec>(exec, 0, im.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { im(i) = im(i) + zero_increment; });
+}
 
 // Single-thread bookkeeping of method `stages` after step k (or at the start):
 // records delta[k] = g sum F (delta0 at k = 0 with per_step) and flags the

@@ -4,6 +4,7 @@
 // used by rk4_run.cpp and rk4_verify.hpp).
 #include "core/environment.hpp"
 #include "io/npy.hpp"
+#include "rk4/impl/rk4_kernels.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_checkpoint.hpp"
 #include "rk4/rk4_detail.hpp"
@@ -30,6 +31,29 @@ void from_host(const ExecSpace& exec, const Field& v, const std::vector<std::com
   auto h = Kokkos::create_mirror_view(v);
   for (std::size_t i = 0; i < values.size(); ++i) h(i) = Kokkos::complex<T>(values[i].real(), values[i].imag());
   Kokkos::deep_copy(exec, v, h);
+  exec.fence();
+}
+
+// G (two real Views on the device) to and from complex values on the host.
+template <class T, class Mem>
+std::vector<std::complex<T>> to_host(const SplitField<T, Mem>& v) {
+  auto re = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v.re);
+  auto im = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v.im);
+  std::vector<std::complex<T>> out(re.extent(0));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::complex<T>(re(i), im(i));
+  return out;
+}
+
+template <class T, class Mem>
+void from_host(const ExecSpace& exec, const SplitField<T, Mem>& v, const std::vector<std::complex<T>>& values) {
+  auto re = Kokkos::create_mirror_view(v.re);
+  auto im = Kokkos::create_mirror_view(v.im);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    re(i) = values[i].real();
+    im(i) = values[i].imag();
+  }
+  Kokkos::deep_copy(exec, v.re, re);
+  Kokkos::deep_copy(exec, v.im, im);
   exec.fence();
 }
 

@@ -43,18 +43,29 @@ reference::State<T> make_state(std::int64_t count, bool real_g, unsigned seed) {
   return s;
 }
 
+// G of an integrator (stored as Re G, Im G) as complex values on the host.
+template <class It>
+auto host_G(const It& it) {
+  typename It::Field g("G", it.G().extent(0));
+  it.get_G(g);
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g);
+}
+
 // Copies a host state into the integrator's device fields; returns the host
-// mirrors for reading results back.
+// mirrors for reading results back (G through host_G).
 template <class It, class T>
 auto load_state(It& it, const reference::State<T>& s0) {
+  typename It::Field g("G", s0.G.size());
   auto hF = Kokkos::create_mirror_view(it.F());
-  auto hG = Kokkos::create_mirror_view(it.G());
+  auto hG = Kokkos::create_mirror_view(g);
   for (std::size_t i = 0; i < s0.F.size(); ++i) {
     hF(i) = Kokkos::complex<T>(s0.F[i].real(), s0.F[i].imag());
     hG(i) = Kokkos::complex<T>(s0.G[i].real(), s0.G[i].imag());
   }
   Kokkos::deep_copy(it.F(), hF);
-  Kokkos::deep_copy(it.G(), hG);
+  Kokkos::deep_copy(g, hG);
+  it.set_G(g);
+  Kokkos::fence();
   return std::make_pair(hF, hG);
 }
 
@@ -71,10 +82,10 @@ Run<T> run_device(const Problem& p, const reference::State<T>& s0, std::int64_t 
   auto hh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), it.history());
   for (std::size_t k = 0; k < hh.extent(0); ++k) r.history.emplace_back(hh(k).real(), hh(k).imag());
   Kokkos::deep_copy(hF, it.F());
-  Kokkos::deep_copy(hG, it.G());
+  const auto gG = host_G(it);
   for (std::size_t i = 0; i < s0.F.size(); ++i) {
     r.F.emplace_back(hF(i).real(), hF(i).imag());
-    r.G.emplace_back(hG(i).real(), hG(i).imag());
+    r.G.emplace_back(gG(i).real(), gG(i).imag());
   }
   return r;
 }

@@ -107,8 +107,8 @@ TEST(TEST_CATEGORY, Rk4Stages_KerrKeepsTheInvariantForRealG) {
     it.start(0, nullptr, true);
     EXPECT_TRUE(it.tracks_invariant());
     for (std::int64_t k = 0; k < p.steps; ++k) it.step();
-    Kokkos::deep_copy(hG, it.G());
-    for (std::size_t i = 0; i < s0.G.size(); ++i) EXPECT_EQ(hG(i).imag(), 0.0);
+    const auto gG = host_G(it);
+    for (std::size_t i = 0; i < s0.G.size(); ++i) EXPECT_EQ(gG(i).imag(), 0.0);
     return it.invariant_drift();
   };
   const double coarse = drift(250), fine = drift(500);
@@ -165,6 +165,110 @@ TEST(TEST_CATEGORY, Rk4Stages_FlagsTheFirstNonFiniteStep) {
     // built with -march=native, step 10 without; affine: 4 both ways).
     if (!per_stage) {
       EXPECT_NEAR(static_cast<double>(r.first_bad), static_cast<double>(a.first_bad), 1.0);
+    }
+  }
+}
+
+// ---- G stored as (Re G, Im G) (issue 24) ------------------------------------
+
+namespace {
+
+// A model that changes Im G (neither model does): the F/G model with
+// dc/dt = omega, so Im G(t) = c0 + omega t, which RK4 integrates exactly, and
+// F sees the moving c through its 2 p c and 2 q c terms. Declares
+// kConstantImG = false, so the stage kernels store Im G.
+struct MovingImGModel {
+  static constexpr bool kLinear = false;
+  static constexpr bool kConstantImG = false;
+  static constexpr const char* kName = "moving_im_g";
+  double omega = 0;
+  template <class R>
+  KOKKOS_INLINE_FUNCTION Element<R> rhs(const Element<R>& u, const R p, const R q) const {
+    Element<R> k = FGModel().rhs(u, p, q);
+    k.c = static_cast<R>(omega);
+    return k;
+  }
+  template <class R>
+  KOKKOS_INLINE_FUNCTION void coupled(const Element<R>& u, double& re, double& im) const {
+    FGModel().coupled(u, re, im);
+  }
+};
+
+// Method stages, per_step, on the host in double: the stage formulas of
+// StageFunctor (stage 0) element by element, delta[k] = g sum F after step k.
+template <class Model>
+std::vector<C16> host_stages_per_step(const Problem& p, reference::State<double>& s, std::int64_t steps,
+                                      const Model& m) {
+  std::vector<C16> h{C16(p.delta0.real(), p.delta0.imag())};
+  const double half = p.dt / 2, sixth = p.dt / 6;
+  for (std::int64_t k = 0; k < steps; ++k) {
+    const double dp = h.back().real(), dq = h.back().imag();
+    C16 sum = 0;
+    for (std::size_t i = 0; i < s.F.size(); ++i) {
+      const Element<double> u{s.F[i].real(), s.F[i].imag(), s.G[i].real(), s.G[i].imag()};
+      const Element<double> k1 = m.rhs(u, dp, dq), k2 = m.rhs(axpy(u, half, k1), dp, dq);
+      const Element<double> k3 = m.rhs(axpy(u, half, k2), dp, dq), k4 = m.rhs(axpy(u, p.dt, k3), dp, dq);
+      const Element<double> acc = axpy(axpy(k1, 2.0, k2), 2.0, k3);
+      s.F[i] = C16(u.x + sixth * (acc.x + k4.x), u.y + sixth * (acc.y + k4.y));
+      s.G[i] = C16(u.a + sixth * (acc.a + k4.a), u.c + sixth * (acc.c + k4.c));
+      sum += s.F[i];
+    }
+    h.push_back(p.g * sum);
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST(TEST_CATEGORY, Rk4Stages_ModelThatChangesImGHasItStored) {
+  // n = 13: 169 elements, two chunks of 64 and a tail of 41 on hosts.
+  const MovingImGModel model{0.75};
+  const std::int64_t steps = 40;
+  for (const bool per_stage : {false, true}) {
+    Problem p = strong_coupling(13, per_stage);
+    const auto s0 = make_state<double>(p.elements(), false, 23);
+    const auto r = run_device<double>(p, s0, steps, model);
+    ASSERT_EQ(r.first_bad, -1);
+    const double t = static_cast<double>(steps) * p.dt;
+    for (std::size_t i = 0; i < s0.G.size(); ++i)
+      ASSERT_NEAR(r.G[i].imag(), s0.G[i].imag() + model.omega * t, 1e-14) << i << " per_stage " << per_stage;
+    // Im G feeds F: the constant-Im-G model ends elsewhere.
+    const auto fixed = run_device<double>(p, s0, steps, FGModel());
+    EXPECT_GT(std::abs(r.history.back() - fixed.history.back()), 1e-3);
+    if (per_stage) continue;
+    // per_step against the stage formulas evaluated on the host.
+    reference::State<double> host = s0;
+    const auto h = host_stages_per_step(p, host, steps, model);
+    double scale = 0, err = 0, ferr = 0;
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      scale = std::max(scale, std::abs(h[k]));
+      err = std::max(err, std::abs(r.history[k] - h[k]));
+    }
+    for (std::size_t i = 0; i < host.F.size(); ++i)
+      ferr = std::max({ferr, std::abs(r.F[i] - host.F[i]), std::abs(r.G[i] - host.G[i])});
+    EXPECT_LT(err / scale, 1e-12);
+    EXPECT_LT(ferr, 1e-12);
+  }
+}
+
+TEST(TEST_CATEGORY, Rk4Stages_ConstantImGKeepsTheBitsOfTheInterleavedKernels) {
+  // Im G is not stored where the model keeps it constant. The interleaved
+  // kernels stored it unchanged with method affine and as c + dt/6 * 0 with
+  // method stages (-0 became +0); the split ones give the same bits.
+  for (const Method method : {Method::Affine, Method::Stages}) {
+    for (const std::int64_t steps : {0, 3}) {
+      Problem p = strong_coupling(9, true);
+      p.method = method;
+      auto s0 = make_state<float>(p.elements(), false, 29);
+      for (std::size_t i = 0; i < s0.G.size(); i += 3) s0.G[i].imag(-0.0f);
+      const auto r = run_device<float>(p, s0, steps);
+      const bool plus_zero = method == Method::Stages && steps > 0;
+      for (std::size_t i = 0; i < s0.G.size(); ++i) {
+        const float c0 = s0.G[i].imag(), c = r.G[i].imag();
+        const float expected = (plus_zero && c0 == 0) ? 0.0f : c0;
+        EXPECT_EQ(std::signbit(c), std::signbit(expected)) << i;
+        EXPECT_EQ(c, expected) << i;
+      }
     }
   }
 }
