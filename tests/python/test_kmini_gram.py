@@ -4,6 +4,7 @@ in one slice and in many) against references written here in numpy, the
 CLI's files for the same input, and its errors."""
 import json
 import os
+import resource
 import subprocess
 
 import numpy as np
@@ -289,3 +290,20 @@ def test_cupy_matrices_are_read_in_place_in_every_form():
     bad[4, 9] = 3
     with pytest.raises(ValueError, match=r"A: element \(4, 9\) is 3, expected 0 or 1"):
         kmini.gram(bad)
+
+
+def test_results_outlive_the_call_and_memory_stays_bounded():
+    A = np.random.default_rng(8).random((300, 500)) < 0.3
+    kept = [kmini.gram(A, top_k=3, pairs_min=40, count_at_least=[30]) for _ in range(3)]
+    del A
+    for r in kept[1:]:
+        for name in ("C", "top_k", "pairs", "counts", "row_counts"):
+            assert getattr(r, name).tobytes() == getattr(kept[0], name).tobytes(), name
+    A = np.random.default_rng(9).random((200, 300)) < 0.3  # 156 KiB of C per call, plus lists and pairs
+    for _ in range(50):
+        kmini.gram(A, top_k=3, pairs_min=25, slice_rows=64)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(1000):
+        kmini.gram(A, top_k=3, pairs_min=25, slice_rows=64)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 16 * 1024, f"resident memory grew by {grown_kib} KiB over 1000 calls"
