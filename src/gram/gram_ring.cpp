@@ -182,6 +182,12 @@ void Ring::circulant_post(std::int64_t j, std::int64_t t, MPI_Request req[2]) {
   bytes_sent_ += double(h1 - h0) * double(words) * sizeof(Word);
 }
 
+void Ring::progress() {
+  if (!in_flight_ || (in_flight_[0] == MPI_REQUEST_NULL && in_flight_[1] == MPI_REQUEST_NULL)) return;
+  int done = 0;
+  MPI_Testall(2, in_flight_, &done, MPI_STATUSES_IGNORE);  // completed requests become MPI_REQUEST_NULL
+}
+
 void Ring::wait(MPI_Request req[2]) {
   if (req[0] == MPI_REQUEST_NULL && req[1] == MPI_REQUEST_NULL) return;
   // No fence first: on GPUs the tiles run while MPI moves the pieces.

@@ -273,6 +273,7 @@ void GramRun::circulant_pass(bool outputs, SparseOutputs* sparse, CirculantCheck
         ScopedRegion compute_region("kmini::gram::compute");
         compute_window(w, data, base);
       }
+      ring->progress();
       if (!outputs) continue;
       FencedTimer<ExecSpace> post(ctx.exec);
       const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);

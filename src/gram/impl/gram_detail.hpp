@@ -93,6 +93,11 @@ class Ring {
   // `tick` runs.
   template <class Tick>
   void circulant(Tick&& tick);
+  // Between windows of a circulant tick: lets MPI move the pieces in flight
+  // (MPI_Testall). On host backends a large message (rendezvous) moves only
+  // inside an MPI call: without this the copy waited for the tick's end, in
+  // lockstep with the neighbours (bench deck, 2 ranks: see src/gram/README.md).
+  void progress();
   Path path() const { return path_; }
   double wait_seconds() const { return wait_seconds_; }  // waiting on receives and sends
   double bytes_sent() const { return bytes_sent_; }
@@ -114,6 +119,7 @@ class Ring {
   // rank + t + 1 and the send of the piece in hand (t + 1 < steps).
   void circulant_post(std::int64_t j, std::int64_t t, MPI_Request req[2]);
   void wait(MPI_Request req[2]);
+  MPI_Request* in_flight_ = nullptr;  // the current tick's two requests (circulant)
   MPI_Datatype row_type_ = MPI_DATATYPE_NULL;
   std::size_t pieces_ = 0;  // the most pieces any rank holds
   double wait_seconds_ = 0, bytes_sent_ = 0;
@@ -141,7 +147,9 @@ void Ring::circulant(Tick&& tick) {
       }
       MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
       circulant_post(j, t, req);
+      in_flight_ = req;
       tick(j, t, data, base);
+      in_flight_ = nullptr;
       wait(req);
     }
   }
