@@ -248,13 +248,7 @@ void plan_circulant(const Config& c, int ranks, Plan& p) {
       for (std::int64_t t = 0; t < p.steps; ++t) {
         p.circulant_windows(q, j, t, two, windows);
         for (const auto& w : windows) {
-          TileWindow tw;
-          tw.r0 = w.r0;
-          tw.r1 = w.r1;
-          tw.c0 = w.c0;
-          tw.c1 = w.c1;
-          tw.triangular = w.triangular;
-          p.slices[w.slice].work += tw.executed_words(p.words);
+          p.slices[w.slice].work += detail::tile_window(w).executed_words(p.words);
         }
       }
 }

@@ -216,12 +216,7 @@ void GramRun::final_pass(npy::DistributedWriter* writer, SparseOutputs& sparse) 
 
 // Window w of the block pair in hand into `counts` (h x piece width).
 void GramRun::compute_window(const CirculantWindow& w, const Packed& data, std::int64_t base) {
-  TileWindow t;
-  t.r0 = w.r0;
-  t.r1 = w.r1;
-  t.c0 = w.c0;
-  t.c1 = w.c1;
-  t.triangular = w.triangular;
+  TileWindow t = tile_window(w);
   t.a_base = Plan::block_begin(plan.rows, ctx.env.size(), ctx.env.rank());  // this rank's block of A
   t.b_base = base;
   t.out_col0 = w.c0;

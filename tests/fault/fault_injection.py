@@ -277,6 +277,25 @@ def rank_pids(launcher_pid):
     return sorted(found)
 
 
+def terminate_one_rank(proc, np, out, outputs):
+    """SIGTERM to one rank of the running job (not the launcher): the job's
+    status is that rank's (128 + 15), at most one error line, none of
+    `outputs` and no temporaries in `out`."""
+    ranks = rank_pids(proc.pid)
+    check(len(ranks) == np, f"expected {np} kmini processes under the launcher, found {ranks}")
+    os.kill(ranks[-1], signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    print(f"SIGTERM to rank pid {ranks[-1]} of {ranks}: exit {proc.returncode}\n  stderr: {stderr.strip()[-2000:]}")
+    check(proc.returncode == 128 + signal.SIGTERM, f"expected exit {128 + signal.SIGTERM}, got {proc.returncode}")
+    lines = error_lines(stderr)
+    check(len(lines) <= 1, f"more than one kmini error line: {lines}")
+    for name in outputs:
+        check(not os.path.exists(os.path.join(out, name)), f"{name} exists after a rank failed mid-ring")
+    left = leftovers(out)
+    check(not left, f"temporary files left behind: {left}")
+    return 0
+
+
 def ring_rank(np):
     """gram.distribution: ring with one rank failing mid-ring (SIGTERM to that
     rank alone, while the ranks exchange chunks and write C round by round):
@@ -289,18 +308,7 @@ def ring_rank(np):
             "--set", "gram.distribution=ring", "--set", "gram.write.C=C.npy", "--out", out]
     proc = start(args, np)
     check(wait_for_temporary(out, proc), "no temporary file of C.npy appeared while the ring ran")
-    ranks = rank_pids(proc.pid)
-    check(len(ranks) == np, f"expected {np} kmini processes under the launcher, found {ranks}")
-    os.kill(ranks[-1], signal.SIGTERM)  # one rank, not the launcher
-    stdout, stderr = proc.communicate(timeout=120)
-    print(f"SIGTERM to rank pid {ranks[-1]} of {ranks}: exit {proc.returncode}\n  stderr: {stderr.strip()[-2000:]}")
-    check(proc.returncode == 128 + signal.SIGTERM, f"expected exit {128 + signal.SIGTERM}, got {proc.returncode}")
-    lines = error_lines(stderr)
-    check(len(lines) <= 1, f"more than one kmini error line: {lines}")
-    check(not os.path.exists(os.path.join(out, "C.npy")), "C.npy exists after a rank failed mid-ring")
-    left = leftovers(out)
-    check(not left, f"temporary files left behind: {left}")
-    return 0
+    return terminate_one_rank(proc, np, out, ["C.npy"])
 
 
 def ring_rank_circulant(np):
@@ -326,19 +334,7 @@ def ring_rank_circulant(np):
     check("running gram" in seen, f"the run did not start: {seen[-2000:]}")
     time.sleep(1.5)
     check(proc.poll() is None, "the run ended before the signal (make it longer)")
-    ranks = rank_pids(proc.pid)
-    check(len(ranks) == np, f"expected {np} kmini processes under the launcher, found {ranks}")
-    os.kill(ranks[-1], signal.SIGTERM)  # one rank, not the launcher
-    stdout, stderr = proc.communicate(timeout=120)
-    print(f"SIGTERM to rank pid {ranks[-1]} of {ranks}: exit {proc.returncode}\n  stderr: {stderr.strip()[-2000:]}")
-    check(proc.returncode == 128 + signal.SIGTERM, f"expected exit {128 + signal.SIGTERM}, got {proc.returncode}")
-    lines = error_lines(stderr)
-    check(len(lines) <= 1, f"more than one kmini error line: {lines}")
-    for name in ("top.npy", "summary.json"):
-        check(not os.path.exists(os.path.join(out, name)), f"{name} exists after a rank failed mid-ring")
-    left = leftovers(out)
-    check(not left, f"temporary files left behind: {left}")
-    return 0
+    return terminate_one_rank(proc, np, out, ["top.npy", "summary.json"])
 
 
 def sigkill():

@@ -63,6 +63,19 @@ std::int64_t read_block_rows(const Source& a);
 Inputs load_inputs(RunContext& ctx, const Config& c, const Plan& plan);
 
 // The slice loop's device buffers.
+// The tiles of a circulant window: rows [r0, r1) of A against columns
+// [c0, c1) (triangular on the diagonal block); bases and output layout are the
+// caller's to fill.
+inline TileWindow tile_window(const CirculantWindow& w) {
+  TileWindow t;
+  t.r0 = w.r0;
+  t.r1 = w.r1;
+  t.c0 = w.c0;
+  t.c1 = w.c1;
+  t.triangular = w.triangular;
+  return t;
+}
+
 struct SliceBuffers {
   Kokkos::View<std::int32_t*, MemSpace> ones, ones_b, counts;  // popcount per row of A, of B; C slice
   Kokkos::View<float*, MemSpace> sim;                          // similarity slice for write.C
