@@ -9,6 +9,10 @@
 
 namespace kmini {
 
+inline bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 // Messages show at most this many characters of a value.
 inline constexpr std::size_t kShownChars = 80;
 

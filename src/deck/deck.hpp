@@ -22,8 +22,8 @@ std::string flow_text(const YAML::Node& v);
 class Deck;
 
 // What the accessor that read a key accepts: recorded as configure() reads the
-// deck, so the deck's keys, ranges and defaults are declared once, in the code
-// that checks them, and the fault tests (tests/fault) read them from there.
+// deck, so the deck's keys and what each accepts are declared once, in the
+// code that checks them, and the fault tests (tests/fault) read them from there.
 struct KeyRule {
   enum class Kind { Section, Integer, Real, ByteSize, Boolean, Choice, Text, OutputPath, Reals, RealList, ChoiceList };
   Kind kind = Kind::Text;
@@ -31,9 +31,6 @@ struct KeyRule {
   bool min_exclusive = false;        // Real
   std::vector<std::string> options;  // Choice, ChoiceList: the names; OutputPath: the accepted suffixes
   std::size_t count = 0;             // Reals: exactly; RealList: at most
-  std::string fallback;              // the default, as text ("" when required or none)
-  bool required = false;
-  bool word_auto = false;  // `auto` accepted besides (is_word(key, "auto") asked)
 };
 using KeyRules = std::map<std::string, KeyRule>;  // dotted path -> rule
 

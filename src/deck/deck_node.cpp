@@ -104,19 +104,14 @@ bool DeckNode::has(const std::string& key) const {
 
 bool DeckNode::empty() const { return !node_.IsDefined() || node_.IsNull() || (node_.IsMap() && node_.size() == 0); }
 
-void DeckNode::rule(const std::string& key, KeyRule r) const {
-  KeyRule& slot = deck_->rules_[full(key)];
-  r.word_auto = r.word_auto || slot.word_auto;  // asked before the accessor
-  slot = std::move(r);
-}
+void DeckNode::rule(const std::string& key, KeyRule r) const { deck_->rules_[full(key)] = std::move(r); }
 
 namespace {
-KeyRule make_rule(KeyRule::Kind kind, double min = 0, double max = 0, std::string fallback = {}) {
+KeyRule make_rule(KeyRule::Kind kind, double min = 0, double max = 0) {
   KeyRule r;
   r.kind = kind;
   r.min = min;
   r.max = max;
-  r.fallback = std::move(fallback);
   return r;
 }
 }  // namespace
@@ -160,7 +155,7 @@ void DeckNode::record(const std::string& key, Json value) const {
 
 std::int64_t DeckNode::integer(const std::string& key, std::int64_t fallback, std::int64_t min,
                                std::int64_t max) const {
-  rule(key, make_rule(KeyRule::Kind::Integer, double(min), double(max), std::to_string(fallback)));
+  rule(key, make_rule(KeyRule::Kind::Integer, double(min), double(max)));
   YAML::Node v = lookup(key);
   std::int64_t out = fallback;
   if (v.IsDefined()) {
@@ -175,19 +170,13 @@ std::int64_t DeckNode::integer(const std::string& key, std::int64_t fallback, st
 std::int64_t DeckNode::required_integer(const std::string& key, std::int64_t min, std::int64_t max) const {
   if (!has(key)) {
     lookup(key);
-    KeyRule r = make_rule(KeyRule::Kind::Integer, double(min), double(max));
-    r.required = true;
-    rule(key, r);
     fail(key, "an integer");
   }
-  const std::int64_t out = integer(key, min, min, max);
-  deck_->rules_[full(key)].required = true;
-  deck_->rules_[full(key)].fallback.clear();
-  return out;
+  return integer(key, min, min, max);
 }
 
 double DeckNode::real(const std::string& key, double fallback, double min, double max, bool min_exclusive) const {
-  KeyRule r = make_rule(KeyRule::Kind::Real, min, max, fmt(fallback));
+  KeyRule r = make_rule(KeyRule::Kind::Real, min, max);
   r.min_exclusive = min_exclusive;
   rule(key, r);
   YAML::Node v = lookup(key);
@@ -206,7 +195,7 @@ double DeckNode::real(const std::string& key, double fallback, double min, doubl
 }
 
 double DeckNode::byte_size(const std::string& key, double fallback, double max) const {
-  rule(key, make_rule(KeyRule::Kind::ByteSize, 1, max, fmt(fallback)));
+  rule(key, make_rule(KeyRule::Kind::ByteSize, 1, max));
   YAML::Node v = lookup(key);
   double out = fallback;
   if (v.IsDefined() && !(v.IsScalar() && parse_byte_size(v.Scalar(), out) && out >= 1 && out <= max))
@@ -220,20 +209,13 @@ double DeckNode::byte_size(const std::string& key, double fallback, double max) 
 double DeckNode::required_real(const std::string& key, double min, double max, bool min_exclusive) const {
   if (!has(key)) {
     lookup(key);
-    KeyRule r = make_rule(KeyRule::Kind::Real, min, max);
-    r.min_exclusive = min_exclusive;
-    r.required = true;
-    rule(key, r);
     fail(key, "a number");
   }
-  const double out = real(key, min, min, max, min_exclusive);
-  deck_->rules_[full(key)].required = true;
-  deck_->rules_[full(key)].fallback.clear();
-  return out;
+  return real(key, min, min, max, min_exclusive);
 }
 
 bool DeckNode::boolean(const std::string& key, bool fallback) const {
-  rule(key, make_rule(KeyRule::Kind::Boolean, 0, 0, fallback ? "true" : "false"));
+  rule(key, make_rule(KeyRule::Kind::Boolean));
   YAML::Node v = lookup(key);
   bool out = fallback;
   if (v.IsDefined()) {
@@ -248,7 +230,7 @@ bool DeckNode::boolean(const std::string& key, bool fallback) const {
 
 std::string DeckNode::choice(const std::string& key, const std::string& fallback,
                              const std::vector<std::string>& options) const {
-  KeyRule r = make_rule(KeyRule::Kind::Choice, 0, 0, fallback);
+  KeyRule r = make_rule(KeyRule::Kind::Choice);
   r.options = options;
   rule(key, r);
   YAML::Node v = lookup(key);
@@ -264,7 +246,7 @@ std::string DeckNode::choice(const std::string& key, const std::string& fallback
 }
 
 std::string DeckNode::text(const std::string& key, const std::string& fallback) const {
-  rule(key, make_rule(KeyRule::Kind::Text, 0, 0, fallback));
+  rule(key, make_rule(KeyRule::Kind::Text));
   YAML::Node v = lookup(key);
   std::string out = fallback;
   if (v.IsDefined()) {
@@ -280,26 +262,19 @@ std::string DeckNode::text(const std::string& key, const std::string& fallback) 
 std::string DeckNode::required_text(const std::string& key) const {
   if (!has(key)) {
     lookup(key);
-    KeyRule r = make_rule(KeyRule::Kind::Text);
-    r.required = true;
-    rule(key, r);
     fail(key, "a non-empty string");
   }
-  const std::string out = text(key, "");
-  deck_->rules_[full(key)].required = true;
-  return out;
+  return text(key, "");
 }
 
 std::string DeckNode::output_path(const std::string& key, const std::vector<std::string>& suffixes,
                                   const std::string& fallback) const {
   const std::string out = text(key, fallback);
-  KeyRule r = make_rule(KeyRule::Kind::OutputPath, 0, 0, fallback);
+  KeyRule r = make_rule(KeyRule::Kind::OutputPath);
   r.options = suffixes;
   rule(key, r);
-  const auto ends_in = [&](const std::string& suffix) {
-    return out.size() >= suffix.size() && out.compare(out.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (!out.empty() && std::none_of(suffixes.begin(), suffixes.end(), ends_in))
+  if (!out.empty() &&
+      std::none_of(suffixes.begin(), suffixes.end(), [&](const std::string& x) { return ends_with(out, x); }))
     fail(key, "a path ending in " + join(suffixes, " or "));
   return out;
 }
@@ -346,7 +321,7 @@ std::vector<double> DeckNode::real_list(const std::string& key, double min, std:
 
 std::vector<std::string> DeckNode::choice_list(const std::string& key, const std::vector<std::string>& fallback,
                                                const std::vector<std::string>& options) const {
-  KeyRule r = make_rule(KeyRule::Kind::ChoiceList, 0, 0, join(fallback));
+  KeyRule r = make_rule(KeyRule::Kind::ChoiceList);
   r.options = options;
   rule(key, r);
   YAML::Node v = lookup(key);
@@ -384,7 +359,6 @@ std::string DeckNode::one_of(const std::vector<std::string>& alternatives) const
 }
 
 bool DeckNode::is_word(const std::string& key, const std::string& word) const {
-  if (word == "auto") deck_->rules_[full(key)].word_auto = true;
   if (!has(key)) return false;
   const YAML::Node& cnode = node_;
   YAML::Node v = cnode[key];

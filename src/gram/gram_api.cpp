@@ -1,6 +1,7 @@
 #include "gram/gram_api.hpp"
 
 #include "core/timer.hpp"
+#include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_kernels.hpp"
 #include "gram/impl/gram_outputs.hpp"
 #include "gram/impl/gram_records.hpp"
@@ -114,8 +115,7 @@ BadValue first_bad_value_on(const Exec& exec, const ApiMatrix& m) {
 template <class T>
 std::vector<T> to_host(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& v, std::int64_t n) {
   std::vector<T> out(static_cast<std::size_t>(n));
-  if (n > 0) Kokkos::deep_copy(exec, HostOf<T>(out.data(), n), Kokkos::subview(v, std::make_pair(std::int64_t(0), n)));
-  exec.fence();
+  detail::copy_to_host<T>(exec, v, n, out.data());
   return out;
 }
 

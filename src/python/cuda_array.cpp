@@ -9,11 +9,13 @@ std::int64_t CudaArrayView::size() const {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t(1), std::multiplies<std::int64_t>());
 }
 
-std::string CudaArrayView::shape_string() const {
+std::string shape_text(const std::vector<py::ssize_t>& shape) {
   std::string s = "(";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + (shape.size() == 1 ? ",)" : ")");
 }
+
+std::string CudaArrayView::shape_string() const { return shape_text(shape); }
 
 bool has_cuda_array_interface(const py::handle& obj) {
   return !obj.is_none() && py::hasattr(obj, "__cuda_array_interface__");

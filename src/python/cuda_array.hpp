@@ -29,6 +29,9 @@ std::string typestr_of() {
   return py::str(py::dtype::of<T>().attr("str")).cast<std::string>();
 }
 
+// A shape as Python prints it: "(3, 4)", "(5,)".
+std::string shape_text(const std::vector<py::ssize_t>& shape);
+
 // An array another library holds on the device, as its interface describes it.
 struct CudaArrayView {
   std::uintptr_t data = 0;

@@ -78,9 +78,7 @@ void finalize_kokkos() {
 }
 
 std::string shape_of(const py::array& a) {
-  std::string s = "(";
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
-  return s + (a.ndim() == 1 ? ",)" : ")");
+  return kmini::python::shape_text(std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim()));
 }
 
 // numpy's flags by name ("c_contiguous", "aligned"), as Python reads them.
@@ -562,15 +560,13 @@ GramInput gram_input(const py::handle& obj, const char* name, const py::object& 
 
 // A whole number >= lo (and <= hi) for `name`; a TypeError/ValueError naming it.
 std::int64_t whole_number(const py::handle& v, const char* name, std::int64_t lo, std::int64_t hi) {
+  if (py::isinstance<py::bool_>(v)) throw py::type_error(std::string(name) + ": expected an integer");
   std::int64_t x = 0;
   try {
-    if (py::isinstance<py::bool_>(v)) throw py::type_error("bool");
     x = py::cast<std::int64_t>(py::module_::import("operator").attr("index")(v));  // ints and numpy integers
   } catch (const py::error_already_set&) {
     throw py::type_error(std::string(name) + ": expected an integer");
-  } catch (const py::type_error&) {
-    throw py::type_error(std::string(name) + ": expected an integer");
-  } catch (const py::cast_error&) {
+  } catch (const py::cast_error&) {  // beyond int64
     throw py::type_error(std::string(name) + ": expected an integer");
   }
   if (x < lo || x > hi)

@@ -12,10 +12,6 @@ namespace kmini::rk4::detail {
 using C16 = std::complex<double>;
 inline constexpr double kMaxReal = std::numeric_limits<double>::max();
 
-inline bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 inline std::string fmt(double v, int digits = 6) { return format_g(v, digits); }
 
 inline std::string fmt(const C16& z) { return "(" + fmt(z.real(), 9) + ", " + fmt(z.imag(), 9) + ")"; }

@@ -3,6 +3,7 @@
 #include "rk4/rk4_output.hpp"
 
 #include "core/collective.hpp"
+#include "core/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include "kernel/run_loop.hpp"

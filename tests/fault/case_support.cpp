@@ -25,17 +25,18 @@ std::uint64_t hash_name(const std::string& s) {
 
 // ------------------------------------------------------------------ paths ----
 
-std::vector<std::string> split_path(const std::string& path) {
+std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;
   std::size_t start = 0;
   while (true) {
-    const auto dot = path.find('.', start);
-    parts.push_back(path.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+    const auto at = s.find(sep, start);
+    parts.push_back(s.substr(start, at - start));
+    if (at == std::string::npos) return parts;
+    start = at + 1;
   }
-  return parts;
 }
+
+std::vector<std::string> split_path(const std::string& path) { return split(path, '.'); }
 
 std::string parent_of(const std::string& path) {
   const auto dot = path.rfind('.');
@@ -298,21 +299,6 @@ const std::vector<KeySample>& key_samples() {
   };
   return samples;
 }
-
-namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto at = s.find(sep, start);
-    parts.push_back(s.substr(start, at - start));
-    if (at == std::string::npos) return parts;
-    start = at + 1;
-  }
-}
-
-}  // namespace
 
 std::string key_rule_line(const std::string& path, const RuleFields& r) {
   char range[80];

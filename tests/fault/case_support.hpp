@@ -72,7 +72,8 @@ class DeckTree {
   std::vector<Entry> root_;
 };
 
-std::vector<std::string> split_path(const std::string& path);
+std::vector<std::string> split(const std::string& s, char sep);
+std::vector<std::string> split_path(const std::string& path);  // split(path, '.')
 std::string parent_of(const std::string& path);
 std::string last_of(const std::string& path);
 
