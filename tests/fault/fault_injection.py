@@ -39,6 +39,10 @@ MARKER = ".kmini-tmp."
 OUTPUTS = {
     "gram_C": (["--set", "run.kernels=[gram]", "--set", "gram.A={random: {rows: 600, cols: 640, density: 0.2, seed: 1}}",
                 "--set", "gram.row_slice=256", "--set", "gram.write.C=C.npy"], "C.npy"),
+    # the top-k file: each rank writes its rows with independent MPI-IO writes
+    "gram_top_k": (["--set", "run.kernels=[gram]", "--set",
+                    "gram.A={random: {rows: 3000, cols: 640, density: 0.2, seed: 1}}", "--set", "gram.row_slice=256",
+                    "--set", "gram.write.top_k={path: top.npy, k: 16}"], "top.npy"),
     "rk4_F": (["--set", "run.kernels=[rk4]", "--set", "rk4.n=300", "--set", "rk4.steps=4", "--set", "rk4.write.F=F.npy"],
               "F.npy"),
     "rk4_checkpoint": (["--set", "run.kernels=[rk4]", "--set", "rk4.n=300", "--set", "rk4.steps=4",
