@@ -155,9 +155,7 @@ void append_pairs(const ApiExec& exec, const Values& values, const SliceGeometry
     const auto hi = to_host(exec, s.pair_i, n), hj = to_host(exec, s.pair_j, n);
     const auto hv = to_host(exec, s.pair_v, n);
     for (std::int64_t e = 0; e < n; ++e) {
-      append_i8(r.pairs, hi[e]);
-      append_i8(r.pairs, hj[e]);
-      append_value(r.pairs, p.similarity, hv[e]);
+      append_pair(r.pairs, p.similarity, hi[e], hj[e], hv[e]);
     }
   }
   r.pair_count += total;
@@ -189,6 +187,16 @@ void write_dense(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& slice, 
     for (std::int64_t li = 0; li < h; ++li) dense[j * targets + g.r0 + li] = v[li * w + (j - col0)];
 }
 
+// Rows of C per slice.
+std::int64_t slice_height(const ApiMatrix& a, const ComputeParams& p) {
+  return p.slice_rows > 0 ? std::min(p.slice_rows, a.rows) : a.rows;
+}
+
+// Zero-copy: one slice of counts on a host backend is dense C itself.
+bool slice_in_dense(const ApiMatrix& a, const ComputeParams& p) {
+  return kHostMemory && p.dense && !p.upper && p.similarity == Similarity::Counts && slice_height(a, p) == a.rows;
+}
+
 }  // namespace
 
 BadValue first_bad_value(const ApiExec& exec, const ApiMatrix& m) {
@@ -203,13 +211,12 @@ std::int64_t dense_elements(const ApiMatrix& a, const ApiMatrix* b, const Comput
 
 std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
   const std::int64_t targets = b ? b->rows : a.rows;
-  const std::int64_t h = p.slice_rows > 0 ? std::min(p.slice_rows, a.rows) : a.rows;
+  const std::int64_t h = slice_height(a, p);
   std::int64_t bytes = a.rows * (words_allocated(a.cols) * 8 + a.row_bytes() + 4);
   if (b) bytes += b->rows * (words_allocated(b->cols) * 8 + b->row_bytes() + 4);
   const bool float_values = p.similarity != Similarity::Counts;
   // The slice (in dense C itself when that is zero-copy), its similarities.
-  const bool slice_in_dense = kHostMemory && p.dense && !p.upper && !float_values && h == a.rows;
-  bytes += (slice_in_dense ? 0 : h * targets * 4) + (p.dense && float_values ? h * targets * 4 : 0);
+  bytes += (slice_in_dense(a, p) ? 0 : h * targets * 4) + (p.dense && float_values ? h * targets * 4 : 0);
   bytes += a.rows * p.top_k * 16;
   if (p.pairs) bytes += (h + 1) * 16 + std::min(kPairPiece, h * targets) * 24;
   return bytes;
@@ -221,7 +228,7 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
   ComputeResult r;
   const bool two = b != nullptr, float_values = p.similarity != Similarity::Counts;
   const std::int64_t rows = a.rows, targets = two ? b->rows : a.rows;
-  const std::int64_t h = p.slice_rows > 0 ? std::min(p.slice_rows, rows) : rows;
+  const std::int64_t h = slice_height(a, p);
   const std::int64_t k = p.top_k;
   const bool counting = !p.count_at_least.empty();
   if (counting && p.count_at_least.size() > static_cast<std::size_t>(kMaxThresholds))
@@ -237,10 +244,9 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
   if (two) row_ones(exec, pb, s.ones_b);
   r.row_counts = to_host(exec, s.ones_a, rows);
 
-  // Zero-copy: one slice of counts on a host backend is dense C itself.
-  const bool slice_in_dense = kHostMemory && p.dense && !p.upper && !float_values && h == rows;
-  s.counts = slice_in_dense ? I32View(static_cast<std::int32_t*>(dense), rows * targets)
-                            : I32View("kmini::gram::C_slice", h * targets);
+  const bool in_dense = slice_in_dense(a, p);
+  s.counts = in_dense ? I32View(static_cast<std::int32_t*>(dense), rows * targets)
+                      : I32View("kmini::gram::C_slice", h * targets);
   if (p.dense && float_values) s.values = F32View("kmini::gram::S_slice", h * targets);
   std::vector<double> sorted = p.count_at_least;
   std::sort(sorted.begin(), sorted.end());
@@ -280,7 +286,7 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
       similarity_slice(exec, p.similarity, s.counts, s.ones_a, s.ones_b, g, s.values);
       exec.fence();
       write_dense(exec, s.values, g, p.upper, targets, static_cast<float*>(dense));
-    } else if (p.dense && !slice_in_dense) {
+    } else if (p.dense && !in_dense) {
       exec.fence();
       write_dense(exec, s.counts, g, p.upper, targets, static_cast<std::int32_t*>(dense));
     }
@@ -296,10 +302,7 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
     const auto bj = to_host(exec, s.best_j, rows * k);
     const auto bv = to_host(exec, s.best_v, rows * k);
     r.top_k.reserve(static_cast<std::size_t>(rows * k * top_k_record_bytes));
-    for (std::int64_t e = 0; e < rows * k; ++e) {
-      append_i8(r.top_k, bj[e]);
-      append_value(r.top_k, p.similarity, bj[e] < 0 ? 0.0 : bv[e]);  // padding: j = -1, value 0
-    }
+    for (std::int64_t e = 0; e < rows * k; ++e) append_top_k_entry(r.top_k, p.similarity, bj[e], bv[e]);
   }
   return r;
 }

@@ -248,9 +248,7 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
     records.clear();
     records.reserve(static_cast<std::size_t>(n) * 20);
     for (std::int64_t e = 0; e < n; ++e) {
-      append_i8(records, dev_->host_i(e));
-      append_i8(records, dev_->host_j(e));
-      append_value(records, c_.similarity, dev_->host_v(e));
+      append_pair(records, c_.similarity, dev_->host_i(e), dev_->host_j(e), dev_->host_v(e));
     }
     pairs_writer_->write_elements_round(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n),
                                         records.data());
@@ -323,8 +321,7 @@ void SparseOutputs::finish(Json& m, Json* summary) {
     records.reserve(static_cast<std::size_t>(nrows * k) * 12);
     for (std::int64_t e = 0; e < nrows * k; ++e) {
       const TopKEntry& t = lists[static_cast<std::size_t>(e)];
-      append_i8(records, t.j);
-      append_value(records, c_.similarity, t.j < 0 ? 0.0 : t.value);  // padding: j = -1, value 0
+      append_top_k_entry(records, c_.similarity, t.j, t.value);
     }
     std::vector<TopKEntry>().swap(lists);
     npy::DistributedWriter writer(comm_, top_k_path_, top_k_record_type(c_.similarity), {rows, k});

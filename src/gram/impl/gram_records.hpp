@@ -31,6 +31,20 @@ inline void append_value(std::vector<char>& out, Similarity s, double value) {
   out.insert(out.end(), bytes, bytes + 4);
 }
 
+// One record of the pairs file: (i, j, value).
+inline void append_pair(std::vector<char>& out, Similarity s, std::int64_t i, std::int64_t j, double value) {
+  append_i8(out, i);
+  append_i8(out, j);
+  append_value(out, s, value);
+}
+
+// One entry of a top-k list: (j, value); a missing partner (j = -1) is
+// written with value 0.
+inline void append_top_k_entry(std::vector<char>& out, Similarity s, std::int64_t j, double value) {
+  append_i8(out, j);
+  append_value(out, s, j < 0 ? 0.0 : value);
+}
+
 // The pairs with value >= x, from `bins` (bins[b]: pairs with exactly b of
 // the `sorted` thresholds <= their value): those with more thresholds <= them
 // than the thresholds below x.
