@@ -63,6 +63,18 @@ fix_kokkos_copy() {
       echo "build_deps.sh: patched cudaMemPrefetchAsync for CUDA 13 in the copy $inst"
     fi
   fi
+  # Kokkos 4.5/4.6 releases: the same calls in another form (the stream through
+  # get_input_stream), and cudaMemAdvise, which CUDA 13 also moved to a cudaMemLocation.
+  if [[ -f $inst ]]; then
+    if grep -q '^    return cudaMemAdvise(devPtr, count, advice, device);' "$inst"; then
+      perl -0pi -e 's/    return cudaMemAdvise\(devPtr, count, advice, device\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = device;\n    return cudaMemAdvise(devPtr, count, advice, location);\n#else\n    return cudaMemAdvise(devPtr, count, advice, device);\n#endif/' "$inst"
+      echo "build_deps.sh: patched cudaMemAdvise for CUDA 13 in the copy $inst"
+    fi
+    if grep -q '^    return cudaMemPrefetchAsync(devPtr, count, dstDevice,$' "$inst"; then
+      perl -0pi -e 's/    return cudaMemPrefetchAsync\(devPtr, count, dstDevice,\n\s*get_input_stream\(stream\)\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation and flags\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = dstDevice;\n    return cudaMemPrefetchAsync(devPtr, count, location, 0,\n                                get_input_stream(stream));\n#else\n    return cudaMemPrefetchAsync(devPtr, count, dstDevice,\n                                get_input_stream(stream));\n#endif/' "$inst"
+      echo "build_deps.sh: patched cudaMemPrefetchAsync (stream form) for CUDA 13 in the copy $inst"
+    fi
+  fi
   local wrapper=$copy/bin/nvcc_wrapper
   if [[ -f $wrapper ]] && grep -q '^default_arch="sm_70"' "$wrapper"; then
     sed -i "s/^default_arch=\"sm_70\"/default_arch=\"$sm\" # kmini build_deps: was sm_70/" "$wrapper"

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Usage: scripts/gpu/bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]
+#                               [--debug-copy BINARY]
 #
 # Builds kmini and every test with the `cuda` (or `openmp`) preset against the
 # Kokkos + Kokkos Kernels at --prefix (default $Kokkos_ROOT; scripts/gpu/build_deps.sh
 # makes one), on a machine that needs no GPU, and packs a relocatable bundle into
 # OUTDIR (at most 60 MiB), for a GPU machine that has nvcc's driver, CMake and a
-# python3 but none of Debian's development packages:
+# python3 but none of Debian's development packages, and packs it as
+# OUTDIR.tar.gz, what travels (at most 60 MiB; unpacked 68 MiB with the CUDA
+# build's test binaries on 2026-11-26, 19 MiB packed):
 #   OUTDIR/kmini/             the tracked source tree (decks, test data, scripts)
 #   OUTDIR/kmini/build-<b>/   stripped binaries, the ctest files (relocated at run time)
 #   OUTDIR/lib/               every non-glibc shared library the binaries need (ldd)
@@ -14,20 +17,23 @@
 #   OUTDIR/run_gpu.sh         the runner (scripts/gpu/run_gpu.sh): suite, decks,
 #                             bench decks, compute-sanitizer, one tar of results
 #   OUTDIR/bundle_info.txt    where and from what it was built
+# --debug-copy BINARY: also bin/BINARY.debug, unstripped, for a backtrace on
+# the GPU machine (run_gpu.sh's KMINI_GPU_DEBUG).
 set -euo pipefail
 die() { echo "bundle.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 [[ $# -ge 1 && $1 != -* ]] || die "usage: bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]"
 out=$1; shift
-backend=cuda; prefix=${Kokkos_ROOT:-}; build=1; jobs=$(nproc)
+backend=cuda; prefix=${Kokkos_ROOT:-}; build=1; jobs=$(nproc); debug_copies=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --backend) backend=${2:?}; shift 2 ;;
     --prefix) prefix=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
     --jobs) jobs=${2:?}; shift 2 ;;
-    *) die "unknown argument '$1' (expected --backend, --prefix, --no-build or --jobs)" ;;
+    --debug-copy) debug_copies+=("${2:?}"); shift 2 ;;
+    *) die "unknown argument '$1' (expected --backend, --prefix, --no-build, --jobs or --debug-copy)" ;;
   esac
 done
 [[ $backend == cuda || $backend == openmp ]] || die "--backend '$backend': expected cuda or openmp"
@@ -76,6 +82,11 @@ while IFS= read -r -d '' f; do
   strip --strip-unneeded "$out/kmini/$rel" 2>/dev/null || true
   binaries+=("$out/kmini/$rel")
 done < <(find "$bdir" -type f -executable ! -name '*.so*' ! -path '*/CMakeFiles/*' -print0)
+
+for d in "${debug_copies[@]}"; do
+  [[ -f $bdir/bin/$d ]] || die "--debug-copy '$d': no $bdir/bin/$d"
+  cp "$bdir/bin/$d" "$out/kmini/build-$backend/bin/$d.debug"
+done
 
 # --- shared libraries -------------------------------------------------------------------
 # Everything ldd resolves except glibc's own libraries and the CUDA driver (the
@@ -175,5 +186,8 @@ chmod +x "$out/run_gpu.sh"
 } >"$out/bundle_info.txt"
 
 size=$(du -sm "$out" | cut -f1)
-echo "bundle.sh: $out: ${#binaries[@]} binaries, $(ls "$out/lib" | wc -l) libraries, ${size} MiB"
-((size <= 60)) || die "the bundle is ${size} MiB, over the 60 MiB limit"
+# What travels: one archive (tar -xzf on the GPU machine, anywhere).
+tar -C "$out" -czf "$out.tar.gz" .
+packed=$(du -m "$out.tar.gz" | cut -f1)
+echo "bundle.sh: $out: ${#binaries[@]} binaries, $(ls "$out/lib" | wc -l) libraries, ${size} MiB; $out.tar.gz ${packed} MiB"
+((packed <= 60)) || die "$out.tar.gz is ${packed} MiB, over the 60 MiB limit"

@@ -12,7 +12,13 @@
 # results.json, log and the ctest report), ctest.log (its tail), sanitizer.log.
 # STEPS (comma-separated): smi,tests,decks,bench,peers,sanitizer (default: all).
 # KMINI_CTEST_TIMEOUT: seconds for the whole suite (300; a 2-core CPU bundle needs more).
+# KMINI_GPU_BUDGET: seconds for the whole run (480): each step gets at most what is left,
+# less a reserve for packing, and a step with too little left is skipped with a line
+# saying so, so that a lent GPU's limited time never ends before the results are packed.
 # peers: scripts/gpu/peers.py (numba-cuda and CuPy on the same data, checked).
+# KMINI_GPU_DEBUG="BINARY FILTER": first, one gtest test of bin/BINARY (the
+# unstripped BINARY.debug where the bundle has one) run alone and under gdb or
+# cuda-gdb, whichever the machine has, for a backtrace (debug.txt).
 set -uo pipefail
 B=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 res=${1:?usage: run_gpu.sh RESULTS_DIR [--only STEPS]}
@@ -34,6 +40,14 @@ summary=$res/summary.txt
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
 elapsed() { echo $(($(date +%s) - t_start)); }
+budget=${KMINI_GPU_BUDGET:-480}
+left() { local l=$((budget - 15 - $(elapsed))); ((l > 0)) && echo "$l" || echo 0; }  # 15 s to pack
+cap() { local l; l=$(left); ((l < $1)) && echo "$l" || echo "$1"; }                 # min(N, left)
+enough() {  # SECONDS STEP: is there time for it? else say it was skipped
+  (($(left) >= $1)) && return 0
+  say "skipped: $2: $(left) s of the ${budget} s budget left"
+  return 1
+}
 
 # --- environment: the bundle's libraries and OpenMPI, relocated -----------------------
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -85,19 +99,37 @@ if want smi; then
     $python -c 'import yaml; print("yaml", yaml.__version__)' 2>&1; uname -a; nproc; ldd "$kmini" | grep -i "not found"; } >>"$log/nvidia-smi.txt" 2>&1
 fi
 
+if [[ -n ${KMINI_GPU_DEBUG:-} ]]; then
+  read -r dbin dfilter <<<"$KMINI_GPU_DEBUG"
+  dexe=$B/kmini/build-$backend/bin/$dbin
+  [[ -f $dexe.debug ]] && dexe=$dexe.debug
+  {
+    echo "debuggers: $(command -v gdb cuda-gdb /usr/local/cuda/bin/cuda-gdb 2>/dev/null | tr '\n' ' ')"
+    (cd "$B/kmini/build-$backend" && timeout 60 "$dexe" --gtest_filter="$dfilter"); echo "alone: exit $?"
+    (cd "$B/kmini/build-$backend" && CUDA_LAUNCH_BLOCKING=1 timeout 60 "$dexe" --gtest_filter="$dfilter"); echo "CUDA_LAUNCH_BLOCKING=1: exit $?"
+    for dbg in gdb cuda-gdb /usr/local/cuda/bin/cuda-gdb; do
+      command -v "$dbg" >/dev/null || continue
+      (cd "$B/kmini/build-$backend" && timeout 150 "$dbg" -batch -ex run -ex bt -ex 'info registers rip rsp' -ex 'x/24a $sp' \
+        -ex 'info symbol *(void**)$sp' --args "$dexe" --gtest_filter="$dfilter")
+      break
+    done
+  } >"$res/debug.txt" 2>&1
+  say "debug $KMINI_GPU_DEBUG: $(grep -E '^alone' "$res/debug.txt")"
+fi
+
 # --- 1. the test suite -------------------------------------------------------------------------
 # Skipped, each with its reason (ctest -E): what this machine cannot do.
 declare -A skip=()
 command -v clang-format >/dev/null || skip[project.clang_format]="no clang-format on the GPU machine (a formatting check, not a GPU one)"
 # Configuring the presets needs the Kokkos install the bundle was built against.
 skip['project\.preset\.']="configures kmini's CMake presets: needs the source tree's Kokkos install, which is not in the bundle"
-if want tests; then
+if want tests && enough 60 "the test suite"; then
   exclude=""
   for k in "${!skip[@]}"; do exclude+="${exclude:+|}$k"; say "skipped: $k: ${skip[$k]}"; done
   cd "$B/kmini/build-$backend" || exit 1
   t0=$(date +%s)
   jobs=$(nproc); ((jobs > 12)) && jobs=12
-  timeout "${KMINI_CTEST_TIMEOUT:-300}" "$ctest_bin" -j "$jobs" --timeout 150 ${exclude:+-E "$exclude"} --output-on-failure \
+  timeout "$(cap "${KMINI_CTEST_TIMEOUT:-300}")" "$ctest_bin" -j "$jobs" --timeout 150 ${exclude:+-E "$exclude"} --output-on-failure \
     --output-junit "$log/ctest-junit.xml" >"$log/ctest.log" 2>&1
   rc=$?
   say "ctest: exit $rc in $(($(date +%s) - t0)) s: $(grep -E 'tests passed|tests failed' "$log/ctest.log" | tail -1)"
@@ -111,9 +143,10 @@ fi
 run_deck() {  # name np deck-or-empty [kmini args...]
   local name=$1 np=$2 deck=$3; shift 3
   local dir=$work/runs/$name t0 rc
+  enough 10 "deck $name" || return 0
   mkdir -p "$dir"
   t0=$(date +%s)
-  (cd "$B/kmini" && timeout 150 "$mpiexec" -n "$np" "$kmini" $deck --out "$dir" "$@") >"$log/$name.log" 2>&1
+  (cd "$B/kmini" && timeout "$(cap 150)" "$mpiexec" -n "$np" "$kmini" $deck --out "$dir" "$@") >"$log/$name.log" 2>&1
   rc=$?
   local verified
   verified=$(grep -o '"verified": *[a-z]*' "$dir/results.json" 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ',')
@@ -130,9 +163,9 @@ if want bench; then
   done
 fi
 
-if want peers; then
+if want peers && enough 30 "peers"; then
   t0=$(date +%s)
-  (cd "$B/kmini" && timeout 200 "$python" scripts/gpu/peers.py --kmini "$kmini" --out "$work/runs/peers") \
+  (cd "$B/kmini" && timeout "$(cap 200)" "$python" scripts/gpu/peers.py --kmini "$kmini" --out "$work/runs/peers") \
     >"$log/peers.log" 2>&1
   say "peers: exit $? in $(($(date +%s) - t0)) s"
   cp "$work/runs/peers/peers.json" "$res/peers.json" 2>/dev/null
@@ -153,10 +186,11 @@ if want sanitizer && [[ $backend == cuda ]]; then
     short_stream=(--set run.kernels=[stream] --set stream.n=4096 --set stream.repeat=1)
     for tool in memcheck racecheck; do
       for k in rk4 discount gram stream; do
+        enough 20 "compute-sanitizer $tool $k" || continue
         declare -n args=short_$k
         dir=$work/runs/sanitizer_${tool}_$k
         mkdir -p "$dir"
-        (cd "$B/kmini" && timeout 150 "$cs" --tool "$tool" --error-exitcode 99 --kernel-name-exclude kns=probe "$kmini" "${args[@]}" --out "$dir") \
+        (cd "$B/kmini" && timeout "$(cap 150)" "$cs" --tool "$tool" --error-exitcode 99 --kernel-name-exclude kns=probe "$kmini" "${args[@]}" --out "$dir") \
           >"$log/sanitizer_${tool}_$k.log" 2>&1
         rc=$?
         say "compute-sanitizer $tool $k: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log/sanitizer_${tool}_$k.log" | tail -1)"

@@ -1,15 +1,16 @@
 // Rk4Kernel::run: one RK4 run as a list of named phases, each a Kokkos
-// profiling region kmini::rk4::<phase> (verify, setup, time_loop with
-// checkpoint inside, write, invariant_drift), then the report. The model and
+// profiling region kmini::rk4::<phase> (verify, setup, then rk4::integrate,
+// the library function: start, time_loop with checkpoint inside,
+// invariant_drift; then write), then the report. The model and
 // the precision are template parameters, chosen once here; the files and
 // metrics are written by rk4_output.cpp, the verification is rk4_verify.hpp.
 #include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
-#include "rk4/impl/rk4_integrator.hpp"
 #include "rk4/impl/rk4_state.hpp"
 #include "rk4/impl/rk4_verify.hpp"
 #include "rk4/rk4.hpp"
+#include "rk4/rk4_api.hpp"
 #include "rk4/rk4_detail.hpp"
 #include "rk4/rk4_output.hpp"
 
@@ -27,8 +28,14 @@ namespace {
 
 using namespace detail;
 
-template <class T, class Model>
-using DeviceIntegrator = Integrator<T, ExecSpace, Model>;
+// This rank's fields (rk4::State), allocated and filled by the CLI; F() and
+// G() as load_state and the writers read them.
+template <class T>
+struct Fields {
+  State<T> s;
+  const Kokkos::View<Kokkos::complex<T>*, ApiMemory>& F() const { return s.F; }
+  SplitField<T, ApiMemory> G() const { return {s.G_re, s.G_im}; }
+};
 
 // Phase "verify", where asked for and steps remain: the first (at most)
 // verify_steps steps against the host reference.
@@ -40,38 +47,33 @@ std::optional<Verification> verify_first(RunContext& ctx, const Config& c, const
   return verify<T>(ctx, c, b, k0, std::min(c.verify_steps, p.steps - k0), model);
 }
 
-// Phase "setup": the integrator, its state from the deck or the restart (and
-// the restart's delta history), then start(); each part agreed by all ranks,
-// since start() allocates its invariant buffer after its collectives.
-template <class T, class Model>
-DeviceIntegrator<T, Model> setup(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0,
-                                 const Model& model) {
-  const Problem& p = c.problem;
-  DeviceIntegrator<T, Model> it = collectively(ctx.env.comm(), "rk4", [&] {
+// Phase "setup": the fields from the deck's init or the restart (and the
+// restart's delta history and sums into `resume`), agreed by all ranks.
+template <class T>
+Fields<T> setup(RunContext& ctx, const Config& c, const Block& b, Resume& resume) {
+  return collectively(ctx.env.comm(), "rk4", [&] {
     ScopedRegion setup_region("kmini::rk4::setup");
-    DeviceIntegrator<T, Model> it(ctx.exec, ctx.env.comm(), p, b.count, model);
-    const auto prefix = load_state<T>(ctx.exec, c, b, it);
-    if (k0 > 0) {
-      auto h = Kokkos::create_mirror_view(it.history());
-      Kokkos::deep_copy(h, it.history());
-      for (std::int64_t k = 0; k < k0; ++k) h(k) = Kokkos::complex<double>(prefix[k].real(), prefix[k].imag());
-      Kokkos::deep_copy(ctx.exec, it.history(), h);
+    using Real = Kokkos::View<T*, ApiMemory>;
+    const auto alloc = [&](const char* label) {
+      return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
+    };
+    Fields<T> f{State<T>{Kokkos::View<Kokkos::complex<T>*, ApiMemory>(alloc("kmini::rk4::F"), b.count),
+                         Real(alloc("kmini::rk4::G_re"), b.count), Real(alloc("kmini::rk4::G_im"), b.count)}};
+    resume.history = load_state<T>(ctx.exec, c, b, f);
+    if (c.resumed) {
+      resume.step = c.resumed->step;
+      resume.sums = c.resumed->sums;
     }
-    return it;
+    return f;
   });
-  collectively(ctx.env.comm(), "rk4", [&] {
-    ScopedRegion setup_region("kmini::rk4::setup");
-    it.start(k0, c.resumed ? &c.resumed->sums : nullptr, true);
-  });
-  return it;
 }
 
 // Stops the run (exit 1) at the first non-finite step `bad`, naming the last
 // finite delta, after writing delta[0..bad-1] where the deck asks for it.
-template <class It>
-[[noreturn]] void fail_non_finite(RunContext& ctx, const Config& c, const It& it, std::int64_t bad) {
+template <class T>
+[[noreturn]] void fail_non_finite(RunContext& ctx, const Config& c, const StepState<T>& s, std::int64_t bad) {
   const Problem& p = c.problem;
-  const auto history = history_to_host(it.history(), 0, bad);
+  const auto history = s.delta(0, bad);
   std::string msg = "rk4: delta or the fields became non-finite at step " + std::to_string(bad) +
                     " (t = " + fmt(static_cast<double>(bad) * p.dt) + ")";
   if (bad > 0) msg += "; last finite delta[" + std::to_string(bad - 1) + "] = " + fmt(history[bad - 1]);
@@ -84,77 +86,100 @@ template <class It>
   throw RuntimeFailure(msg);
 }
 
-// A progress line (rank 0): step, t, |delta|, the rate since the last line
-// (step last_k; read last, as it always was) and, where asked for and
-// conserved, the invariant's drift (collective).
-template <class It>
-void print_progress(RunContext& ctx, const Config& c, const It& it, std::int64_t k, std::int64_t last_k,
-                    const Kokkos::Timer& since_last) {
-  const Problem& p = c.problem;
-  const C16 delta = history_to_host(it.history(), k, k)[0];
-  const double drift = (c.progress_invariant && it.tracks_invariant()) ? it.invariant_drift() : NAN;
-  if (!ctx.env.is_root()) return;
-  ctx.out << "rk4: step " << k << "/" << p.steps << "  t = " << fmt(static_cast<double>(k) * p.dt)
-          << "  |delta| = " << fmt(std::abs(delta)) << "  " << fmt((k - last_k) / since_last.seconds(), 4)
-          << " steps/s";
-  if (!std::isnan(drift)) ctx.out << "  invariant drift = " << fmt(drift, 3);
-  ctx.out << std::endl;
-}
+// The CLI's observer of the time loop: the finiteness check every
+// check_every steps, progress lines (rank 0; the invariant's drift is
+// collective) and checkpoints (phase "checkpoint"); the host waits only there.
+template <class T>
+class LoopObserver final : public StepObserver<T> {
+ public:
+  LoopObserver(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0)
+      : ctx_(ctx), c_(c), b_(b), k0_(k0), progress_from_(k0) {}
 
-// Phase "time_loop": two kernel launches per step; the host waits only at
-// checks, progress lines and checkpoints (phase "checkpoint").
-template <class T, class It>
-LoopTiming time_loop(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, It& it) {
-  const Problem& p = c.problem;
-  const Environment& env = ctx.env;
-  LoopTiming t;
-  Kokkos::Timer progress_timer;
-  std::int64_t progress_from = k0;
-  FencedTimer<ExecSpace> loop(ctx.exec);
-  {
-    ScopedRegion loop_region("kmini::rk4::time_loop");
-    for (std::int64_t k = k0 + 1; k <= p.steps; ++k) {
-      it.step();
-      const bool progress = c.progress_every > 0 && k % c.progress_every == 0;
-      const bool checkpoint = c.checkpoint_every > 0 && k % c.checkpoint_every == 0;
-      if (!(progress || checkpoint || k == p.steps || k % c.check_every == 0)) continue;
-      if (const auto bad = it.first_bad_step(); bad >= 0) fail_non_finite(ctx, c, it, bad);
-      Kokkos::Timer io;
-      if (progress) {
-        print_progress(ctx, c, it, k, progress_from, progress_timer);
-        progress_timer.reset();
-        progress_from = k;
-      }
-      if (checkpoint) {
-        ScopedRegion checkpoint_region("kmini::rk4::checkpoint");
-        write_state_checkpoint<T>(env, c, ctx.output_path(c.checkpoint_path), it, b);
-      }
-      t.io_seconds += io.seconds();
-    }
+  bool wants(std::int64_t k) const override {
+    return k == k0_ || progress(k) || checkpoint(k) || k == c_.problem.steps || k % c_.check_every == 0;
   }
-  t.my_seconds = loop.seconds() - t.io_seconds;
-  t.seconds = allreduce_max(env.comm(), t.my_seconds);
-  return t;
+
+  void after_step(const StepState<T>& s) override {
+    const std::int64_t k = s.step();
+    if (const auto bad = s.first_bad_step(); bad >= 0) fail_non_finite(ctx_, c_, s, bad);
+    if (k == k0_) {  // the starting state: the rate of the first line counts from here
+      progress_timer_.reset();
+      return;
+    }
+    Kokkos::Timer io;
+    if (progress(k)) {
+      print_progress(s, k);
+      progress_timer_.reset();
+      progress_from_ = k;
+    }
+    if (checkpoint(k)) {
+      ScopedRegion checkpoint_region("kmini::rk4::checkpoint");
+      write_state_checkpoint<T>(ctx_.env, c_, ctx_.output_path(c_.checkpoint_path), s, b_);
+    }
+    io_seconds += io.seconds();
+  }
+
+  double io_seconds = 0;  // this rank's progress lines and checkpoints
+
+ private:
+  bool progress(std::int64_t k) const { return c_.progress_every > 0 && k % c_.progress_every == 0; }
+  bool checkpoint(std::int64_t k) const { return c_.checkpoint_every > 0 && k % c_.checkpoint_every == 0; }
+
+  // Step, t, |delta|, the rate since the last line and, where asked for and
+  // conserved, the invariant's drift.
+  void print_progress(const StepState<T>& s, std::int64_t k) {
+    const Problem& p = c_.problem;
+    const C16 delta = s.delta(k, k)[0];
+    const double drift = (c_.progress_invariant && s.tracks_invariant()) ? s.invariant_drift() : NAN;
+    if (!ctx_.env.is_root()) return;
+    ctx_.out << "rk4: step " << k << "/" << p.steps << "  t = " << fmt(static_cast<double>(k) * p.dt)
+             << "  |delta| = " << fmt(std::abs(delta)) << "  "
+             << fmt((k - progress_from_) / progress_timer_.seconds(), 4) << " steps/s";
+    if (!std::isnan(drift)) ctx_.out << "  invariant drift = " << fmt(drift, 3);
+    ctx_.out << std::endl;
+  }
+
+  RunContext& ctx_;
+  const Config& c_;
+  const Block& b_;
+  std::int64_t k0_, progress_from_;
+  Kokkos::Timer progress_timer_;
+};
+
+// The library function's parameters for the deck's problem.
+IntegrateParams integrate_params(const Problem& p) {
+  IntegrateParams q;
+  q.steps = p.steps;
+  q.dt = p.dt;
+  q.g = p.g;
+  q.kerr = p.kerr;
+  q.per_stage = p.per_stage;
+  q.method = p.method == Method::Affine   ? IntegrateParams::Method::Affine
+             : p.method == Method::Stages ? IntegrateParams::Method::Stages
+                                          : IntegrateParams::Method::Auto;
+  q.chunk = p.chunk;
+  q.delta0 = {p.delta0.real(), p.delta0.imag()};
+  q.track_invariant = true;
+  q.agree_on_setup_errors = true;
+  return q;
 }
 
-// Phase "write": delta (rank 0) and the fields F, G (MPI-IO); returns the
-// delta history, which the report uses. G is stored as (Re G, Im G) on the
-// device and written interleaved, as complex, from a host copy.
-template <class T, class It>
-std::vector<C16> write_outputs(RunContext& ctx, const Config& c, const Block& b, const It& it) {
+// Phase "write": delta (rank 0) and the fields F, G (MPI-IO). G is stored as
+// (Re G, Im G) on the device and written interleaved, as complex, from a host copy.
+template <class T>
+void write_outputs(RunContext& ctx, const Config& c, const Block& b, const Fields<T>& f,
+                   const std::vector<C16>& history) {
   const Problem& p = c.problem;
   ScopedRegion write_region("kmini::rk4::write");
-  auto history = history_to_host(it.history(), 0, p.steps);
   if (!c.write_delta.empty()) write_delta(ctx.env, ctx.output_path(c.write_delta), history, p.dt, c.single);
   if (!c.write_f.empty()) {
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), it.F());
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f.F());
     write_field(ctx.env, c, b, ctx.output_path(c.write_f), h.data());
   }
   if (!c.write_g.empty()) {
-    const std::vector<std::complex<T>> g = to_host<T>(it.G());
+    const std::vector<std::complex<T>> g = to_host<T>(f.G());
     write_field(ctx.env, c, b, ctx.output_path(c.write_g), g.data());
   }
-  return history;
 }
 
 }  // namespace
@@ -175,12 +200,19 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   const std::int64_t k0 = c.resumed ? c.resumed->step : 0;
 
   const std::optional<Verification> check = verify_first<T>(ctx, c, b, k0, model);  // verify
-  auto it = setup<T>(ctx, c, b, k0, model);                                         // setup
-  if (const auto bad = it.first_bad_step(); bad >= 0) fail_non_finite(ctx, c, it, bad);
-  RunOutcome run{k0, !it.affine(), time_loop<T>(ctx, c, b, k0, it), {}, std::nullopt};  // time_loop, checkpoint
+  Resume resume;
+  const Fields<T> fields = setup<T>(ctx, c, b, resume);  // setup
+  // time_loop (checkpoint inside): the library function, as the Python module calls it
+  LoopObserver<T> observer(ctx, c, b, k0);
+  const IntegrateResult r =
+      integrate(ctx.exec, ctx.env.comm(), fields.s, integrate_params(c.problem), k0 > 0 ? &resume : nullptr, &observer);
+  RunOutcome run{k0, r.stages, {}, r.delta, std::nullopt};
+  run.loop.io_seconds = observer.io_seconds;
+  run.loop.my_seconds = r.loop_seconds - observer.io_seconds;
+  run.loop.seconds = allreduce_max(ctx.env.comm(), run.loop.my_seconds);
   run.stores_im_g = !Model::kConstantImG;
-  run.history = write_outputs<T>(ctx, c, b, it);                          // write
-  if (it.tracks_invariant()) run.invariant_drift = it.invariant_drift();  // invariant_drift
+  write_outputs<T>(ctx, c, b, fields, run.history);                             // write
+  if (!std::isnan(r.invariant_drift)) run.invariant_drift = r.invariant_drift;  // invariant_drift
   KernelReport report;
   report_run(ctx, c, b, run, check, report);
   return report;

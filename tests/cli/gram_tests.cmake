@@ -331,23 +331,41 @@ kmini_cli_test(gram.bad.circulant_with_c EXIT 2
 # circulant (its block, two pieces of 256 rows, the top-k lists of its rows;
 # blocks 1 and 2 of 25 000 rows sent, 3 steps); with ring_schedule: slices the
 # chunks of the replicated slices travel every round.
+# Slice heights, windows and the packed rows' padding are per-backend
+# parameters (gram_params.hpp), so some figures are too: CUDA's as the H200
+# printed them (2026-11-26), the host backends' as Serial and OpenMP do.
+# auto on a real run (300 x 257 in slices of 16, 2 ranks): a budget between the
+# ring's and replicated's needs. Host backends: replicated packed A 19 200 +
+# 16 rows of C x 3 600 = 76 800 bytes, the ring 160 held rows + two pieces of
+# 32 rows, 64 bytes each, + the slice = 71 936. CUDA (rows of 5 words, not 8):
+# replicated 31 246, the ring 28 025.
+if(KMINI_TEST_BACKEND STREQUAL "cuda")
+  set(_plan_replicated "held 4.69 GiB per rank \\(packed 2.33 GiB\\)")
+  set(_plan_ring "held 0.624 GiB per rank \\(packed 0.594 GiB\\)")
+  set(_plan_window "25000 x 256")
+  set(_plan_slices "held 3.24 GiB per rank \\(packed 0.876 GiB\\), sent 7.01 GiB per rank")
+  set(_auto_ring_budget 29600)
+else()
+  set(_plan_replicated "held 7.07 GiB per rank \\(packed 2.33 GiB\\)")
+  set(_plan_ring "held 0.613 GiB per rank \\(packed 0.595 GiB\\)")
+  set(_plan_window "256 x 256")
+  set(_plan_slices "held 5.62 GiB per rank \\(packed 0.877 GiB\\), sent 7.02 GiB per rank")
+  set(_auto_ring_budget 74000)
+endif()
 kmini_cli_test(mpi.gram.dry_run_distributions.np4 NP 4 EXIT 0
-               STDOUT "distribution: replicated\n *replicated: held 7.07 GiB per rank \\(packed 2.33 GiB\\), sent 0 GiB per rank, 4 round\\(s\\).*ring: *held 0.613 GiB per rank \\(packed 0.595 GiB\\), sent 1.18 GiB per rank, 3 round\\(s\\), circulant: .* windows of 256 x 256, 98 piece\\(s\\) of 256 rows per block.*auto picks: replicated"
+               STDOUT "distribution: replicated\n *replicated: ${_plan_replicated}, sent 0 GiB per rank, 4 round\\(s\\).*ring: *${_plan_ring}, sent 1.18 GiB per rank, 3 round\\(s\\), circulant: .* windows of ${_plan_window}, 98 piece\\(s\\) of 256 rows per block.*auto picks: replicated"
                ARGS inputs/gram_100k.yaml --dry-run)
 kmini_cli_test(mpi.gram.dry_run_slices.np4 NP 4 EXIT 0
-               STDOUT "ring: *held 5.62 GiB per rank \\(packed 0.877 GiB\\), sent 7.02 GiB per rank, 4 round\\(s\\) of 4 step\\(s\\)"
+               STDOUT "ring: *${_plan_slices}, 4 round\\(s\\) of 4 step\\(s\\)"
                ARGS inputs/gram_100k.yaml --dry-run --set gram.ring_schedule=slices)
 kmini_cli_test(mpi.gram.dry_run_auto_ring.np4 NP 4 EXIT 0
-               STDOUT "distribution: ring \\(gram.distribution: auto\\)\n *replicated: does not fit: gram.memory_budget: 1.86 GiB cannot hold packed A \\(2.33 GiB\\).*ring: *held 0.613 GiB per rank.*circulant.*auto picks: ring"
+               STDOUT "distribution: ring \\(gram.distribution: auto\\)\n *replicated: does not fit: gram.memory_budget: 1.86 GiB cannot hold packed A \\(2.33 GiB\\).*ring: *${_plan_ring}.*circulant.*auto picks: ring"
                ARGS inputs/gram_100k.yaml --dry-run --set gram.memory_budget=2e9 --set gram.distribution=auto)
-# auto on a real run: a budget below packed A runs the ring, same bytes.
-# (300 x 257 in slices of 16: replicated needs packed A 19 200 + 16 rows of C x 3 600 = 76 800 bytes,
-# the ring at 2 ranks 160 held rows + two pieces of 32 rows, 64 bytes each, + the slice = 71 936.)
 kmini_cli_test(mpi.gram.auto_ring.np2 NP 2 EXIT 0 VERIFIED gram FILES C.npy summary.json
                STDOUT "distribution: ring \\(gram.distribution: auto\\)"
                ARGS --set run.kernels=[gram] --set gram.A.random.rows=300 --set gram.A.random.cols=257
                     --set gram.row_slice=16 --set gram.write.C=C.npy --set gram.write.summary=summary.json
-                    --set gram.distribution=auto --set gram.memory_budget=74000)
+                    --set gram.distribution=auto --set gram.memory_budget=${_auto_ring_budget})
 kmini_cli_test(mpi.gram.auto_replicated.np2 NP 2 EXIT 0 VERIFIED gram
                STDOUT "distribution: replicated \\(gram.distribution: auto\\)"
                ARGS --set run.kernels=[gram] --set gram.A.random.rows=300 --set gram.A.random.cols=257

@@ -111,14 +111,28 @@ TEST(MpiRk4Verify, EveryValidDeckOfTheSweepPasses) {
 }
 
 // Where the count of roundings falls short (the Kerr term amplifies them over
-// 20 steps), the wider reference decides, and the run passes.
+// 20 steps), the wider reference decides, and the run passes. Whether it falls
+// short depends on the backend's summation order and FMAs (it does on Serial;
+// on OpenMP and on the H200 the device's error stayed within the count), so
+// the deck runs as it is, and again with the wider reference measured anyway.
 TEST(MpiRk4Verify, AmplifiedRoundingIsMeasuredWithTheWiderReference) {
-  const Outcome r =
-      run_deck({"rk4.n=64", "rk4.dt=0.1", "rk4.steps=20", "rk4.verify_steps=20", "rk4.kerr=5", "rk4.precision=double",
-                "rk4.init.F={random: {seed: 1}}", "rk4.init.G={fill: [0.25, 0]}"});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.results.find("\"tolerance_from\": \"wider_reference\""), std::string::npos) << r.results;
-  EXPECT_NE(r.results.find("\"verified\": true"), std::string::npos);
+  const std::vector<std::string> deck{"rk4.n=64",
+                                      "rk4.dt=0.1",
+                                      "rk4.steps=20",
+                                      "rk4.verify_steps=20",
+                                      "rk4.kerr=5",
+                                      "rk4.precision=double",
+                                      "rk4.init.F={random: {seed: 1}}",
+                                      "rk4.init.G={fill: [0.25, 0]}"};
+  const Outcome as_is = run_deck(deck);
+  EXPECT_EQ(as_is.status, 0) << as_is.err;
+  EXPECT_NE(as_is.results.find("\"verified\": true"), std::string::npos) << as_is.results;
+  verify_fault_for_tests().wider_reference = true;
+  const Outcome wide = run_deck(deck);
+  verify_fault_for_tests() = VerifyFaultForTests{};
+  EXPECT_EQ(wide.status, 0) << wide.err;
+  EXPECT_NE(wide.results.find("\"tolerance_from\": \"wider_reference\""), std::string::npos) << wide.results;
+  EXPECT_NE(wide.results.find("\"verified\": true"), std::string::npos) << wide.results;
 }
 
 // On the sweep's larger decks at the two ends of dt and issue 25's deck (each

@@ -39,16 +39,22 @@ class Integrator {
   static constexpr int kChunk = StepTuning<Exec>::chunk;
 
   // Every View is constructed here, in the initialiser list, and only ever
-  // reassigned over a constructed View.
+  // reassigned over a constructed View. This one allocates the state.
   Integrator(const Exec& exec, MPI_Comm comm, const Problem& p, std::int64_t local_count, const Model& model = Model())
+      : Integrator(exec, comm, p, local_count, model, alloc_field(local_count),
+                   GField{alloc_real("kmini::rk4::G_re", local_count), alloc_real("kmini::rk4::G_im", local_count)}) {}
+
+  // This one integrates the caller's state in place (the library function).
+  Integrator(const Exec& exec, MPI_Comm comm, const Problem& p, std::int64_t local_count, const Model& model,
+             const Field& F, const GField& G)
       : exec_(exec),
         comm_(comm),
         p_(p),
         model_(model),
         affine_(resolves_to_affine<Model>(p.method)),
         count_(local_count),
-        F_(field("kmini::rk4::F")),
-        G_{real_field("kmini::rk4::G_re"), real_field("kmini::rk4::G_im")},
+        F_(F),
+        G_(G),
         history_("kmini::rk4::delta_history", p.steps + 1),
         map_("kmini::rk4::step_map", kMapSize),
         sums_("kmini::rk4::sums"),
@@ -58,6 +64,9 @@ class Integrator {
                     Kokkos::View<Sums, Mem>("kmini::rk4::stage_sums")},
         first_bad_("kmini::rk4::first_bad_step"),
         I0_("kmini::rk4::invariant0", 0) {
+    if (static_cast<std::int64_t>(F_.extent(0)) != count_ || static_cast<std::int64_t>(G_.re.extent(0)) != count_ ||
+        static_cast<std::int64_t>(G_.im.extent(0)) != count_)
+      throw std::invalid_argument("rk4: the fields' sizes differ from the element count");
     MPI_Comm_size(comm_, &ranks_);
   }
 
@@ -113,17 +122,20 @@ class Integrator {
 
   // Method affine: one fused kernel per step applying the step's map in place.
   void step_affine() {
-    // A tuning choice (rk4.chunk): 4 elements per GPU thread share its loads of
-    // the step's map; the backend's default otherwise.
+    // A tuning choice (rk4.chunk): 2 or 4 elements per GPU thread, a group's
+    // width apart (StepTuning::stride), share its loads of the step's map and
+    // keep more loads in flight; the backend's default otherwise.
     if (kChunk != 4 && p_.chunk == 4) return step_affine_with<4>();
+    if (kChunk != 2 && p_.chunk == 2) return step_affine_with<2>();
     if (kChunk != 1 && p_.chunk == 1) return step_affine_with<1>();
     step_affine_with<kChunk>();
   }
 
   template <int Chunk>
   void step_affine_with() {
-    const StepFunctor<T, Chunk, Mem> f(F_, G_, map_, count_ / Chunk);
-    const std::int64_t items = f.full_chunks + count_ % Chunk;
+    using Step = StepFunctor<T, Chunk, Mem, (Chunk > 1 ? StepTuning<Exec>::stride : 1)>;
+    const Step f(F_, G_, map_, count_);
+    const std::int64_t items = Step::items_of(count_);
     Kokkos::parallel_reduce("kmini::rk4::step",
                             Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
                             Kokkos::Sum<Sums, Mem>(sums_));
@@ -187,11 +199,11 @@ class Integrator {
   }
 
  private:
-  Field field(const char* label) const {
-    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count_);
+  static Field alloc_field(std::int64_t count) {
+    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kmini::rk4::F")), count);
   }
-  Kokkos::View<T*, Mem> real_field(const char* label) const {
-    return Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count_);
+  static Kokkos::View<T*, Mem> alloc_real(const char* label, std::int64_t count) {
+    return Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count);
   }
 
   // Sums a device Sums over the ranks in place (through the host: 3 doubles).

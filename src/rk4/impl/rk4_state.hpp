@@ -6,6 +6,7 @@
 #include "io/npy.hpp"
 #include "rk4/impl/rk4_kernels.hpp"
 #include "rk4/rk4.hpp"
+#include "rk4/rk4_api.hpp"
 #include "rk4/rk4_checkpoint.hpp"
 #include "rk4/rk4_detail.hpp"
 
@@ -111,22 +112,24 @@ std::vector<C16> load_state(const ExecSpace& exec, const Config& c, const Block&
   return history;
 }
 
-template <class T, class It>
-void write_state_checkpoint(const Environment& env, const Config& c, const std::string& path, const It& it,
+// A checkpoint of the state between steps (the CLI's observer of rk4::integrate).
+template <class T>
+void write_state_checkpoint(const Environment& env, const Config& c, const std::string& path, const StepState<T>& s,
                             const Block& b) {
   CheckpointHeader h;
   h.n = c.problem.n;
-  h.step = it.step_index();
+  h.step = s.step();
   h.field_bytes = sizeof(Kokkos::complex<T>);
   h.per_stage = c.problem.per_stage;
-  h.stages = !it.affine();
+  h.stages = s.stages();
   h.kerr = c.problem.kerr;
   h.dt = c.problem.dt;
   h.g = c.problem.g;
-  h.sums = it.sums();
-  h.sum_im_g = it.sum_im_g();
-  const auto history = history_to_host(it.history(), 0, h.step);
-  const auto F = to_host<T>(it.F()), G = to_host<T>(it.G());
+  h.sums = s.sums();
+  h.sum_im_g = s.sum_im_g();
+  const auto history = s.delta(0, h.step);
+  const auto F = to_host<T>(s.state().F);
+  const auto G = to_host<T>(SplitField<T, ApiMemory>{s.state().G_re, s.state().G_im});
   std::vector<C16> rows(2 * static_cast<std::size_t>(b.count));
   for (std::int64_t i = 0; i < b.count; ++i) {
     rows[2 * i] = C16(F[i]);
