@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Usage: scripts/gpu/bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]
-#                               [--debug-copy BINARY]
+#                               [--debug-copy BINARY] [--python-kit]
 #
 # Builds kmini and every test with the `cuda` (or `openmp`) preset against the
 # Kokkos + Kokkos Kernels at --prefix (default $Kokkos_ROOT; scripts/gpu/build_deps.sh
@@ -19,13 +19,18 @@
 #   OUTDIR/bundle_info.txt    where and from what it was built
 # --debug-copy BINARY: also bin/BINARY.debug, unstripped, for a backtrace on
 # the GPU machine (run_gpu.sh's KMINI_GPU_DEBUG).
+# --python-kit: also OUTDIR/pykit/, what scripts/gpu/python_module.sh needs to
+# build the Python module on the GPU machine for its own Python (the CUDA
+# build's static libraries, Kokkos' headers and nvcc_wrapper, pybind11's and
+# MPI's headers) and pytest, so that run_gpu.sh's step python runs
+# tests/python there (CuPy arrays in place).
 set -euo pipefail
 die() { echo "bundle.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 [[ $# -ge 1 && $1 != -* ]] || die "usage: bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]"
 out=$1; shift
-backend=cuda; prefix=${Kokkos_ROOT:-}; build=1; jobs=$(nproc); debug_copies=()
+backend=cuda; prefix=${Kokkos_ROOT:-}; build=1; jobs=$(nproc); debug_copies=(); python_kit=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --backend) backend=${2:?}; shift 2 ;;
@@ -33,7 +38,8 @@ while [[ $# -gt 0 ]]; do
     --no-build) build=0; shift ;;
     --jobs) jobs=${2:?}; shift 2 ;;
     --debug-copy) debug_copies+=("${2:?}"); shift 2 ;;
-    *) die "unknown argument '$1' (expected --backend, --prefix, --no-build, --jobs or --debug-copy)" ;;
+    --python-kit) python_kit=1; shift ;;
+    *) die "unknown argument '$1' (expected --backend, --prefix, --no-build, --jobs, --debug-copy or --python-kit)" ;;
   esac
 done
 [[ $backend == cuda || $backend == openmp ]] || die "--backend '$backend': expected cuda or openmp"
@@ -46,7 +52,12 @@ bdir=$root/build-$backend
 if ((build)); then
   export Kokkos_ROOT=$prefix KokkosKernels_ROOT=$prefix
   # No Python module: it would be built for this machine's Python, not the GPU machine's.
-  (cd "$root" && cmake --preset "$backend" -DKMINI_NATIVE=OFF -DKMINI_PYTHON_MODULE=OFF >/dev/null)
+  # --python-kit: every layer position-independent, so the module (a shared
+  # object) can link the static libraries on the GPU machine.
+  pic=OFF
+  ((python_kit)) && pic=ON
+  (cd "$root" && cmake --preset "$backend" -DKMINI_NATIVE=OFF -DKMINI_PYTHON_MODULE=OFF \
+     -DCMAKE_POSITION_INDEPENDENT_CODE=$pic >/dev/null)
   (cd "$root" && cmake --build --preset "$backend" -j "$jobs")
 fi
 [[ -f $bdir/CTestTestfile.cmake ]] || die "$bdir has no CTestTestfile.cmake: build first (drop --no-build)"
@@ -60,7 +71,7 @@ case $out/ in
   "$root"/*) (cd "$root" && git check-ignore -q "${out#"$root"/}/") ||
                die "OUTDIR '$out' is inside the source tree and not git-ignored: use .gpu-bundle/NAME or a folder outside" ;;
 esac
-rm -rf "$out/kmini" "$out/lib" "$out/mpi"
+rm -rf "$out/kmini" "$out/lib" "$out/mpi" "$out/pykit"
 mkdir -p "$out/kmini" "$out/lib"
 (cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -C "$out/kmini" -xf -
 # Files the build generated and the tests read (ctest scripts, gtest discovery
@@ -87,6 +98,33 @@ for d in "${debug_copies[@]}"; do
   [[ -f $bdir/bin/$d ]] || die "--debug-copy '$d': no $bdir/bin/$d"
   cp "$bdir/bin/$d" "$out/kmini/build-$backend/bin/$d.debug"
 done
+
+if ((python_kit)); then
+  [[ $backend == cuda ]] || die "--python-kit: for CUDA bundles (a CPU machine builds its own module)"
+  kit=$out/pykit
+  mkdir -p "$kit/lib" "$kit/kokkos/bin" "$kit/include" "$kit/mpi" "$kit/pylib"
+  cp "$bdir"/src/libkmini_*.a "$kit/lib/"
+  # Kokkos' libraries the binaries did not need (Kernels, Containers, SIMD), under their sonames.
+  for l in "$prefix"/lib*/libkokkos*.so.*; do
+    [[ -L $l ]] || continue
+    [[ $(basename "$l") =~ \.so\.[0-9]+\.[0-9]+$ ]] && cp -L "$l" "$kit/lib/"
+  done
+  [[ -f $prefix/lib/libkokkoskernels.so ]] && cp -L "$prefix/lib/libkokkoskernels.so" "$kit/lib/"
+  cp -r "$bdir/src/generated" "$kit/generated"
+  cp -r "$prefix/include" "$kit/kokkos/include"
+  cp "$prefix/bin/nvcc_wrapper" "$kit/kokkos/bin/"
+  sed -n 's/.*-arch=\(sm_[0-9]*\).*/\1/p' "$bdir/build.ninja" | head -1 >"$kit/arch"
+  [[ -s $kit/arch ]] || die "--python-kit: no -arch=sm_NN in $bdir/build.ninja"
+  pybind=$(find /usr/include /usr/local/include -maxdepth 2 -name pybind11.h -path '*pybind11/*' 2>/dev/null | head -1)
+  [[ -n $pybind ]] || die "--python-kit: pybind11's headers not found (Debian: pybind11-dev)"
+  cp -r "$(dirname "$pybind")" "$kit/include/"
+  mpi_inc=$(mpicxx --showme:incdirs | cut -d" " -f1)  # the second is its openmpi/ subfolder
+  cp -r "$mpi_inc/." "$kit/mpi/"
+  # pytest and what it imports, pure Python (the GPU machine's python3 has numpy, not pytest)
+  for m in pytest _pytest pluggy iniconfig packaging py py.py; do
+    [[ -e /usr/lib/python3/dist-packages/$m ]] && cp -r "/usr/lib/python3/dist-packages/$m" "$kit/pylib/"
+  done
+fi
 
 # --- shared libraries -------------------------------------------------------------------
 # Everything ldd resolves except glibc's own libraries and the CUDA driver (the

@@ -10,7 +10,10 @@
 #   4. compute-sanitizer memcheck and racecheck on a short deck of each kernel
 # and leaves at most 8 files in RESULTS_DIR: summary.txt, results.tar.gz (every
 # results.json, log and the ctest report), ctest.log (its tail), sanitizer.log.
-# STEPS (comma-separated): smi,tests,decks,bench,peers,sanitizer (default: all).
+# STEPS (comma-separated): smi,tests,decks,bench,peers,sanitizer,python (default: all).
+# python (bundles made with --python-kit): the module built for this machine's
+# python3 (scripts/gpu/python_module.sh, in the background from the start),
+# then tests/python with pytest: CuPy arrays used in place (python.txt).
 # KMINI_CTEST_TIMEOUT: seconds for the whole suite (300; a 2-core CPU bundle needs more).
 # KMINI_GPU_BUDGET: seconds for the whole run (480): each step gets at most what is left,
 # less a reserve for packing, and a step with too little left is skipped with a line
@@ -23,7 +26,7 @@ set -uo pipefail
 B=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 res=${1:?usage: run_gpu.sh RESULTS_DIR [--only STEPS]}
 shift
-steps=smi,tests,decks,bench,peers,sanitizer
+steps=smi,tests,decks,bench,peers,sanitizer,python
 [[ ${1:-} == --only ]] && steps=${2:?}
 want() { [[ ,$steps, == *",$1,"* ]]; }
 mkdir -p "$res"
@@ -99,13 +102,19 @@ if want smi; then
     $python -c 'import yaml; print("yaml", yaml.__version__)' 2>&1; uname -a; nproc; ldd "$kmini" | grep -i "not found"; } >>"$log/nvidia-smi.txt" 2>&1
 fi
 
+py_build_pid=""
+if want python && [[ -d $B/pykit ]]; then  # compiles on the CPUs while the GPU runs the suite
+  bash "$B/kmini/scripts/gpu/python_module.sh" "$B" "${python:-python3}" >"$log/python_build.log" 2>&1 &
+  py_build_pid=$!
+fi
+
 if [[ -n ${KMINI_GPU_DEBUG:-} ]]; then
   read -r dbin dfilter <<<"$KMINI_GPU_DEBUG"
   dexe=$B/kmini/build-$backend/bin/$dbin
   [[ -f $dexe.debug ]] && dexe=$dexe.debug
   {
     echo "debuggers: $(command -v gdb cuda-gdb /usr/local/cuda/bin/cuda-gdb 2>/dev/null | tr '\n' ' ')"
-    (cd "$B/kmini/build-$backend" && timeout 60 "$dexe" --gtest_filter="$dfilter"); echo "alone: exit $?"
+    (cd "$B/kmini/build-$backend" && KMINI_TEST_SEGV_TRACE=1 timeout 60 "$dexe" --gtest_filter="$dfilter"); echo "alone: exit $?"
     (cd "$B/kmini/build-$backend" && CUDA_LAUNCH_BLOCKING=1 timeout 60 "$dexe" --gtest_filter="$dfilter"); echo "CUDA_LAUNCH_BLOCKING=1: exit $?"
     for dbg in gdb cuda-gdb /usr/local/cuda/bin/cuda-gdb; do
       command -v "$dbg" >/dev/null || continue
@@ -170,6 +179,27 @@ if want peers && enough 30 "peers"; then
   say "peers: exit $? in $(($(date +%s) - t0)) s"
   cp "$work/runs/peers/peers.json" "$res/peers.json" 2>/dev/null
   rm -f "$work/runs/peers"/*.npy "$work/runs/peers"/*/*.npy
+fi
+
+if want python; then
+  if [[ -z $py_build_pid ]]; then
+    say "skipped: python: the bundle has no pykit/ (bundle.sh --python-kit)"
+  elif enough 30 "python"; then
+    wait "$py_build_pid"
+    say "python: module build exit $?: $(tail -1 "$log/python_build.log")"
+    if [[ -n $(ls "$B"/pykit/python/kmini*.so 2>/dev/null) ]]; then
+      t0=$(date +%s)
+      # The machine's own pytest where it has one (its plugins need it: the
+      # kit's 7.2 failed on pytest-timeout's options, 2026-11-26), else the kit's.
+      pypath=$B/pykit/python
+      "$python" -c 'import pytest' 2>/dev/null || pypath+=:$B/pykit/pylib
+      (cd "$B/kmini" && PYTHONPATH="$pypath" KMINI_BINARY="$kmini" \
+        timeout "$(cap 240)" "$python" -m pytest -q -p no:cacheprovider -rs tests/python) >"$res/python.txt" 2>&1
+      say "python: pytest exit $? in $(($(date +%s) - t0)) s: $(tail -1 "$res/python.txt")"
+    else
+      tail -40 "$log/python_build.log" >"$res/python.txt"
+    fi
+  fi
 fi
 
 # --- 3. compute-sanitizer on a short deck of each kernel (the probes excluded: they

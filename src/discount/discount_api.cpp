@@ -16,14 +16,19 @@ void apply_any(const ApiExec& exec, const ApiRow<const T>& mult_by, const ApiRow
   const bool streaming =
       kStreamingStores && (params.stores == S::Streaming ||
                            (params.stores == S::Auto && cv_exceeds_cache(cv_bytes, last_level_cache_bytes())));
+  const auto policy = params.policy == ApplyParams::Policy::Auto ? default_policy() : params.policy;
   if (streaming) multiply_streaming(exec, mult_by, discount, cv);
-  else if (params.policy == ApplyParams::Policy::Flat) multiply_flat(exec, mult_by, discount, cv);
+  else if (policy == ApplyParams::Policy::Flat) multiply_flat(exec, mult_by, discount, cv);
   else multiply_mdrange(exec, mult_by, discount, cv);
 }
 
 }  // namespace
 
 bool streaming_stores_available() { return kStreamingStores; }
+
+ApplyParams::Policy default_policy() {
+  return LaunchDefaults::flat_policy ? ApplyParams::Policy::Flat : ApplyParams::Policy::MDRange;
+}
 
 void apply(const ApiExec& exec, const ApiRow<const double>& mult_by, const ApiRows<const double>& discount,
            const ApiRows<double>& cv, const ApplyParams& params) {

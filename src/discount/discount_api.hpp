@@ -21,9 +21,16 @@ using ApiRows = Kokkos::View<T**, Kokkos::LayoutRight, ApiMemory, Kokkos::Memory
 struct ApplyParams {
   enum class Stores { Auto, Regular, Streaming } stores = Stores::Auto;
   // With regular stores: the 2-D range over (date, row), or one flat range
-  // (discount.policy; the CLI's comparison of the two).
-  enum class Policy { MDRange, Flat } policy = Policy::MDRange;
+  // (discount.policy); Auto: default_policy().
+  enum class Policy { Auto, MDRange, Flat } policy = Policy::Auto;
 };
+
+// The policy `Auto` means on this build: Flat on GPUs (78.8 % of the stream
+// roof against MDRange's 72.2 % on an H200, 2026-11-26: one element per
+// thread of a flat range, where the 2-D tiles of 256 spread a row over
+// blocks), MDRange on hosts (flat's 64-bit division per element made it 2x
+// slower on one Zen 5 core, src/discount/README.md).
+ApplyParams::Policy default_policy();
 
 // Whether this build has the streaming-store kernel (host builds for CPUs with AVX).
 bool streaming_stores_available();

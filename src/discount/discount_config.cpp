@@ -5,6 +5,7 @@
 #include "core/format.hpp"
 #include "core/partition.hpp"
 #include "discount/discount.hpp"
+#include "discount/discount_api.hpp"
 #include "discount/impl/discount_kernels.hpp"
 
 #include <mpi.h>
@@ -112,7 +113,11 @@ Config read_config(const DeckNode& s, MPI_Comm) {
   c.single = s.choice("precision", "double", {"double", "single"}) == "single";
   const std::string reduce = s.choice("reduce", "none", {"none", "per_date", "per_id"});
   c.reduce = reduce == "per_date" ? Reduce::PerDate : reduce == "per_id" ? Reduce::PerId : Reduce::None;
-  c.policy = s.choice("policy", "mdrange", {"mdrange", "flat"}) == "flat" ? Policy::Flat : Policy::MDRange;
+  const std::string policy = s.choice("policy", "auto", {"auto", "mdrange", "flat"});
+  c.policy = policy == "flat"                                ? Policy::Flat
+             : policy == "mdrange"                           ? Policy::MDRange
+             : default_policy() == ApplyParams::Policy::Flat ? Policy::Flat
+                                                             : Policy::MDRange;
   c.repeat = s.integer("repeat", c.repeat, 1, 100000);
   const std::string stores = s.choice("stores", "auto", {"auto", "regular", "streaming"});
   c.stores = stores == "streaming" ? Stores::Streaming : stores == "regular" ? Stores::Regular : Stores::Auto;

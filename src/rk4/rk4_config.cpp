@@ -132,7 +132,7 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (p.per_stage && s.has("delta0"))
     warn(s.where("delta0") + ": rk4.delta0 is ignored with coupling per_stage (delta(0) = g * sum F(0))");
   c.single = s.choice("precision", "single", {"single", "double"}) == "single";
-  const std::string chunk = s.choice("chunk", "auto", {"auto", "1", "2", "4"});
+  const std::string chunk = s.choice("chunk", "auto", {"auto", "1", "4"});
   p.chunk = chunk == "auto" ? 0 : std::stoi(chunk);
 
   const DeckNode init = s.child("init");

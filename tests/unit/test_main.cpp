@@ -1,5 +1,6 @@
 // GoogleTest main for kmini's unit tests: MPI and Kokkos live for the whole run.
 #include "../support/private_tmpdir.hpp"
+#include "../support/segv_trace.hpp"
 #include "core/environment.hpp"
 
 #include <gtest/gtest.h>
@@ -9,5 +10,6 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   kmini::test::use_private_tmpdir(kmini::test::relocated(KMINI_TEST_TMP));
   kmini::Environment env(argc, argv);
+  kmini::test::install_segv_trace();
   return RUN_ALL_TESTS();
 }

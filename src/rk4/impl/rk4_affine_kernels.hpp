@@ -20,14 +20,7 @@ namespace kmini::rk4 {
 // 65% of the stream roof in single precision; see src/rk4/README.md).
 // G is two real arrays: Re G read and written, Im G (constant: the map has no
 // row for it) only read, so an element-step moves 7 real values, not 8.
-//
-// Stride: where a work item's Chunk elements lie. 1: consecutive (hosts: the
-// chunk's loops vectorise). W > 1 (GPUs): work items in groups of W, item
-// l of a group taking elements l, l + W, ..., so each of a warp's loads is
-// contiguous across its threads (coalesced) and every thread has Chunk
-// independent loads in flight: consecutive chunks made each warp load
-// stride 32 bytes and halved the H100's rate (rk4.chunk 4, 2026-11-25).
-template <class T, int Chunk, class Mem, int Stride = 1>
+template <class T, int Chunk, class Mem>
 struct StepFunctor {
   using Complex = Kokkos::complex<T>;
   Kokkos::View<Complex*, Mem> f;
@@ -36,39 +29,15 @@ struct StepFunctor {
   Kokkos::View<const T*, Mem> map;  // kMapSize coefficients, see increment_map
   std::int64_t full_chunks = 0;     // work items [0, full_chunks) handle Chunk elements each
 
-  // Work items of n elements: full chunks, then one item per remaining element.
-  static std::int64_t full_chunks_of(std::int64_t n) {
-    return Stride == 1 ? n / Chunk : n / (std::int64_t(Stride) * Chunk) * Stride;
-  }
-  static std::int64_t items_of(std::int64_t n) { return full_chunks_of(n) + (n - full_chunks_of(n) * Chunk); }
-
   // Views are bound at construction (no default-construct-then-assign).
   StepFunctor(const Kokkos::View<Complex*, Mem>& f_, const SplitField<T, Mem>& g_,
-              const Kokkos::View<T*, Mem>& step_map, std::int64_t count)
-      : f(f_), g_re(g_.re), g_im(g_.im), map(step_map), full_chunks(full_chunks_of(count)) {}
+              const Kokkos::View<T*, Mem>& step_map, std::int64_t chunks)
+      : f(f_), g_re(g_.re), g_im(g_.im), map(step_map), full_chunks(chunks) {}
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Sums& s) const {
     T D[kMapSize];
     for (int k = 0; k < kMapSize; ++k) D[k] = map(k);
-    if (Stride > 1 && item < full_chunks) {
-      const std::int64_t base = (item / Stride) * Stride * Chunk + item % Stride;
-      T x[Chunk], y[Chunk], a[Chunk], c[Chunk];
-      for (int j = 0; j < Chunk; ++j) {  // every load first: Chunk of each in flight
-        const Complex z = f(base + j * Stride);
-        x[j] = z.real();
-        y[j] = z.imag();
-        a[j] = g_re(base + j * Stride);
-        c[j] = g_im(base + j * Stride);
-      }
-      for (int j = 0; j < Chunk; ++j) {
-        update(D, x[j], y[j], a[j], c[j]);
-        f(base + j * Stride) = Complex(x[j], y[j]);
-        g_re(base + j * Stride) = a[j];
-        s.fx += x[j];
-        s.fy += y[j];
-        s.ga += a[j];
-      }
-    } else if (item < full_chunks) {
+    if (item < full_chunks) {
       // Load, update, store in separate loops over the chunk so the update
       // vectorises; F is read as interleaved (re, im) scalars, and each array
       // has its own load and store loop: F, Re G, Im G in one loop vectorised

@@ -122,20 +122,19 @@ class Integrator {
 
   // Method affine: one fused kernel per step applying the step's map in place.
   void step_affine() {
-    // A tuning choice (rk4.chunk): 2 or 4 elements per GPU thread, a group's
-    // width apart (StepTuning::stride), share its loads of the step's map and
-    // keep more loads in flight; the backend's default otherwise.
+    // A tuning choice (rk4.chunk): 4 elements per GPU thread share its loads of
+    // the step's map; the backend's default otherwise. (Four or two elements a
+    // warp's width apart, coalesced with more loads in flight, were slower on
+    // the H200: 53 % of the stream roof against 60 % with one, 2026-11-26.)
     if (kChunk != 4 && p_.chunk == 4) return step_affine_with<4>();
-    if (kChunk != 2 && p_.chunk == 2) return step_affine_with<2>();
     if (kChunk != 1 && p_.chunk == 1) return step_affine_with<1>();
     step_affine_with<kChunk>();
   }
 
   template <int Chunk>
   void step_affine_with() {
-    using Step = StepFunctor<T, Chunk, Mem, (Chunk > 1 ? StepTuning<Exec>::stride : 1)>;
-    const Step f(F_, G_, map_, count_);
-    const std::int64_t items = Step::items_of(count_);
+    const StepFunctor<T, Chunk, Mem> f(F_, G_, map_, count_ / Chunk);
+    const std::int64_t items = f.full_chunks + count_ % Chunk;
     Kokkos::parallel_reduce("kmini::rk4::step",
                             Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
                             Kokkos::Sum<Sums, Mem>(sums_));

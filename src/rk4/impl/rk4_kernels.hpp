@@ -24,9 +24,6 @@ template <class Exec>
 struct StepTuning {
   static constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
   static constexpr int chunk = host ? 64 : 1;  // a multiple of 4 on hosts (lane sums)
-  // A work item's elements: consecutive on hosts, a group's width apart on
-  // GPUs (StepFunctor; 64: coalesced for 32- and 64-wide warps).
-  static constexpr int stride = host ? 1 : 64;
 };
 
 // G stored as two real Views (issue 24): Re G, which the step kernels read

@@ -14,7 +14,7 @@ TEST(TEST_CATEGORY, Rk4_PerStepDoubleMatchesReference) { check_against_reference
 // takes: one (GPUs), four (one group of lanes) or 64 (hosts). Chunks shorter
 // than the 4 summing lanes read past their arrays once (delta off by 1.5e-3 on
 // an H100 while every host build passed).
-template <int Chunk, int Stride = 1>
+template <int Chunk>
 Sums fused_step_sums(std::int64_t n, std::vector<float>& fields_out) {
   using Mem = typename Exec::memory_space;
   Kokkos::View<Kokkos::complex<float>*, Mem> f("f", n);
@@ -32,9 +32,8 @@ Sums fused_step_sums(std::int64_t n, std::vector<float>& fields_out) {
   Kokkos::deep_copy(g.re, hg);
   Kokkos::deep_copy(map, hm);
   Sums s;
-  using Step = StepFunctor<float, Chunk, Mem, Stride>;
-  Kokkos::parallel_reduce("kmini::test::fused_step", Kokkos::RangePolicy<Exec>(Exec(), 0, Step::items_of(n)),
-                          Step(f, g, map, n), s);
+  Kokkos::parallel_reduce("kmini::test::fused_step", Kokkos::RangePolicy<Exec>(Exec(), 0, n / Chunk + n % Chunk),
+                          StepFunctor<float, Chunk, Mem>(f, g, map, n / Chunk), s);
   Kokkos::deep_copy(hf, f);
   fields_out.clear();
   for (std::int64_t i = 0; i < n; ++i) {
@@ -44,23 +43,15 @@ Sums fused_step_sums(std::int64_t n, std::vector<float>& fields_out) {
   return s;
 }
 
-// Strided chunks (GPUs: a group's width apart) update every element once
-// and only once: the same fields whatever the layout, with a tail of single
-// elements (1037 = 4 groups of 4 x 64 + 13, = 16 groups of 2 x 32 + 13).
 TEST(TEST_CATEGORY, Rk4_FusedStepSumsIndependentOfChunk) {
   const std::int64_t n = 1000 + 37;
-  std::vector<float> f1, f4, f64, f4s64, f2s32, f4s8;
+  std::vector<float> f1, f4, f64;
   const Sums s1 = fused_step_sums<1>(n, f1), s4 = fused_step_sums<4>(n, f4), s64 = fused_step_sums<64>(n, f64);
-  const Sums s4s64 = fused_step_sums<4, 64>(n, f4s64), s2s32 = fused_step_sums<2, 32>(n, f2s32),
-             s4s8 = fused_step_sums<4, 8>(n, f4s8);
   EXPECT_EQ(f1, f4);
   EXPECT_EQ(f1, f64);
-  EXPECT_EQ(f1, f4s64);
-  EXPECT_EQ(f1, f2s32);
-  EXPECT_EQ(f1, f4s8);
   double plain_x = 0;
   for (std::int64_t i = 0; i < n; ++i) plain_x += f1[2 * i];
-  for (const Sums& s : {s1, s4, s64, s4s64, s2s32, s4s8}) {
+  for (const Sums& s : {s1, s4, s64}) {
     EXPECT_NEAR(s.fx, plain_x, 1e-9 * n);
     EXPECT_NEAR(s.fx, s64.fx, 1e-9 * n);
     EXPECT_NEAR(s.fy, s64.fy, 1e-9 * n);
