@@ -44,6 +44,18 @@ kk_src=$(cd "$kk_src" && pwd)
 # --- The CUDA 13 fixes, on a copy of Kokkos --------------------------------------
 # sm_NN for nvcc_wrapper's default, from the Kokkos_ARCH_ name's trailing digits.
 sm="sm_${arch//[!0-9]/}"
+# patch_once FILE LINE PERL WHAT: the substitution PERL where FILE has LINE
+# (a line of the unpatched source). Each substitution keeps the old call after
+# an #else, and matches only where the line does not follow one, so a second
+# run changes nothing.
+patch_once() {
+  grep -q -- "$2" "$1" || return 0
+  local before
+  before=$(md5sum <"$1")
+  perl -0pi -e "$3" "$1"
+  [[ $(md5sum <"$1") == "$before" ]] || echo "build_deps.sh: patched $4 for CUDA 13 in the copy $1"
+}
+
 fix_kokkos_copy() {
   local copy=$prefix/src/kokkos
   mkdir -p "$prefix/src"
@@ -53,27 +65,22 @@ fix_kokkos_copy() {
     echo "$kokkos_src" >"$copy/.kmini-source"
   fi
   local inst=$copy/core/src/Cuda/Kokkos_Cuda_Instance.hpp
+  # The develop snapshot's forms, then the 4.5/4.6 releases' (the stream
+  # through get_input_stream, and cudaMemAdvise, which CUDA 13 also moved to a
+  # cudaMemLocation).
   if [[ -f $inst ]]; then
-    if grep -q 'return cudaGraphAddDependencies(graph, from, to, numDependencies);' "$inst"; then
-      perl -0pi -e 's/    return cudaGraphAddDependencies\(graph, from, to, numDependencies\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 added edge data\n    return cudaGraphAddDependencies(graph, from, to, nullptr, numDependencies);\n#else\n    return cudaGraphAddDependencies(graph, from, to, numDependencies);\n#endif/' "$inst"
-      echo "build_deps.sh: patched cudaGraphAddDependencies for CUDA 13 in the copy $inst"
-    fi
-    if grep -q 'return cudaMemPrefetchAsync(devPtr, count, dstDevice, m_stream);' "$inst"; then
-      perl -0pi -e 's/    return cudaMemPrefetchAsync\(devPtr, count, dstDevice, m_stream\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation and flags\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = dstDevice;\n    return cudaMemPrefetchAsync(devPtr, count, location, 0, m_stream);\n#else\n    return cudaMemPrefetchAsync(devPtr, count, dstDevice, m_stream);\n#endif/' "$inst"
-      echo "build_deps.sh: patched cudaMemPrefetchAsync for CUDA 13 in the copy $inst"
-    fi
-  fi
-  # Kokkos 4.5/4.6 releases: the same calls in another form (the stream through
-  # get_input_stream), and cudaMemAdvise, which CUDA 13 also moved to a cudaMemLocation.
-  if [[ -f $inst ]]; then
-    if grep -q '^    return cudaMemAdvise(devPtr, count, advice, device);' "$inst"; then
-      perl -0pi -e 's/    return cudaMemAdvise\(devPtr, count, advice, device\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = device;\n    return cudaMemAdvise(devPtr, count, advice, location);\n#else\n    return cudaMemAdvise(devPtr, count, advice, device);\n#endif/' "$inst"
-      echo "build_deps.sh: patched cudaMemAdvise for CUDA 13 in the copy $inst"
-    fi
-    if grep -q '^    return cudaMemPrefetchAsync(devPtr, count, dstDevice,$' "$inst"; then
-      perl -0pi -e 's/    return cudaMemPrefetchAsync\(devPtr, count, dstDevice,\n\s*get_input_stream\(stream\)\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation and flags\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = dstDevice;\n    return cudaMemPrefetchAsync(devPtr, count, location, 0,\n                                get_input_stream(stream));\n#else\n    return cudaMemPrefetchAsync(devPtr, count, dstDevice,\n                                get_input_stream(stream));\n#endif/' "$inst"
-      echo "build_deps.sh: patched cudaMemPrefetchAsync (stream form) for CUDA 13 in the copy $inst"
-    fi
+    patch_once "$inst" 'return cudaGraphAddDependencies(graph, from, to, numDependencies);' \
+      's/(?<!#else\n)    return cudaGraphAddDependencies\(graph, from, to, numDependencies\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 added edge data\n    return cudaGraphAddDependencies(graph, from, to, nullptr, numDependencies);\n#else\n    return cudaGraphAddDependencies(graph, from, to, numDependencies);\n#endif/' \
+      'cudaGraphAddDependencies'
+    patch_once "$inst" 'return cudaMemPrefetchAsync(devPtr, count, dstDevice, m_stream);' \
+      's/(?<!#else\n)    return cudaMemPrefetchAsync\(devPtr, count, dstDevice, m_stream\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation and flags\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = dstDevice;\n    return cudaMemPrefetchAsync(devPtr, count, location, 0, m_stream);\n#else\n    return cudaMemPrefetchAsync(devPtr, count, dstDevice, m_stream);\n#endif/' \
+      'cudaMemPrefetchAsync'
+    patch_once "$inst" '^    return cudaMemAdvise(devPtr, count, advice, device);' \
+      's/(?<!#else\n)    return cudaMemAdvise\(devPtr, count, advice, device\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = device;\n    return cudaMemAdvise(devPtr, count, advice, location);\n#else\n    return cudaMemAdvise(devPtr, count, advice, device);\n#endif/' \
+      'cudaMemAdvise'
+    patch_once "$inst" '^    return cudaMemPrefetchAsync(devPtr, count, dstDevice,$' \
+      's/(?<!#else\n)    return cudaMemPrefetchAsync\(devPtr, count, dstDevice,\n\s*get_input_stream\(stream\)\);/#if CUDART_VERSION >= 13000 \/\/ kmini build_deps: CUDA 13 takes a cudaMemLocation and flags\n    cudaMemLocation location{};\n    location.type = cudaMemLocationTypeDevice;\n    location.id   = dstDevice;\n    return cudaMemPrefetchAsync(devPtr, count, location, 0,\n                                get_input_stream(stream));\n#else\n    return cudaMemPrefetchAsync(devPtr, count, dstDevice,\n                                get_input_stream(stream));\n#endif/' \
+      'cudaMemPrefetchAsync (stream form)'
   fi
   local wrapper=$copy/bin/nvcc_wrapper
   if [[ -f $wrapper ]] && grep -q '^default_arch="sm_70"' "$wrapper"; then
