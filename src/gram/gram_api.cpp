@@ -187,14 +187,38 @@ void write_dense(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& slice, 
     for (std::int64_t li = 0; li < h; ++li) dense[j * targets + g.r0 + li] = v[li * w + (j - col0)];
 }
 
+// The same where dense C is in the kernels' memory space (a device array):
+// one kernel per slice writes its elements, and their mirror below the slice,
+// where they go, so C never passes through the host.
+template <class T>
+void write_dense_in_place(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& slice, const SliceGeometry& g,
+                          bool upper, std::int64_t targets, T* dense) {
+  const std::int64_t w = g.width(), col0 = g.col0(), rows = g.rows, r0 = g.r0, r1 = g.r1;
+  const bool mirror = g.symmetric() && !upper;
+  Kokkos::parallel_for(
+      "kmini::gram::dense_in_place", Kokkos::RangePolicy<ApiExec>(exec, 0, g.height() * w),
+      KOKKOS_LAMBDA(const std::int64_t e) {
+        const std::int64_t i = r0 + e / w, j = col0 + e % w;
+        const T v = slice(e);
+        if (upper) {
+          if (j >= i) dense[i * rows - i * (i - 1) / 2 + (j - i)] = v;  // row i starts at C(i, i)
+          return;
+        }
+        dense[i * targets + j] = v;
+        if (mirror && j >= r1) dense[j * targets + i] = v;
+      });
+}
+
 // Rows of C per slice.
 std::int64_t slice_height(const ApiMatrix& a, const ComputeParams& p) {
   return p.slice_rows > 0 ? std::min(p.slice_rows, a.rows) : a.rows;
 }
 
-// Zero-copy: one slice of counts on a host backend is dense C itself.
+// Zero-copy: one slice of counts is dense C itself where C is in the kernels'
+// memory space (a host backend, or a device array).
 bool slice_in_dense(const ApiMatrix& a, const ComputeParams& p) {
-  return kHostMemory && p.dense && !p.upper && p.similarity == Similarity::Counts && slice_height(a, p) == a.rows;
+  return (kHostMemory || p.dense_on_device) && p.dense && !p.upper && p.similarity == Similarity::Counts &&
+         slice_height(a, p) == a.rows;
 }
 
 }  // namespace
@@ -284,11 +308,19 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
     });
     if (p.dense && float_values) {
       similarity_slice(exec, p.similarity, s.counts, s.ones_a, s.ones_b, g, s.values);
-      exec.fence();
-      write_dense(exec, s.values, g, p.upper, targets, static_cast<float*>(dense));
+      if (p.dense_on_device) {
+        write_dense_in_place(exec, s.values, g, p.upper, targets, static_cast<float*>(dense));
+      } else {
+        exec.fence();
+        write_dense(exec, s.values, g, p.upper, targets, static_cast<float*>(dense));
+      }
     } else if (p.dense && !in_dense) {
-      exec.fence();
-      write_dense(exec, s.counts, g, p.upper, targets, static_cast<std::int32_t*>(dense));
+      if (p.dense_on_device) {
+        write_dense_in_place(exec, s.counts, g, p.upper, targets, static_cast<std::int32_t*>(dense));
+      } else {
+        exec.fence();
+        write_dense(exec, s.counts, g, p.upper, targets, static_cast<std::int32_t*>(dense));
+      }
     }
     ++r.slices;
   }

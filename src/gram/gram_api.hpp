@@ -55,6 +55,7 @@ struct ComputeParams {
   double pairs_min = 0;
   std::vector<double> count_at_least;  // the number of pairs at or above each (deck order)
   std::int64_t slice_rows = 0;         // rows of C per slice; 0: all of them
+  bool dense_on_device = false;        // `dense` is in the kernels' memory space (a CUDA array), else host memory
   std::function<bool()> interrupted;   // checked between slices (Ctrl-C from Python)
 };
 
@@ -82,8 +83,9 @@ std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const 
 
 // The Gram product's outputs (C = A A^T, b == nullptr, or A B^T), slice by
 // slice with the CLI's device kernels (tiles, similarity, sparse outputs);
-// `dense` (host memory, dense_elements(...) int32 or float32 values) is
-// written when params.dense. One process: no MPI.
+// `dense` (dense_elements(...) int32 or float32 values, in host memory or,
+// with dense_on_device, in the kernels' memory space) is written when
+// params.dense. One process: no MPI.
 ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params,
                       void* dense);
 

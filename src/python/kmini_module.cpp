@@ -675,14 +675,25 @@ py::object gram(const py::handle& a_obj, const py::object& b_obj, const py::obje
     p.slice_rows = lo;
   }
   const std::int64_t elements = kmini::gram::dense_elements(a.m, bm, p);
-  py::array C;
+  py::object C = py::none();
   void* dense_out = nullptr;
   if (p.dense) {
     const std::vector<py::ssize_t> shape =
         p.upper ? std::vector<py::ssize_t>{elements} : std::vector<py::ssize_t>{a.m.rows, rows_b};
-    C = p.similarity == Similarity::Counts ? py::array(py::array_t<std::int32_t>(shape))
-                                           : py::array(py::array_t<float>(shape));
-    dense_out = C.mutable_data();
+    const bool counts = p.similarity == Similarity::Counts;
+    if (a.m.on_device || (b && b->m.on_device)) {
+      // Device inputs: C stays on the device too (kmini.DeviceArray, which
+      // cupy.asarray takes without a copy), written there slice by slice.
+      using namespace kmini::python;
+      DeviceArray d(shape, counts ? typestr_of<std::int32_t>() : typestr_of<float>());
+      dense_out = d.data();
+      p.dense_on_device = true;
+      C = py::cast(std::move(d));
+    } else {
+      py::array h = counts ? py::array(py::array_t<std::int32_t>(shape)) : py::array(py::array_t<float>(shape));
+      dense_out = h.mutable_data();
+      C = h;
+    }
   }
   CtrlC ctrl_c;
   p.interrupted = ctrl_c.check();  // between slices
@@ -693,7 +704,7 @@ py::object gram(const py::handle& a_obj, const py::object& b_obj, const py::obje
   }
   ctrl_c.raise_if_interrupted();
   py::object ns = py::module_::import("types").attr("SimpleNamespace")();
-  ns.attr("C") = p.dense ? py::object(C) : py::object(py::none());
+  ns.attr("C") = C;
   ns.attr("top_k") = p.top_k > 0 ? py::object(records_array(r.top_k, record_dtype(false, p.similarity),
                                                             {a.m.rows, static_cast<py::ssize_t>(p.top_k)}))
                                  : py::object(py::none());

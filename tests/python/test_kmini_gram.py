@@ -285,7 +285,18 @@ def test_cupy_matrices_are_read_in_place_in_every_form():
     want = numpy_counts(A)
     for arg, cols in ((cupy.asarray(A), None), (cupy.asarray(A.astype(np.uint8)), None),
                       (cupy.asarray(np.packbits(A, axis=1)), 130), (cupy.asarray(words_of(A)), 130)):
-        np.testing.assert_array_equal(kmini.gram(arg, cols=cols, top_k=3).C, want)
+        C = kmini.gram(arg, cols=cols, top_k=3).C
+        # C stays on the device: a kmini.DeviceArray that CuPy takes without a copy
+        on_gpu = cupy.asarray(C)
+        assert on_gpu.data.ptr == C.__cuda_array_interface__["data"][0]
+        np.testing.assert_array_equal(cupy.asnumpy(on_gpu), want)
+    # sliced, similarities, the packed triangle and A B^T, written in place slice by slice
+    B = np.random.default_rng(5).random((23, 130)) < 0.5
+    dA, dB = cupy.asarray(A), cupy.asarray(B)
+    for kwargs in ({"slice_rows": 9}, {"similarity": "jaccard", "slice_rows": 9}, {"triangle": "upper"}):
+        np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(kmini.gram(dA, **kwargs).C)),
+                                      kmini.gram(A, **kwargs).C)
+    np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(kmini.gram(dA, dB, slice_rows=9).C)), kmini.gram(A, B).C)
     bad = cupy.asarray(A.astype(np.uint8))
     bad[4, 9] = 3
     with pytest.raises(ValueError, match=r"A: element \(4, 9\) is 3, expected 0 or 1"):

@@ -1,6 +1,7 @@
 // The Gram outputs on the category's execution space against the host
 // reference: similarities, pairs, top-k (with ties), counts at thresholds,
 // A B^T, the top-k merge, plan rounds and the output files.
+#include "gram/gram_api.hpp"
 #include "unit/kernels/gram_test_support.hpp"
 
 namespace kmini {
@@ -270,6 +271,46 @@ TEST(TEST_CATEGORY, Gram_SummaryOfTwoInputsCoversEveryElementOnce) {
     EXPECT_EQ(total, 45u * 30u);
     EXPECT_EQ(checksum, expect_checksum);
   }
+}
+
+// gram::compute's dense C written where it lives (dense_on_device: a device
+// array from Python; one kernel per slice) holds the same bytes as the host
+// copy: one and two inputs, full and packed upper, counts and similarities,
+// one slice (counts: C itself is the slice) and slices of 7 rows.
+TEST(TEST_CATEGORY, Gram_ComputeWritesDenseCInPlaceAsOnTheHost) {
+  using gram::ApiMatrix;
+  const std::int64_t rows = 45, rows_b = 30, cols = 100;
+  std::vector<std::uint8_t> a_bytes(rows * cols), b_bytes(rows_b * cols);
+  for (std::size_t e = 0; e < a_bytes.size(); ++e) a_bytes[e] = random::uniform01(3, e) < 0.4 ? 1 : 0;
+  for (std::size_t e = 0; e < b_bytes.size(); ++e) b_bytes[e] = random::uniform01(4, e) < 0.5 ? 1 : 0;
+  ApiMatrix a, b;
+  a.data = a_bytes.data(), a.rows = rows, a.cols = cols;
+  b.data = b_bytes.data(), b.rows = rows_b, b.cols = cols;
+  const gram::ApiExec exec;
+  for (const bool two : {false, true})
+    for (const bool upper : {false, true})
+      for (const Similarity kind : {Similarity::Counts, Similarity::Jaccard})
+        for (const std::int64_t h : {std::int64_t(0), std::int64_t(7)}) {
+          if (two && upper) continue;
+          gram::ComputeParams p;
+          p.similarity = kind;
+          p.upper = upper;
+          p.slice_rows = h;
+          const ApiMatrix* bp = two ? &b : nullptr;
+          const std::int64_t bytes = 4 * gram::dense_elements(a, bp, p);
+          std::vector<char> on_host(static_cast<std::size_t>(bytes), 0);
+          gram::compute(exec, a, bp, p, on_host.data());
+          Kokkos::View<char*, gram::ApiExec::memory_space> in_place("in_place", bytes);
+          p.dense_on_device = true;
+          gram::compute(exec, a, bp, p, in_place.data());
+          auto back = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in_place);
+          const std::string what = std::string(two ? "A B^T" : "A A^T") + (upper ? " upper " : " full ") +
+                                   similarity_name(kind) + " slice " + std::to_string(h);
+          ASSERT_EQ(std::memcmp(back.data(), on_host.data(), static_cast<std::size_t>(bytes)), 0) << what;
+          std::int64_t nonzero = 0;  // not a comparison of two empty matrices
+          for (char c : on_host) nonzero += c != 0;
+          EXPECT_GT(nonzero, bytes / 8) << what;
+        }
 }
 
 TEST(TEST_CATEGORY, Gram_TopKMergeKeepsTheBestOfBothInOrder) {
