@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Usage: scripts/gpu/collect_results.sh RESULTS_DIR DEST
 # Keeps what a run_gpu.sh run says for the record: every results.json (as
-# DEST/<run>.json), summary.txt, peers.json and sanitizer.log; logs and
-# the ctest output stay in RESULTS_DIR.
+# DEST/<run>.json), summary.txt, peers.json, sanitizer.log, debug.txt and
+# python.txt; logs and the ctest output stay in RESULTS_DIR.
 set -euo pipefail
 src=${1:?usage: collect_results.sh RESULTS_DIR DEST}
 dest=${2:?usage: collect_results.sh RESULTS_DIR DEST}
@@ -16,7 +16,7 @@ for r in "$tmp"/runs/*/results.json; do
   [[ $name == sanitizer_* ]] && continue  # short decks under the sanitizer: not measurements
   cp "$r" "$dest/$name.json"
 done
-for f in summary.txt peers.json sanitizer.log; do
+for f in summary.txt peers.json sanitizer.log debug.txt python.txt; do
   [[ -f $src/$f ]] && cp "$src/$f" "$dest/$f"
 done
 ls "$dest"

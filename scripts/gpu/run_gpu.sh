@@ -236,3 +236,7 @@ say "total: $(elapsed) s"
 find "$work/runs" -name '*.npy' -size +1M -delete 2>/dev/null
 tar -C "$work" -czf "$res/results.tar.gz" logs runs 2>/dev/null
 ls -la "$res" >>"$summary"
+# The results name the bundle <bundle>, not this machine's path to it (they get committed).
+for f in "$res"/*.txt "$res"/*.log; do
+  [[ -f $f ]] && sed -i "s|$B/|<bundle>/|g" "$f"
+done
