@@ -238,5 +238,5 @@ tar -C "$work" -czf "$res/results.tar.gz" logs runs 2>/dev/null
 ls -la "$res" >>"$summary"
 # The results name the bundle <bundle>, not this machine's path to it (they get committed).
 for f in "$res"/*.txt "$res"/*.log; do
-  [[ -f $f ]] && sed -i "s|$B/|<bundle>/|g" "$f"
+  if [[ -f $f ]]; then sed -i "s|$B/|<bundle>/|g" "$f"; fi
 done
