@@ -29,15 +29,6 @@ Problem problem_of(const IntegrateParams& q, MPI_Comm comm, std::int64_t count) 
   return p;
 }
 
-template <class History>
-std::vector<std::complex<double>> history_to_host(const History& h, std::int64_t first, std::int64_t last) {
-  auto sub = Kokkos::subview(h, std::make_pair(first, last + 1));
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sub);
-  std::vector<std::complex<double>> out(host.extent(0));
-  for (std::size_t k = 0; k < out.size(); ++k) out[k] = {host(k).real(), host(k).imag()};
-  return out;
-}
-
 // The integrator as an observer sees it between steps.
 template <class T, class Model>
 class IntegratorState final : public StepState<T> {

@@ -10,9 +10,12 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace kmini::rk4 {
 
@@ -149,6 +152,16 @@ double local_invariant_drift(const Exec& exec, const View& F, const SplitField<T
       Kokkos::Max<double>(drift));
   exec.fence();
   return drift;
+}
+
+// delta[first..last] of a device history, on the host.
+template <class History>
+std::vector<std::complex<double>> history_to_host(const History& d, std::int64_t first, std::int64_t last) {
+  auto sub = Kokkos::subview(d, std::make_pair(first, last + 1));
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sub);
+  std::vector<std::complex<double>> out(h.extent(0));
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] = std::complex<double>(h(k).real(), h(k).imag());
+  return out;
 }
 
 template <class View, class T, class Mem, class Exec>

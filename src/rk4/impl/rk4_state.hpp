@@ -58,15 +58,6 @@ void from_host(const ExecSpace& exec, const SplitField<T, Mem>& v, const std::ve
   exec.fence();
 }
 
-template <class History>
-std::vector<C16> history_to_host(const History& d, std::int64_t first, std::int64_t last) {
-  auto sub = Kokkos::subview(d, std::make_pair(first, last + 1));
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sub);
-  std::vector<C16> out(h.extent(0));
-  for (std::size_t k = 0; k < out.size(); ++k) out[k] = C16(h(k).real(), h(k).imag());
-  return out;
-}
-
 template <class T, class Field>
 void init_field(const ExecSpace& exec, const Field& v, const InitSpec& s, const Block& b) {
   switch (s.kind) {
