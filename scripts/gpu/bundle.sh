@@ -62,6 +62,19 @@ if ((build)); then
 fi
 [[ -f $bdir/CTestTestfile.cmake ]] || die "$bdir has no CTestTestfile.cmake: build first (drop --no-build)"
 
+# --- extended lambdas that can call address 0 (nvcc's per-unit helpers) -----
+# Read from the unstripped build before anything is packed: a bundle with one
+# would crash on the GPU where a test happens to run that lambda's unit second.
+if [[ $backend == cuda ]]; then
+  py=$(command -v /usr/bin/python3 || command -v python3) || die "no python3 for check_lambda_wrappers.py"
+  mapfile -d '' elves < <(find "$bdir" -type f \( -executable -o -name '*.so' \) ! -path '*/CMakeFiles/*' -print0)
+  checked=()
+  for f in "${elves[@]}"; do [[ $(head -c 4 "$f" | tr -d '\0') == $'\x7fELF' ]] && checked+=("$f"); done
+  "$py" "$root/scripts/gpu/check_lambda_wrappers.py" "${checked[@]}" ||
+    die "extended lambdas with per-unit helpers in the CUDA build (above): make those kernels functors"
+  echo "bundle: ${#checked[@]} CUDA binaries, no extended lambda with per-unit helpers"
+fi
+
 # --- lay out ------------------------------------------------------------------------
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -72,24 +72,44 @@ Row<typename View2::value_type> as_row(const View2& v) {
   return Row<typename View2::value_type>(v.data(), v.extent(0) * v.extent(1));
 }
 
+template <class T, class Flat>
+struct FillArange {
+  const Flat v;
+  const std::uint64_t first_index;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t k) const { v(k) = static_cast<T>(first_index + k); }
+};
+
 // Input generators: value k of the global array depends only on (seed, k)
 // (random) or k (arange), so any rank generates its slice on its own.
 template <class T, class Exec, class Flat>
 void fill_arange(const Exec& exec, const Flat& v, std::uint64_t first_index) {
-  Kokkos::parallel_for(
-      "kmini::discount::fill_arange", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t k) { v(k) = static_cast<T>(first_index + k); });
+  Kokkos::parallel_for("kmini::discount::fill_arange", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+                       FillArange<T, Flat>{v, first_index});
 }
 template <class T>
 KOKKOS_INLINE_FUNCTION T random_value(std::uint64_t seed, std::uint64_t k) {
   return static_cast<T>(random::uniform01(seed, k));
 }
+template <class T, class Flat>
+struct FillRandom {
+  const Flat v;
+  const std::uint64_t seed, first_index;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t k) const { v(k) = random_value<T>(seed, first_index + k); }
+};
 template <class T, class Exec, class Flat>
 void fill_random(const Exec& exec, const Flat& v, std::uint64_t seed, std::uint64_t first_index) {
-  Kokkos::parallel_for(
-      "kmini::discount::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t k) { v(k) = random_value<T>(seed, first_index + k); });
+  Kokkos::parallel_for("kmini::discount::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+                       FillRandom<T, Flat>{v, seed, first_index});
 }
+
+template <class MPtr, class XPtr, class YPtr>
+struct MultiplyFlat {
+  const MPtr m;
+  const XPtr x;
+  const YPtr y;
+  const std::size_t row;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t k) const { y[k] = m[k % row] * x[k]; }
+};
 
 // cv = multBy * discount, one thread per output element over the flattened
 // index k = d*M*O + r (r = k mod M*O: one integer division per element).
@@ -101,10 +121,19 @@ void multiply_flat(const Exec& exec, const MultRow& mult, const InRows& disc, co
   const auto* m = mult.data();
   const auto* x = disc.data();
   auto* y = cv.data();
-  Kokkos::parallel_for(
-      "kmini::discount::multiply_flat", Kokkos::RangePolicy<Exec>(exec, 0, n),
-      KOKKOS_LAMBDA(const std::size_t k) { y[k] = m[k % row] * x[k]; });
+  Kokkos::parallel_for("kmini::discount::multiply_flat", Kokkos::RangePolicy<Exec>(exec, 0, n),
+                       MultiplyFlat<decltype(m), decltype(x), decltype(y)>{m, x, y, row});
 }
+
+template <class MultRow, class InRows, class OutRows>
+struct MultiplyMdrange {
+  const MultRow mult;
+  const InRows disc;
+  const OutRows cv;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t d, const std::int64_t r) const {
+    cv(d, r) = mult(r) * disc(d, r);
+  }
+};
 
 // The same, one thread per (d, r) through a 2-D MDRange (r fastest): no
 // division, and the backend maps r to the contiguous/coalesced direction.
@@ -117,7 +146,7 @@ void multiply_mdrange(const Exec& exec, const MultRow& mult, const InRows& disc,
   Kokkos::parallel_for(
       "kmini::discount::multiply_mdrange",
       Policy(exec, {0, 0}, {dates, row}, {LaunchDefaults::mdrange_tile_dates, LaunchDefaults::mdrange_tile_row}),
-      KOKKOS_LAMBDA(const std::int64_t d, const std::int64_t r) { cv(d, r) = mult(r) * disc(d, r); });
+      MultiplyMdrange<MultRow, InRows, OutRows>{mult, disc, cv});
 }
 
 // Whether this build has the streaming-store kernel (multiply_streaming).
@@ -174,6 +203,20 @@ KOKKOS_INLINE_FUNCTION void store_row(const float* m, const float* x, float* y, 
 // multiply_mdrange). One work item per (date, block of kStreamBlock
 // elements of its row), each ending with its own sfence.
 inline constexpr std::int64_t kStreamBlock = 1 << 16;
+#if KMINI_DISCOUNT_STREAMING
+template <class MPtr, class XPtr, class YPtr>
+struct MultiplyStreaming {
+  const MPtr m;
+  const XPtr x;
+  const YPtr y;
+  const std::int64_t blocks, row;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item) const {
+    const std::int64_t d = item / blocks, begin = (item % blocks) * kStreamBlock;
+    const std::int64_t len = row - begin < kStreamBlock ? row - begin : kStreamBlock;
+    streaming::store_row(m + begin, x + d * row + begin, y + d * row + begin, len);
+  }
+};
+#endif
 template <class Exec, class MultRow, class InRows, class OutRows>
 void multiply_streaming(const Exec& exec, const MultRow& mult, const InRows& disc, const OutRows& cv) {
 #if KMINI_DISCOUNT_STREAMING
@@ -183,13 +226,8 @@ void multiply_streaming(const Exec& exec, const MultRow& mult, const InRows& dis
   const auto* m = mult.data();
   const auto* x = disc.data();
   auto* y = cv.data();
-  Kokkos::parallel_for(
-      "kmini::discount::multiply_streaming", Kokkos::RangePolicy<Exec>(exec, 0, dates * blocks),
-      KOKKOS_LAMBDA(const std::int64_t item) {
-        const std::int64_t d = item / blocks, begin = (item % blocks) * kStreamBlock;
-        const std::int64_t len = row - begin < kStreamBlock ? row - begin : kStreamBlock;
-        streaming::store_row(m + begin, x + d * row + begin, y + d * row + begin, len);
-      });
+  Kokkos::parallel_for("kmini::discount::multiply_streaming", Kokkos::RangePolicy<Exec>(exec, 0, dates * blocks),
+                       MultiplyStreaming<decltype(m), decltype(x), decltype(y)>{m, x, y, blocks, row});
 #else
   multiply_mdrange(exec, mult, disc, cv);
 #endif
@@ -214,6 +252,34 @@ KOKKOS_INLINE_FUNCTION T block_sum(const T* m, const T* x, T* y, std::int64_t le
   return combine_lanes(acc);
 }
 
+template <bool WriteCv, class MultRow, class InRows, class OutRows, class Partial>
+struct PerDateBlocks {
+  const MultRow mult;
+  const InRows disc;
+  const OutRows cv;
+  const Partial partial;
+  const std::int64_t blocks, row;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item) const {
+    const std::int64_t d = item / blocks, b = item % blocks;
+    const std::int64_t begin = b * kBlock;
+    const std::int64_t len = row - begin < kBlock ? row - begin : kBlock;
+    auto* y = WriteCv ? &cv(d, begin) : nullptr;
+    partial(d, b) = block_sum<WriteCv>(&mult(begin), &disc(d, begin), y, len);
+  }
+};
+
+template <class Partial, class Sums>
+struct PerDateCombine {
+  const Partial partial;
+  const Sums sums;
+  const std::int64_t blocks;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t d) const {
+    typename Sums::non_const_value_type s = 0;
+    for (std::int64_t b = 0; b < blocks; ++b) s += partial(d, b);
+    sums(d) = s;
+  }
+};
+
 // Fused per-date reduction: sums[d] = sum over r of multBy[r] * disc[d][r], and
 // cv when WriteCv. One thread per (date, block), then one per date adds its
 // block sums in order. `partial` is scratch of D_local x blocks.
@@ -223,23 +289,32 @@ void reduce_per_date(const Exec& exec, const MultRow& mult, const InRows& disc, 
   const std::int64_t dates = disc.extent(0), row = disc.extent(1);
   if (dates == 0) return;
   const std::int64_t blocks = partial.extent(1);
-  Kokkos::parallel_for(
-      "kmini::discount::per_date_blocks", Kokkos::RangePolicy<Exec>(exec, 0, dates * blocks),
-      KOKKOS_LAMBDA(const std::int64_t item) {
-        const std::int64_t d = item / blocks, b = item % blocks;
-        const std::int64_t begin = b * kBlock;
-        const std::int64_t len = row - begin < kBlock ? row - begin : kBlock;
-        auto* y = WriteCv ? &cv(d, begin) : nullptr;
-        partial(d, b) = block_sum<WriteCv>(&mult(begin), &disc(d, begin), y, len);
-      });
-  Kokkos::parallel_for(
-      "kmini::discount::per_date_combine", Kokkos::RangePolicy<Exec>(exec, 0, dates),
-      KOKKOS_LAMBDA(const std::int64_t d) {
-        typename Sums::non_const_value_type s = 0;
-        for (std::int64_t b = 0; b < blocks; ++b) s += partial(d, b);
-        sums(d) = s;
-      });
+  Kokkos::parallel_for("kmini::discount::per_date_blocks", Kokkos::RangePolicy<Exec>(exec, 0, dates * blocks),
+                       PerDateBlocks<WriteCv, MultRow, InRows, OutRows, Partial>{mult, disc, cv, partial, blocks, row});
+  Kokkos::parallel_for("kmini::discount::per_date_combine", Kokkos::RangePolicy<Exec>(exec, 0, dates),
+                       PerDateCombine<Partial, Sums>{partial, sums, blocks});
 }
+
+template <bool WriteCv, class T, class Mult, class In, class Out, class Sums>
+struct PerIdKernel {
+  const Mult mult;
+  const In disc;
+  const Out cv;
+  const Sums sums;
+  const std::int64_t dates, terms;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    T s = 0;
+    for (std::int64_t d = 0; d < dates; ++d) {
+      T q = 0;
+      for (std::int64_t n = 0; n < terms; ++n) {
+        if (WriteCv) cv(d, i, n) = mult(i, n) * disc(d, i, n);
+        q = compat::fma(mult(i, n), disc(d, i, n), q);
+      }
+      s += q;
+    }
+    sums(i) = s;
+  }
+};
 
 // Fused per-id reduction over this rank's dates: sums[i] = sum over local d
 // (in date order) of q(d, i), q(d, i) = fma chain over n in term order.
@@ -248,19 +323,8 @@ template <bool WriteCv, class Exec, class Mult, class In, class Out, class Sums>
 void reduce_per_id(const Exec& exec, const Mult& mult, const In& disc, const Out& cv, const Sums& sums) {
   const std::int64_t dates = disc.extent(0), ids = mult.extent(0), terms = mult.extent(1);
   using T = typename Sums::non_const_value_type;
-  Kokkos::parallel_for(
-      "kmini::discount::per_id", Kokkos::RangePolicy<Exec>(exec, 0, ids), KOKKOS_LAMBDA(const std::int64_t i) {
-        T s = 0;
-        for (std::int64_t d = 0; d < dates; ++d) {
-          T q = 0;
-          for (std::int64_t n = 0; n < terms; ++n) {
-            if (WriteCv) cv(d, i, n) = mult(i, n) * disc(d, i, n);
-            q = compat::fma(mult(i, n), disc(d, i, n), q);
-          }
-          s += q;
-        }
-        sums(i) = s;
-      });
+  Kokkos::parallel_for("kmini::discount::per_id", Kokkos::RangePolicy<Exec>(exec, 0, ids),
+                       PerIdKernel<WriteCv, T, Mult, In, Out, Sums>{mult, disc, cv, sums, dates, terms});
 }
 
 }  // namespace kmini::discount

@@ -40,6 +40,31 @@ KOKKOS_INLINE_FUNCTION bool random_bit(std::uint64_t seed, std::int64_t i, std::
                                      static_cast<std::uint64_t>(k)) < density;
 }
 
+// Kernels are functors, not KOKKOS_LAMBDAs, in every header: nvcc keeps an
+// extended __host__ __device__ lambda's copy/destroy pointers in a helper
+// private to each translation unit, while the wrapper's out-of-line members
+// are merged across units, so a header lambda instantiated in two units can
+// call the other unit's unset pointer (a jump to address 0; it crashed
+// unit.cuda.Gram_SummaryOfTwoInputsCoversEveryElementOnce on an H200).
+// scripts/gpu/check_lambda_wrappers.py finds such pairs in a CUDA binary.
+
+template <class Packed>
+struct PackRandom {
+  Packed a;
+  std::int64_t nw, cols, src0, dst0;
+  double density;
+  std::uint64_t seed;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t i = e / nw, w = e % nw;
+    const std::int64_t k0 = w * 64;
+    const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
+    Word word = 0;
+    for (int b = 0; b < nbits; ++b)
+      if (random_bit(seed, src0 + i, k0 + b, cols, density)) word |= Word(1) << b;
+    a(dst0 + i, w) = word;
+  }
+};
+
 // Packs rows [src0, src0 + rows) of the random matrix into rows [dst0,
 // dst0 + rows) of `a`. Padding words are left as they are (zero from
 // allocation).
@@ -47,62 +72,77 @@ template <class Exec, class Packed>
 void pack_random(const Exec& exec, const Packed& a, std::int64_t rows, std::int64_t cols, double density,
                  std::uint64_t seed, std::int64_t src0 = 0, std::int64_t dst0 = 0) {
   const std::int64_t nw = words_for(cols);
-  Kokkos::parallel_for(
-      "kmini::gram::pack_random", Kokkos::RangePolicy<Exec>(exec, 0, rows * nw), KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t i = e / nw, w = e % nw;
-        const std::int64_t k0 = w * 64;
-        const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
-        Word word = 0;
-        for (int b = 0; b < nbits; ++b)
-          if (random_bit(seed, src0 + i, k0 + b, cols, density)) word |= Word(1) << b;
-        a(dst0 + i, w) = word;
-      });
+  Kokkos::parallel_for("kmini::gram::pack_random", Kokkos::RangePolicy<Exec>(exec, 0, rows * nw),
+                       PackRandom<Packed>{a, nw, cols, src0, dst0, density, seed});
 }
+
+template <class Packed, class Bytes>
+struct PackUnpackedBytes {
+  Packed a;
+  Bytes bytes;
+  std::int64_t cols, nw, row0;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t r = e / nw, w = e % nw;
+    const std::int64_t k0 = w * 64;
+    const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
+    Word word = 0;
+    for (int b = 0; b < nbits; ++b) word |= Word(bytes(r, k0 + b) != 0) << b;
+    a(row0 + r, w) = word;
+  }
+};
 
 // Packs an unpacked 0/1 byte block (nrows x cols, already validated) into
 // rows [row0, row0 + nrows).
 template <class Exec, class Packed, class Bytes>
 void pack_unpacked_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
   const std::int64_t nrows = bytes.extent(0), cols = bytes.extent(1), nw = words_for(cols);
-  Kokkos::parallel_for(
-      "kmini::gram::pack_unpacked", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t r = e / nw, w = e % nw;
-        const std::int64_t k0 = w * 64;
-        const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
-        Word word = 0;
-        for (int b = 0; b < nbits; ++b) word |= Word(bytes(r, k0 + b) != 0) << b;
-        a(row0 + r, w) = word;
-      });
+  Kokkos::parallel_for("kmini::gram::pack_unpacked", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw),
+                       PackUnpackedBytes<Packed, Bytes>{a, bytes, cols, nw, row0});
 }
+
+template <class Packed, class Bytes>
+struct PackPackedBytes {
+  Packed a;
+  Bytes bytes;
+  std::int64_t nbytes, nw, row0;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t r = e / nw, w = e % nw;
+    Word word = 0;
+    for (int b = 0; b < 8; ++b) {
+      const std::int64_t at = w * 8 + b;
+      if (at < nbytes) word |= Word(bytes(r, at)) << (8 * b);
+    }
+    a(row0 + r, w) = word;
+  }
+};
 
 // Copies numpy packbits rows (nrows x ceil(cols/8) bytes) into rows
 // [row0, row0 + nrows): byte 8w + b becomes byte b of word w.
 template <class Exec, class Packed, class Bytes>
 void pack_packed_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
   const std::int64_t nrows = bytes.extent(0), nbytes = bytes.extent(1), nw = (nbytes + 7) / 8;
-  Kokkos::parallel_for(
-      "kmini::gram::pack_packed", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw), KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t r = e / nw, w = e % nw;
-        Word word = 0;
-        for (int b = 0; b < 8; ++b) {
-          const std::int64_t at = w * 8 + b;
-          if (at < nbytes) word |= Word(bytes(r, at)) << (8 * b);
-        }
-        a(row0 + r, w) = word;
-      });
+  Kokkos::parallel_for("kmini::gram::pack_packed", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw),
+                       PackPackedBytes<Packed, Bytes>{a, bytes, nbytes, nw, row0});
 }
+
+template <class Packed, class Ones>
+struct RowOnes {
+  Packed a;
+  Ones ones;
+  std::int64_t nw;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    std::int64_t s = 0;
+    for (std::int64_t w = 0; w < nw; ++w) s += compat::popcount64(a(i, w));
+    ones(i) = static_cast<std::int32_t>(s);
+  }
+};
 
 // ones(i) = number of 1s in row i = C(i, i).
 template <class Exec, class Packed, class Ones>
 void row_ones(const Exec& exec, const Packed& a, const Ones& ones) {
   const std::int64_t nw = a.extent(1);
-  Kokkos::parallel_for(
-      "kmini::gram::row_ones", Kokkos::RangePolicy<Exec>(exec, 0, ones.extent(0)), KOKKOS_LAMBDA(const std::int64_t i) {
-        std::int64_t s = 0;
-        for (std::int64_t w = 0; w < nw; ++w) s += compat::popcount64(a(i, w));
-        ones(i) = static_cast<std::int32_t>(s);
-      });
+  Kokkos::parallel_for("kmini::gram::row_ones", Kokkos::RangePolicy<Exec>(exec, 0, ones.extent(0)),
+                       RowOnes<Packed, Ones>{a, ones, nw});
 }
 
 // ---------------------------------------------------------------------------
@@ -262,48 +302,65 @@ struct TileWindow {
   }
 };
 
+// One team per tile of window r0..r1 x c0..c1 (see gram_window_with).
+template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
+struct TileKernel {
+  using P = TileParams;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  Packed a, b;
+  Out out;
+  std::int64_t r0, r1, c0, c1, width, col0, a_base, b_base, tile_cols, words;
+  bool symmetric;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    // Triangular: tile row l holds tile_cols - l tiles, from column l on.
+    std::int64_t l = 0, t = team.league_rank(), m = 0;
+    if (symmetric) {
+      while (t >= tile_cols - l) {
+        t -= tile_cols - l;
+        ++l;
+      }
+      m = l + t;
+    } else {
+      l = t / tile_cols;
+      m = t % tile_cols;
+    }
+    const std::int64_t i0 = r0 + l * P::tile, j0 = c0 + m * P::tile;
+    auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
+    // Local rows of the views: row i of C is a's row i - a_base, column j b's row j - b_base.
+    accumulate_tile<P, TensorCore, MK>(team, a, b, i0 - a_base, j0 - b_base, r1 - a_base, c1 - b_base, words, ct);
+    team.team_barrier();
+    store_tile<P>(team, ct, out, i0, j0, r0, r1, col0, c1, width, symmetric && m > l);
+  }
+};
+
 // Computes window `w` of C = A B^T into out. Triangular: every tile on or
 // above the diagonal once, mirrored inside the window; else every tile. MK:
 // the host micro-kernel (rows_block; the staged GPU tiles have one).
 template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
 void gram_window_with(const Exec& exec, const Packed& a, const Packed& b, const TileWindow& w, const Out& out) {
   using P = TileParams;
-  using Policy = Kokkos::TeamPolicy<Exec>;
-  using Member = typename Policy::member_type;
-  const std::int64_t r0 = w.r0, r1 = w.r1, c0 = w.c0, c1 = w.c1, width = w.out_width, col0 = w.out_col0;
-  const std::int64_t a_base = w.a_base, b_base = w.b_base;
-  const std::int64_t tile_cols = w.tile_cols();
-  const bool symmetric = w.triangular;
-  const std::int64_t words = a.extent(1);
   if (w.tile_count() == 0) return;
-  Policy policy(exec, static_cast<int>(w.tile_count()), P::team_size);
+  Kokkos::TeamPolicy<Exec> policy(exec, static_cast<int>(w.tile_count()), P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
-  Kokkos::parallel_for(
-      TensorCore ? "kmini::gram::tiles_tensor_core" : "kmini::gram::tiles", policy, KOKKOS_LAMBDA(const Member& team) {
-        // Triangular: tile row l holds tile_cols - l tiles, from column l on.
-        std::int64_t l = 0, t = team.league_rank(), m = 0;
-        if (symmetric) {
-          while (t >= tile_cols - l) {
-            t -= tile_cols - l;
-            ++l;
-          }
-          m = l + t;
-        } else {
-          l = t / tile_cols;
-          m = t % tile_cols;
-        }
-        const std::int64_t i0 = r0 + l * P::tile, j0 = c0 + m * P::tile;
-        auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-        // Local rows of the views: row i of C is a's row i - a_base, column j b's row j - b_base.
-        accumulate_tile<P, TensorCore, MK>(team, a, b, i0 - a_base, j0 - b_base, r1 - a_base, c1 - b_base, words, ct);
-        team.team_barrier();
-        store_tile<P>(team, ct, out, i0, j0, r0, r1, col0, c1, width, symmetric && m > l);
-      });
+  const TileKernel<TensorCore, MK, Exec, Packed, Out> kernel{a,
+                                                             b,
+                                                             out,
+                                                             w.r0,
+                                                             w.r1,
+                                                             w.c0,
+                                                             w.c1,
+                                                             w.out_width,
+                                                             w.out_col0,
+                                                             w.a_base,
+                                                             w.b_base,
+                                                             w.tile_cols(),
+                                                             static_cast<std::int64_t>(a.extent(1)),
+                                                             w.triangular};
+  Kokkos::parallel_for(TensorCore ? "kmini::gram::tiles_tensor_core" : "kmini::gram::tiles", policy, kernel);
 }
 
-// One probe team's repeats (a function of its own: nvcc does not let an
-// extended lambda first-capture variables inside `if constexpr`).
+// One probe team's repeats of the engine.
 template <class P, bool TensorCore, class Member>
 KOKKOS_INLINE_FUNCTION void probe_team(const Member& team, const Word* pa, const Word* pb, std::uint32_t* ct,
                                        int reps) {
@@ -317,36 +374,41 @@ KOKKOS_INLINE_FUNCTION void probe_team(const Member& team, const Word* pa, const
   }
 }
 
+// The probe's team: random panels in scratch, `reps` passes of the engine
+// over them, a checksum of the tile so no pass is optimised away.
+template <bool TensorCore, class Exec>
+struct ProbeKernel {
+  using P = TileParams;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  int reps;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, std::uint64_t& sum) const {
+    Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+    Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
+    auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
+    const std::uint64_t seed = static_cast<std::uint64_t>(team.league_rank());
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(panel_words<P>())), [&](const int e) {
+      pa[e] = random::hash(seed, e);
+      pb[e] = random::hash(seed + 0x9e37u, e);
+    });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
+    team.team_barrier();
+    probe_team<P, TensorCore>(team, pa, pb, ct, reps);
+    team.team_barrier();
+    for (int e = team.team_rank(); e < P::tile * ct_stride<P>(); e += team.team_size())
+      sum += std::uint64_t(ct[e]) * (e + 1);
+  }
+};
+
 template <bool TensorCore, class Exec>
 double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats) {
   using P = TileParams;
-  using Policy = Kokkos::TeamPolicy<Exec>;
-  using Member = typename Policy::member_type;
   const int league = static_cast<int>(std::max<std::int64_t>(1, workers / P::team_size));
-  Policy policy(exec, league, P::team_size);
+  Kokkos::TeamPolicy<Exec> policy(exec, league, P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
   auto launch = [&](int reps) {
     std::uint64_t total = 0;
-    Kokkos::parallel_reduce(
-        TensorCore ? "kmini::gram::probe_tensor_core" : "kmini::gram::probe", policy,
-        KOKKOS_LAMBDA(const Member& team, std::uint64_t& sum) {
-          Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-          Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-          auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
-          const std::uint64_t seed = static_cast<std::uint64_t>(team.league_rank());
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(panel_words<P>())), [&](const int e) {
-            pa[e] = random::hash(seed, e);
-            pb[e] = random::hash(seed + 0x9e37u, e);
-          });
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()),
-                               [&](const int e) { ct[e] = 0; });
-          team.team_barrier();
-          probe_team<P, TensorCore>(team, pa, pb, ct, reps);
-          team.team_barrier();
-          for (int e = team.team_rank(); e < P::tile * ct_stride<P>(); e += team.team_size())
-            sum += std::uint64_t(ct[e]) * (e + 1);
-        },
-        total);
+    Kokkos::parallel_reduce(TensorCore ? "kmini::gram::probe_tensor_core" : "kmini::gram::probe", policy,
+                            ProbeKernel<TensorCore, Exec>{reps}, total);
     return total;
   };
   const double seconds = best_probe_seconds(exec, launch, repeats);
@@ -393,18 +455,27 @@ void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const
   gram_slice(exec, a, a, g, out, engine, mk);
 }
 
+template <class Counts, class Ones, class Sim>
+struct SimilarityKernel {
+  Counts counts;
+  Ones ones_a, ones_b;
+  Sim sim;
+  Similarity kind;
+  std::int64_t r0, col0, width;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t i = r0 + e / width, j = col0 + e % width;
+    sim(e) = static_cast<float>(similarity_value(kind, counts(e), ones_a(i), ones_b(j)));
+  }
+};
+
 // The similarity values of a slice as stored (float32) from its counts and
 // the rows' counts of ones (ones_b: of B's rows, or A's with one input).
 template <class Exec, class Counts, class Ones, class Sim>
 void similarity_slice(const Exec& exec, Similarity kind, const Counts& counts, const Ones& ones_a, const Ones& ones_b,
                       const SliceGeometry& g, const Sim& sim) {
-  const std::int64_t r0 = g.r0, col0 = g.col0(), width = g.width();
   Kokkos::parallel_for(
-      "kmini::gram::similarity", Kokkos::RangePolicy<Exec>(exec, 0, g.height() * width),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        const std::int64_t i = r0 + e / width, j = col0 + e % width;
-        sim(e) = static_cast<float>(similarity_value(kind, counts(e), ones_a(i), ones_b(j)));
-      });
+      "kmini::gram::similarity", Kokkos::RangePolicy<Exec>(exec, 0, g.height() * g.width()),
+      SimilarityKernel<Counts, Ones, Sim>{counts, ones_a, ones_b, sim, kind, g.r0, g.col0(), g.width()});
 }
 
 // ---------------------------------------------------------------------------
@@ -414,6 +485,42 @@ void similarity_slice(const Exec& exec, Similarity kind, const Counts& counts, c
 KOKKOS_INLINE_FUNCTION std::uint64_t checksum_weight(std::int64_t i, std::int64_t j) {
   return random::hash(0x6772616dull + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j));
 }
+
+template <class Counts, class Sums, class Hist>
+struct SummaryRows {
+  Counts counts;
+  Sums row_sums;
+  Hist histogram;
+  std::int64_t r0, c0, c1, width, cols, bins;
+  bool triangular, mirror;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, std::uint64_t& sum) const {
+    std::int64_t row = 0;
+    for (std::int64_t j = triangular ? i : c0; j < c1; ++j) {
+      const std::int64_t c = counts((i - r0) * width + (j - c0));
+      row += c;
+      // One input: the pair's weight is its upper element's (a mirrored
+      // rectangle below the diagonal holds C(j, i) of pairs j < i).
+      sum += static_cast<std::uint64_t>(c) * (mirror && j < i ? checksum_weight(j, i) : checksum_weight(i, j));
+      Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i || !mirror ? 1 : 2));
+    }
+    row_sums(i) += row;
+  }
+};
+
+// Column j of the window is row j's C(j, i) (triangular: i < j).
+template <class Counts, class Sums>
+struct SummaryCols {
+  Counts counts;
+  Sums row_sums;
+  std::int64_t r0, r1, c0, width;
+  bool triangular;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t j) const {
+    std::int64_t col = 0;
+    const std::int64_t end = triangular && j < r1 ? j : r1;
+    for (std::int64_t i = r0; i < end; ++i) col += counts((i - r0) * width + (j - c0));
+    row_sums(j) += col;
+  }
+};
 
 // row_sums(i) += sum_j C(i, j) for the part of the full matrix this window
 // determines (triangular: C(i, j >= i) for its rows, and with `mirror`
@@ -425,35 +532,16 @@ KOKKOS_INLINE_FUNCTION std::uint64_t checksum_weight(std::int64_t i, std::int64_
 template <class Exec, class Counts, class Sums, class Hist>
 std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const OutputWindow& g, std::int64_t cols,
                               const Sums& row_sums, const Hist& histogram) {
-  const std::int64_t r0 = g.r0, r1 = g.r1, c0 = g.c0, c1 = g.c1, width = g.width();
-  const bool triangular = g.triangular, mirror = g.mirror;
   const std::int64_t bins = histogram.extent(0);
   std::uint64_t checksum = 0;
-  Kokkos::parallel_reduce(
-      "kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, r0, r1),
-      KOKKOS_LAMBDA(const std::int64_t i, std::uint64_t& sum) {
-        std::int64_t row = 0;
-        for (std::int64_t j = triangular ? i : c0; j < c1; ++j) {
-          const std::int64_t c = counts((i - r0) * width + (j - c0));
-          row += c;
-          // One input: the pair's weight is its upper element's (a mirrored
-          // rectangle below the diagonal holds C(j, i) of pairs j < i).
-          sum += static_cast<std::uint64_t>(c) * (mirror && j < i ? checksum_weight(j, i) : checksum_weight(i, j));
-          Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i || !mirror ? 1 : 2));
-        }
-        row_sums(i) += row;
-      },
-      checksum);
-  if (!mirror) return checksum;
-  // Column j of the window is row j's C(j, i) (triangular: i < j).
-  const std::int64_t first = triangular ? r0 + 1 : c0;
-  Kokkos::parallel_for(
-      "kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, first, c1), KOKKOS_LAMBDA(const std::int64_t j) {
-        std::int64_t col = 0;
-        const std::int64_t end = triangular && j < r1 ? j : r1;
-        for (std::int64_t i = r0; i < end; ++i) col += counts((i - r0) * width + (j - c0));
-        row_sums(j) += col;
-      });
+  Kokkos::parallel_reduce("kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, g.r0, g.r1),
+                          SummaryRows<Counts, Sums, Hist>{counts, row_sums, histogram, g.r0, g.c0, g.c1, g.width(),
+                                                          cols, bins, g.triangular, g.mirror},
+                          checksum);
+  if (!g.mirror) return checksum;
+  const std::int64_t first = g.triangular ? g.r0 + 1 : g.c0;
+  Kokkos::parallel_for("kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, first, g.c1),
+                       SummaryCols<Counts, Sums>{counts, row_sums, g.r0, g.r1, g.c0, g.width(), g.triangular});
   return checksum;
 }
 

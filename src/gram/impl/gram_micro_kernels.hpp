@@ -427,6 +427,36 @@ struct HostProbeRun {
   double rate() const { return bit_ops / seconds; }
 };
 
+template <class Block>
+struct HostProbeFill {
+  Block block;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    block.data()[e] = random::hash(7, static_cast<std::uint64_t>(e));
+  }
+};
+
+// One worker's 4 x 4 block of rows (8 rows of the block view from wkr * 8),
+// `reps` times.
+template <MicroKernel MK, class Block>
+struct HostProbeKernel {
+  using P = TileParams;
+  static constexpr int kWords = P::chunk, kRows = 8;
+  Block block;
+  int reps;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t wkr, std::uint64_t& sum) const {
+    const Word* ra[4];
+    const Word* rb[4];
+    for (int r = 0; r < 4; ++r) {
+      ra[r] = &block(wkr * kRows + r, 0);
+      rb[r] = &block(wkr * kRows + 4 + r, 0);
+    }
+    // Each entry grows by at most reps x 256 x 64 < 2^32 (repeats <= 20000).
+    std::uint32_t c[16] = {};
+    for (int rep = 0; rep < reps; ++rep) rows_block<P, kWords, MK>(ra, rb, kWords, c, 4);
+    for (int e = 0; e < 16; ++e) sum += std::uint64_t(c[e]) * (e + 1);
+  }
+};
+
 template <MicroKernel MK, class Exec>
 HostProbeRun probe_host_run(const Exec& exec, std::int64_t workers, int repeats) {
   using P = TileParams;
@@ -434,26 +464,12 @@ HostProbeRun probe_host_run(const Exec& exec, std::int64_t workers, int repeats)
   static_assert(P::mr == 4 && P::nr == 4, "the probe's block is 4 x 4 rows");
   Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
                                                                                workers * kRows, kWords);
-  Kokkos::parallel_for(
-      "kmini::gram::probe_fill", Kokkos::RangePolicy<Exec>(exec, 0, workers * kRows * kWords),
-      KOKKOS_LAMBDA(const std::int64_t e) { block.data()[e] = random::hash(7, static_cast<std::uint64_t>(e)); });
+  Kokkos::parallel_for("kmini::gram::probe_fill", Kokkos::RangePolicy<Exec>(exec, 0, workers * kRows * kWords),
+                       HostProbeFill<decltype(block)>{block});
   auto launch = [&](int reps) {
     std::uint64_t total = 0;
-    Kokkos::parallel_reduce(
-        "kmini::gram::probe", Kokkos::RangePolicy<Exec>(exec, 0, workers),
-        KOKKOS_LAMBDA(const std::int64_t wkr, std::uint64_t& sum) {
-          const Word* ra[4];
-          const Word* rb[4];
-          for (int r = 0; r < 4; ++r) {
-            ra[r] = &block(wkr * kRows + r, 0);
-            rb[r] = &block(wkr * kRows + 4 + r, 0);
-          }
-          // Each entry grows by at most reps x 256 x 64 < 2^32 (repeats <= 20000).
-          std::uint32_t c[16] = {};
-          for (int rep = 0; rep < reps; ++rep) rows_block<P, kWords, MK>(ra, rb, kWords, c, 4);
-          for (int e = 0; e < 16; ++e) sum += std::uint64_t(c[e]) * (e + 1);
-        },
-        total);
+    Kokkos::parallel_reduce("kmini::gram::probe", Kokkos::RangePolicy<Exec>(exec, 0, workers),
+                            HostProbeKernel<MK, decltype(block)>{block, reps}, total);
     return total;
   };
   HostProbeRun r;
@@ -476,9 +492,7 @@ struct ProbeResult {
 };
 
 // The probe of this build's tiles: staged panels on GPUs (the portable
-// micro-tiles), every compiled-in micro-kernel on hosts. (The host probe is
-// a function of its own: nvcc does not let an extended lambda first-capture
-// variables inside `if constexpr`.)
+// micro-tiles), every compiled-in micro-kernel on hosts.
 template <class Exec>
 ProbeResult probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
   ProbeResult p;

@@ -61,67 +61,93 @@ void with_similarity(Similarity kind, F&& f) {
   }
 }
 
+template <class Values, class Thresholds, class Bins>
+struct CountAtLeast {
+  Values values;
+  Thresholds thresholds;
+  Bins bins;
+  std::int64_t r0, col0, cols;
+  bool symmetric;
+  int nt;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
+    std::int64_t local[kMaxThresholds + 1] = {};
+    for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) {
+      const double v = values(li, j);
+      int b = 0;
+      while (b < nt && v >= thresholds(b)) ++b;
+      ++local[b];
+    }
+    for (int b = 0; b <= nt; ++b)
+      if (local[b]) Kokkos::atomic_add(&bins(b), local[b]);
+  }
+};
+
 // bins(b) += number of pairs of the slice with exactly b thresholds <= value
 // (thresholds sorted ascending, at most kMaxThresholds), so the pairs at or
 // above thresholds[t] are the sum of bins(b) for b > t.
 template <class Exec, class Values, class Thresholds, class Bins>
 void count_at_least(const Exec& exec, const Values& values, const OutputWindow& g, const Thresholds& thresholds,
                     const Bins& bins) {
-  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols();
-  const bool symmetric = g.symmetric();
-  const int nt = static_cast<int>(thresholds.extent(0));
-  Kokkos::parallel_for(
-      "kmini::gram::count_at_least", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
-      KOKKOS_LAMBDA(const std::int64_t li) {
-        std::int64_t local[kMaxThresholds + 1] = {};
-        for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) {
-          const double v = values(li, j);
-          int b = 0;
-          while (b < nt && v >= thresholds(b)) ++b;
-          ++local[b];
-        }
-        for (int b = 0; b <= nt; ++b)
-          if (local[b]) Kokkos::atomic_add(&bins(b), local[b]);
-      });
+  Kokkos::parallel_for("kmini::gram::count_at_least", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
+                       CountAtLeast<Values, Thresholds, Bins>{values, thresholds, bins, g.r0, g.col0(), g.cols(),
+                                                              g.symmetric(), static_cast<int>(thresholds.extent(0))});
 }
+
+template <class Values, class PerRow>
+struct PairsPerRow {
+  Values values;
+  PerRow per_row;
+  double min;
+  std::int64_t r0, col0, cols;
+  bool symmetric;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
+    std::int64_t n = 0;
+    for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) n += values(li, j) >= min ? 1 : 0;
+    per_row(li) = n;
+  }
+};
 
 // per_row(li) = pairs of slice row li with value >= min.
 template <class Exec, class Values, class PerRow>
 void pairs_per_row(const Exec& exec, const Values& values, const OutputWindow& g, double min, const PerRow& per_row) {
-  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols();
-  const bool symmetric = g.symmetric();
-  Kokkos::parallel_for(
-      "kmini::gram::pairs_per_row", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
-      KOKKOS_LAMBDA(const std::int64_t li) {
-        std::int64_t n = 0;
-        for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) n += values(li, j) >= min ? 1 : 0;
-        per_row(li) = n;
-      });
+  Kokkos::parallel_for("kmini::gram::pairs_per_row", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
+                       PairsPerRow<Values, PerRow>{values, per_row, min, g.r0, g.col0(), g.cols(), g.symmetric()});
 }
+
+template <class Values, class Offsets, class OutI, class OutV>
+struct CollectPairs {
+  Values values;
+  Offsets offsets;
+  OutI out_i, out_j;
+  OutV out_v;
+  double min;
+  std::int64_t first, end, r0, col0, cols;
+  bool symmetric;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
+    std::int64_t at = offsets(li);
+    if (offsets(li + 1) <= first || at >= end) return;  // none of this row's pairs in the range
+    for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols && at < end; ++j) {
+      const double v = values(li, j);
+      if (v < min) continue;
+      if (at >= first) {
+        out_i(at - first) = r0 + li;
+        out_j(at - first) = j;
+        out_v(at - first) = v;
+      }
+      ++at;
+    }
+  }
+};
 
 // Pairs [first, first + count) of the slice, in (i, j) order, into out_*(0 ..
 // count): `offsets` (height + 1 entries) is the exclusive scan of pairs_per_row.
 template <class Exec, class Values, class Offsets, class OutI, class OutV>
 void collect_pairs(const Exec& exec, const Values& values, const OutputWindow& g, double min, const Offsets& offsets,
                    std::int64_t first, std::int64_t count, const OutI& out_i, const OutI& out_j, const OutV& out_v) {
-  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols(), end = first + count;
-  const bool symmetric = g.symmetric();
   Kokkos::parallel_for(
       "kmini::gram::collect_pairs", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
-      KOKKOS_LAMBDA(const std::int64_t li) {
-        std::int64_t at = offsets(li);
-        if (offsets(li + 1) <= first || at >= end) return;  // none of this row's pairs in the range
-        for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols && at < end; ++j) {
-          const double v = values(li, j);
-          if (v < min) continue;
-          if (at >= first) {
-            out_i(at - first) = r0 + li;
-            out_j(at - first) = j;
-            out_v(at - first) = v;
-          }
-          ++at;
-        }
-      });
+      CollectPairs<Values, Offsets, OutI, OutV>{values, offsets, out_i, out_j, out_v, min, first, first + count, g.r0,
+                                                g.col0(), g.cols(), g.symmetric()});
 }
 
 // The order of partners in a top-k list: larger value first, then smaller j.
@@ -145,14 +171,20 @@ KOKKOS_INLINE_FUNCTION void offer(const BestJ& best_j, const BestV& best_v, std:
 }
 
 // An empty list: j = -1 and a value below every similarity (all are >= 0).
+template <class BestJ, class BestV>
+struct ClearTopK {
+  BestJ best_j;
+  BestV best_v;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    best_j(e) = -1;
+    best_v(e) = -1.0;
+  }
+};
+
 template <class Exec, class BestJ, class BestV>
 void clear_top_k(const Exec& exec, const BestJ& best_j, const BestV& best_v) {
-  Kokkos::parallel_for(
-      "kmini::gram::clear_top_k", Kokkos::RangePolicy<Exec>(exec, 0, best_j.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t e) {
-        best_j(e) = -1;
-        best_v(e) = -1.0;
-      });
+  Kokkos::parallel_for("kmini::gram::clear_top_k", Kokkos::RangePolicy<Exec>(exec, 0, best_j.extent(0)),
+                       ClearTopK<BestJ, BestV>{best_j, best_v});
 }
 
 // A double's bit pattern and back (memcpy: defined behaviour, on devices too).
@@ -240,6 +272,72 @@ KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, s
   }
 }
 
+// One window row's offers (see top_k_window).
+template <class Values, class BestJ, class BestV>
+struct TopKRows {
+  Values values;
+  BestJ best_j;
+  BestV best_v;
+  int k;
+  std::int64_t r0, col0, cols, row_list0, bound_cols;
+  bool symmetric;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
+    const std::int64_t i = r0 + li, base = (i - row_list0) * k, self = symmetric ? i : -1, n = cols - col0;
+    double worst_v = best_v(base + k - 1);
+    std::int64_t worst_j = best_j(base + k - 1);
+    if (k > kTopKGroups || n < bound_cols) {
+      offer_range(values, li, i, symmetric, col0, cols, -1.0, best_j, best_v, base, k, worst_v, worst_j);
+      return;
+    }
+    const auto edge = [&](int g) { return col0 + n * g / kTopKGroups; };  // group g: [edge(g), edge(g + 1))
+    double group_max[kTopKGroups];
+    for (int g = 0; g < kTopKGroups; ++g) group_max[g] = max_without(values, li, edge(g), edge(g + 1), self);
+    // The k-th largest group maximum (k groups hold a value >= it): the
+    // k largest kept sorted, descending.
+    double largest[kTopKGroups];
+    int held = 0;
+    for (int g = 0; g < kTopKGroups; ++g) {
+      const double m = group_max[g];
+      if (held == k && m <= largest[k - 1]) continue;
+      int p = held < k ? held++ : k - 1;
+      for (; p > 0 && largest[p - 1] < m; --p) largest[p] = largest[p - 1];
+      largest[p] = m;
+    }
+    const double bound = largest[k - 1];
+    for (int g = 0; g < kTopKGroups; ++g)
+      if (group_max[g] >= bound && group_max[g] >= worst_v)
+        offer_range(values, li, i, symmetric, edge(g), edge(g + 1), bound, best_j, best_v, base, k, worst_v, worst_j);
+  }
+};
+
+// One column's offers of the window's rows (C(j, i) = C(i, j)).
+template <class Values, class BestJ, class BestV>
+struct TopKCols {
+  Values values;
+  BestJ col_j;
+  BestV col_v;
+  int k;
+  std::int64_t r0, height, col_list0;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t j) const {
+    const std::int64_t base = (j - col_list0) * k;
+    double worst_v = col_v(base + k - 1);
+    std::int64_t worst_j = col_j(base + k - 1);
+    for (std::int64_t l0 = 0; l0 < height; l0 += kTopKBlock) {
+      const std::int64_t l1 = l0 + kTopKBlock < height ? l0 + kTopKBlock : height;
+      int candidates = 0;
+      for (std::int64_t li = l0; li < l1; ++li) candidates |= values(li, j) >= worst_v ? 1 : 0;
+      if (!candidates) continue;
+      for (std::int64_t li = l0; li < l1; ++li) {
+        const double v = values(li, j);
+        if (!ranks_before(v, r0 + li, worst_v, worst_j)) continue;
+        offer(col_j, col_v, base, k, r0 + li, v);
+        worst_v = col_v(base + k - 1);
+        worst_j = col_j(base + k - 1);
+      }
+    }
+  }
+};
+
 // Offers every partner the window holds to the lists of k: row i's list is
 // row_*((i - row_list0) * k ..), each window row gets its columns (not
 // itself); with `mirror` the columns' rows (col_*((j - col_list0) * k ..))
@@ -254,8 +352,6 @@ template <class Exec, class Values, class BestJ, class BestV>
 void top_k_window(const Exec& exec, const Values& values, const OutputWindow& g, int k, const BestJ& best_j,
                   const BestV& best_v, std::int64_t row_list0, const BestJ& col_j, const BestV& col_v,
                   std::int64_t col_list0, std::int64_t bound_cols = 4 * kTopKGroups) {
-  const std::int64_t r0 = g.r0, col0 = g.col0(), cols = g.cols(), height = g.height();
-  const std::int64_t mirror_begin = g.mirror_begin();
   const bool symmetric = g.symmetric();
   // Rows of at least 4 x kTopKGroups columns and k <= kTopKGroups: one pass
   // takes the maxima of kTopKGroups column groups; k groups each hold a value
@@ -266,56 +362,13 @@ void top_k_window(const Exec& exec, const Values& values, const OutputWindow& g,
   // the smallest of k union maxima as the bound ~34 offers per row and ~12 ms;
   // with the k-th largest group maximum ~8.5 ms, of which the maxima pass is
   // ~2.6 ms.
-  Kokkos::parallel_for(
-      "kmini::gram::top_k_rows", Kokkos::RangePolicy<Exec>(exec, 0, height), KOKKOS_LAMBDA(const std::int64_t li) {
-        const std::int64_t i = r0 + li, base = (i - row_list0) * k, self = symmetric ? i : -1, n = cols - col0;
-        double worst_v = best_v(base + k - 1);
-        std::int64_t worst_j = best_j(base + k - 1);
-        if (k > kTopKGroups || n < bound_cols) {
-          offer_range(values, li, i, symmetric, col0, cols, -1.0, best_j, best_v, base, k, worst_v, worst_j);
-          return;
-        }
-        const auto edge = [&](int g) { return col0 + n * g / kTopKGroups; };  // group g: [edge(g), edge(g + 1))
-        double group_max[kTopKGroups];
-        for (int g = 0; g < kTopKGroups; ++g) group_max[g] = max_without(values, li, edge(g), edge(g + 1), self);
-        // The k-th largest group maximum (k groups hold a value >= it): the
-        // k largest kept sorted, descending.
-        double largest[kTopKGroups];
-        int held = 0;
-        for (int g = 0; g < kTopKGroups; ++g) {
-          const double m = group_max[g];
-          if (held == k && m <= largest[k - 1]) continue;
-          int p = held < k ? held++ : k - 1;
-          for (; p > 0 && largest[p - 1] < m; --p) largest[p] = largest[p - 1];
-          largest[p] = m;
-        }
-        const double bound = largest[k - 1];
-        for (int g = 0; g < kTopKGroups; ++g)
-          if (group_max[g] >= bound && group_max[g] >= worst_v)
-            offer_range(values, li, i, symmetric, edge(g), edge(g + 1), bound, best_j, best_v, base, k, worst_v,
-                        worst_j);
-      });
+  Kokkos::parallel_for("kmini::gram::top_k_rows", Kokkos::RangePolicy<Exec>(exec, 0, g.height()),
+                       TopKRows<Values, BestJ, BestV>{values, best_j, best_v, k, g.r0, g.col0(), g.cols(), row_list0,
+                                                      bound_cols, symmetric});
+  const std::int64_t mirror_begin = g.mirror_begin(), cols = g.cols();
   if (!g.mirror || mirror_begin >= cols) return;
-  Kokkos::parallel_for(
-      "kmini::gram::top_k_cols", Kokkos::RangePolicy<Exec>(exec, mirror_begin, cols),
-      KOKKOS_LAMBDA(const std::int64_t j) {
-        const std::int64_t base = (j - col_list0) * k;
-        double worst_v = col_v(base + k - 1);
-        std::int64_t worst_j = col_j(base + k - 1);
-        for (std::int64_t l0 = 0; l0 < height; l0 += kTopKBlock) {
-          const std::int64_t l1 = l0 + kTopKBlock < height ? l0 + kTopKBlock : height;
-          int candidates = 0;
-          for (std::int64_t li = l0; li < l1; ++li) candidates |= values(li, j) >= worst_v ? 1 : 0;
-          if (!candidates) continue;
-          for (std::int64_t li = l0; li < l1; ++li) {
-            const double v = values(li, j);
-            if (!ranks_before(v, r0 + li, worst_v, worst_j)) continue;
-            offer(col_j, col_v, base, k, r0 + li, v);
-            worst_v = col_v(base + k - 1);
-            worst_j = col_j(base + k - 1);
-          }
-        }
-      });
+  Kokkos::parallel_for("kmini::gram::top_k_cols", Kokkos::RangePolicy<Exec>(exec, mirror_begin, cols),
+                       TopKCols<Values, BestJ, BestV>{values, col_j, col_v, k, g.r0, g.height(), col_list0});
 }
 
 // Every partner a replicated slice holds, into the lists of every row of A

@@ -50,91 +50,163 @@ KOKKOS_INLINE_FUNCTION Kokkos::complex<T> random_value(std::uint64_t seed, std::
                             static_cast<T>(random::uniform(seed, 2 * i + 1, -scale, scale)));
 }
 
+template <class View>
+struct FillConstant {
+  using C = typename View::non_const_value_type;
+  const View v;
+  const C value;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { v(i) = value; }
+};
+
 template <class View, class Exec>
 void fill_constant(const Exec& exec, const View& v, double re, double im) {
   using C = typename View::non_const_value_type;
   using T = typename C::value_type;
   const C value(static_cast<T>(re), static_cast<T>(im));
-  Kokkos::parallel_for(
-      "kmini::rk4::fill", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { v(i) = value; });
+  Kokkos::parallel_for("kmini::rk4::fill", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+                       FillConstant<View>{v, value});
 }
+
+template <class T, class Mem>
+struct FillConstantSplit {
+  const Kokkos::View<T*, Mem> vr, vi;
+  const T value_re, value_im;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    vr(i) = value_re;
+    vi(i) = value_im;
+  }
+};
 
 template <class T, class Mem, class Exec>
 void fill_constant(const Exec& exec, const SplitField<T, Mem>& v, double re, double im) {
   const Kokkos::View<T*, Mem> vr = v.re, vi = v.im;
   const T value_re = static_cast<T>(re), value_im = static_cast<T>(im);
-  Kokkos::parallel_for(
-      "kmini::rk4::fill", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        vr(i) = value_re;
-        vi(i) = value_im;
-      });
+  Kokkos::parallel_for("kmini::rk4::fill", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)),
+                       FillConstantSplit<T, Mem>{vr, vi, value_re, value_im});
 }
+
+template <class View>
+struct FillRandom {
+  using T = typename View::non_const_value_type::value_type;
+  const View v;
+  const std::uint64_t seed;
+  const double scale;
+  const std::uint64_t first_element;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    v(i) = random_value<T>(seed, first_element + i, scale);
+  }
+};
 
 template <class View, class Exec>
 void fill_random(const Exec& exec, const View& v, std::uint64_t seed, double scale, std::uint64_t first_element) {
-  using T = typename View::non_const_value_type::value_type;
-  Kokkos::parallel_for(
-      "kmini::rk4::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { v(i) = random_value<T>(seed, first_element + i, scale); });
+  Kokkos::parallel_for("kmini::rk4::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+                       FillRandom<View>{v, seed, scale, first_element});
 }
+
+template <class T, class Mem>
+struct FillRandomSplit {
+  const Kokkos::View<T*, Mem> vr, vi;
+  const std::uint64_t seed;
+  const double scale;
+  const std::uint64_t first_element;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    const Kokkos::complex<T> z = random_value<T>(seed, first_element + i, scale);
+    vr(i) = z.real();
+    vi(i) = z.imag();
+  }
+};
 
 template <class T, class Mem, class Exec>
 void fill_random(const Exec& exec, const SplitField<T, Mem>& v, std::uint64_t seed, double scale,
                  std::uint64_t first_element) {
   const Kokkos::View<T*, Mem> vr = v.re, vi = v.im;
-  Kokkos::parallel_for(
-      "kmini::rk4::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        const Kokkos::complex<T> z = random_value<T>(seed, first_element + i, scale);
-        vr(i) = z.real();
-        vi(i) = z.imag();
-      });
+  Kokkos::parallel_for("kmini::rk4::fill_random", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)),
+                       FillRandomSplit<T, Mem>{vr, vi, seed, scale, first_element});
 }
+
+template <class ComplexView, class T, class Mem>
+struct SplitFieldKernel {
+  const ComplexView z;
+  const Kokkos::View<T*, Mem> vr, vi;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    vr(i) = z(i).real();
+    vi(i) = z(i).imag();
+  }
+};
 
 // Complex field -> (Re, Im) and back, on the device (the library interface).
 template <class ComplexView, class T, class Mem, class Exec>
 void split_field(const Exec& exec, const ComplexView& z, const SplitField<T, Mem>& v) {
   const Kokkos::View<T*, Mem> vr = v.re, vi = v.im;
-  Kokkos::parallel_for(
-      "kmini::rk4::split_field", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        vr(i) = z(i).real();
-        vi(i) = z(i).imag();
-      });
+  Kokkos::parallel_for("kmini::rk4::split_field", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)),
+                       SplitFieldKernel<ComplexView, T, Mem>{z, vr, vi});
 }
+
+template <class ComplexView, class T, class Mem>
+struct JoinFieldKernel {
+  const Kokkos::View<const T*, Mem> vr, vi;
+  const ComplexView z;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { z(i) = Kokkos::complex<T>(vr(i), vi(i)); }
+};
 
 template <class ComplexView, class T, class Mem, class Exec>
 void join_field(const Exec& exec, const SplitField<T, Mem>& v, const ComplexView& z) {
   const Kokkos::View<const T*, Mem> vr = v.re, vi = v.im;
-  Kokkos::parallel_for(
-      "kmini::rk4::join_field", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { z(i) = Kokkos::complex<T>(vr(i), vi(i)); });
+  Kokkos::parallel_for("kmini::rk4::join_field", Kokkos::RangePolicy<Exec>(exec, 0, vr.extent(0)),
+                       JoinFieldKernel<ComplexView, T, Mem>{vr, vi, z});
 }
+
+template <class View, class T, class Mem>
+struct LocalSumsKernel {
+  const View F;
+  const Kokkos::View<const T*, Mem> gr;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, Sums& s) const {
+    s.fx += F(i).real();
+    s.fy += F(i).imag();
+    s.ga += gr(i);
+  }
+};
+
+template <class T, class Mem>
+struct SumImG {
+  const Kokkos::View<const T*, Mem> gi;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, double& s) const { s += gi(i); }
+};
+
+template <class T, class Mem>
+struct MaxAbsImG {
+  const Kokkos::View<const T*, Mem> gi;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, double& m) const {
+    const double c = compat::fabs(static_cast<double>(gi(i)));
+    if (!(c <= m)) m = c;  // NaN wins
+  }
+};
 
 // Local sums of a state (start of a run), plus sum Im G and max |Im G|.
 template <class View, class T, class Mem, class Exec>
 void local_sums(const Exec& exec, const View& F, const SplitField<T, Mem>& G, Sums& sums, double& sum_gc,
                 double& max_abs_gc) {
   const Kokkos::View<const T*, Mem> gr = G.re, gi = G.im;
-  Kokkos::parallel_reduce(
-      "kmini::rk4::sums", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, Sums& s) {
-        s.fx += F(i).real();
-        s.fy += F(i).imag();
-        s.ga += gr(i);
-      },
-      Kokkos::Sum<Sums>(sums));
-  Kokkos::parallel_reduce(
-      "kmini::rk4::sum_im_g", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, double& s) { s += gi(i); }, Kokkos::Sum<double>(sum_gc));
-  Kokkos::parallel_reduce(
-      "kmini::rk4::max_im_g", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, double& m) {
-        const double c = compat::fabs(static_cast<double>(gi(i)));
-        if (!(c <= m)) m = c;  // NaN wins
-      },
-      Kokkos::Max<double>(max_abs_gc));
+  Kokkos::parallel_reduce("kmini::rk4::sums", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
+                          LocalSumsKernel<View, T, Mem>{F, gr}, Kokkos::Sum<Sums>(sums));
+  Kokkos::parallel_reduce("kmini::rk4::sum_im_g", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)), SumImG<T, Mem>{gi},
+                          Kokkos::Sum<double>(sum_gc));
+  Kokkos::parallel_reduce("kmini::rk4::max_im_g", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
+                          MaxAbsImG<T, Mem>{gi}, Kokkos::Max<double>(max_abs_gc));
   exec.fence();
 }
+
+template <class View, class T, class Mem>
+struct InvariantDrift {
+  const View F;
+  const Kokkos::View<const T*, Mem> gr;
+  const Kokkos::View<const double*, Mem> I0;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, double& m) const {
+    const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
+    const double e = compat::fabs(x * x + y * y + b * b - I0(i));
+    if (!(e <= m)) m = e;
+  }
+};
 
 // max over elements of | |F|^2 + (Re G - 1/2)^2 - I0 |, in double.
 template <class View, class T, class Mem, class Exec>
@@ -142,14 +214,8 @@ double local_invariant_drift(const Exec& exec, const View& F, const SplitField<T
                              const Kokkos::View<const double*, Mem>& I0) {
   const Kokkos::View<const T*, Mem> gr = G.re;
   double drift = 0;
-  Kokkos::parallel_reduce(
-      "kmini::rk4::invariant_drift", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i, double& m) {
-        const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
-        const double e = compat::fabs(x * x + y * y + b * b - I0(i));
-        if (!(e <= m)) m = e;
-      },
-      Kokkos::Max<double>(drift));
+  Kokkos::parallel_reduce("kmini::rk4::invariant_drift", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
+                          InvariantDrift<View, T, Mem>{F, gr, I0}, Kokkos::Max<double>(drift));
   exec.fence();
   return drift;
 }
@@ -164,15 +230,23 @@ std::vector<std::complex<double>> history_to_host(const History& d, std::int64_t
   return out;
 }
 
+template <class View, class T, class Mem>
+struct ComputeInvariant {
+  const View F;
+  const Kokkos::View<const T*, Mem> gr;
+  const Kokkos::View<double*, Mem> I0;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
+    const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
+    I0(i) = x * x + y * y + b * b;
+  }
+};
+
 template <class View, class T, class Mem, class Exec>
 void compute_invariant(const Exec& exec, const View& F, const SplitField<T, Mem>& G,
                        const Kokkos::View<double*, Mem>& I0) {
   const Kokkos::View<const T*, Mem> gr = G.re;
-  Kokkos::parallel_for(
-      "kmini::rk4::invariant", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)), KOKKOS_LAMBDA(const std::size_t i) {
-        const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
-        I0(i) = x * x + y * y + b * b;
-      });
+  Kokkos::parallel_for("kmini::rk4::invariant", Kokkos::RangePolicy<Exec>(exec, 0, F.extent(0)),
+                       ComputeInvariant<View, T, Mem>{F, gr, I0});
 }
 
 }  // namespace kmini::rk4

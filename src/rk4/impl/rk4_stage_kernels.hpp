@@ -204,6 +204,13 @@ struct StageFunctor {
   }
 };
 
+template <class T, class Mem>
+struct SettleImG {
+  const Kokkos::View<T*, Mem> im;
+  const T zero_increment;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { im(i) = im(i) + zero_increment; }
+};
+
 // Where the model keeps Im G constant the stage kernels do not store it. When
 // G was one interleaved complex View they stored c + dt/6 (0 + 0): c itself,
 // except that -0 became +0 (and a signalling NaN quiet). This pass applies that
@@ -213,9 +220,8 @@ struct StageFunctor {
 template <class T, class Mem, class Exec>
 void settle_constant_im_g(const Exec& exec, const Kokkos::View<T*, Mem>& im, const T dt) {
   const T zero_increment = dt / T(6) * T(0);  // what the stages added to c
-  Kokkos::parallel_for(
-      "kmini::rk4::settle_im_g", Kokkos::RangePolicy<Exec>(exec, 0, im.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { im(i) = im(i) + zero_increment; });
+  Kokkos::parallel_for("kmini::rk4::settle_im_g", Kokkos::RangePolicy<Exec>(exec, 0, im.extent(0)),
+                       SettleImG<T, Mem>{im, zero_increment});
 }
 
 // Single-thread bookkeeping of method `stages` after step k (or at the start):

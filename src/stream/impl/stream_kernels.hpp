@@ -27,28 +27,46 @@ KOKKOS_INLINE_FUNCTION float input_value<float>(std::uint64_t seed, std::uint64_
   return static_cast<float>(random::uniform(seed, i, -20.0, 20.0));  // exp stays finite in float
 }
 
+template <class ViewType>
+struct StreamFill {
+  using T = typename ViewType::non_const_value_type;
+  const ViewType v;
+  const std::uint64_t seed, first_index;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { v(i) = input_value<T>(seed, first_index + i); }
+};
+
 template <class ViewType, class Exec>
 void fill(const Exec& exec, const ViewType& v, std::uint64_t seed, std::uint64_t first_index) {
-  using T = typename ViewType::non_const_value_type;
-  Kokkos::parallel_for(
-      "kmini::stream::fill", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { v(i) = input_value<T>(seed, first_index + i); });
+  Kokkos::parallel_for("kmini::stream::fill", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+                       StreamFill<ViewType>{v, seed, first_index});
 }
+
+template <class InView, class OutView>
+struct StreamAdd {
+  const InView a, b;
+  const OutView c;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { c(i) = a(i) + b(i); }
+};
 
 // c = a + b
 template <class InView, class OutView, class Exec>
 void add(const Exec& exec, const InView& a, const InView& b, const OutView& c) {
-  Kokkos::parallel_for(
-      "kmini::stream::add", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { c(i) = a(i) + b(i); });
+  Kokkos::parallel_for("kmini::stream::add", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
+                       StreamAdd<InView, OutView>{a, b, c});
 }
+
+template <class InView, class OutView>
+struct StreamExp {
+  const InView a;
+  const OutView c;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { c(i) = compat::exp(a(i)); }
+};
 
 // c = exp(a), elementwise
 template <class InView, class OutView, class Exec>
 void exp(const Exec& exec, const InView& a, const OutView& c) {
-  Kokkos::parallel_for(
-      "kmini::stream::exp", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
-      KOKKOS_LAMBDA(const std::size_t i) { c(i) = compat::exp(a(i)); });
+  Kokkos::parallel_for("kmini::stream::exp", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
+                       StreamExp<InView, OutView>{a, c});
 }
 
 }  // namespace kmini::stream

@@ -75,12 +75,19 @@ inline std::vector<std::int32_t> gram_by_slices(const PackedView<MemSpace>& a, s
 
 }  // namespace
 
-// A free function: CUDA forbids extended lambdas inside a test body (a private member).
+// A functor, as every kernel in a header (see gram_kernels.hpp: nvcc's
+// extended lambdas in headers included by several translation units).
+template <class View>
+struct ClearRow {
+  View a;
+  std::int64_t row;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w) const { a(row, w) = 0; }
+};
+
 template <class View>
 void clear_row(const View& a, std::int64_t row) {
-  Kokkos::parallel_for(
-      "kmini::test::clear_row", Kokkos::RangePolicy<Exec>(Exec(), 0, a.extent(1)),
-      KOKKOS_LAMBDA(const std::int64_t w) { a(row, w) = 0; });
+  Kokkos::parallel_for("kmini::test::clear_row", Kokkos::RangePolicy<Exec>(Exec(), 0, a.extent(1)),
+                       ClearRow<View>{a, row});
 }
 
 }  // namespace kmini
