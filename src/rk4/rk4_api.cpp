@@ -23,6 +23,7 @@ Problem problem_of(const IntegrateParams& q, MPI_Comm comm, std::int64_t count) 
   p.per_stage = q.per_stage;
   p.kerr = q.kerr;
   p.chunk = q.chunk;
+  p.full_occupancy = q.full_occupancy;
   p.method = q.method == IntegrateParams::Method::Affine   ? Method::Affine
              : q.method == IntegrateParams::Method::Stages ? Method::Stages
                                                            : Method::Auto;

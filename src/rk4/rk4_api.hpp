@@ -43,6 +43,7 @@ struct IntegrateParams {
   bool per_stage = false;  // delta at every RK4 stage (else frozen over a step: per_step)
   enum class Method { Auto, Affine, Stages } method = Method::Auto;
   int chunk = 0;                    // elements per work item of the affine step; 0: the backend's default
+  bool full_occupancy = false;      // launch bounds for full occupancy on GPUs (rk4.occupancy: full)
   std::complex<double> delta0 = 0;  // per_step: the delta of step 1
   // Keep |F|^2 + (G - 1/2)^2 per element (where G is real) to report its drift.
   bool track_invariant = false;

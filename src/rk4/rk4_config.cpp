@@ -134,6 +134,7 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   c.single = s.choice("precision", "single", {"single", "double"}) == "single";
   const std::string chunk = s.choice("chunk", "auto", {"auto", "1", "4"});
   p.chunk = chunk == "auto" ? 0 : std::stoi(chunk);
+  p.full_occupancy = s.choice("occupancy", "auto", {"auto", "full"}) == "full";
 
   const DeckNode init = s.child("init");
   c.init_f = parse_init(init, "F", p.n);

@@ -102,6 +102,7 @@ void report_run(RunContext& ctx, const Config& c, const Block& b, const RunOutco
   m["method"] = run.stages ? "stages" : "affine";
   m["kerr"] = p.kerr;
   if (p.chunk > 0) m["step_chunk"] = Json(static_cast<long long>(p.chunk));  // rk4.chunk, where set
+  if (p.full_occupancy) m["step_occupancy"] = "full";                        // rk4.occupancy, where set
   m["g"] = p.g;
   m["dt"] = p.dt;
   m["start_step"] = Json(static_cast<long long>(run.start_step));

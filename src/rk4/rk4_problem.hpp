@@ -23,8 +23,9 @@ struct Problem {
   Kokkos::complex<double> delta0 = Kokkos::complex<double>(0, 0);  // per_step: delta of step 1
   bool per_stage = true;
   Method method = Method::Auto;
-  double kerr = 0;  // the Kerr coefficient kappa (KerrModel); 0: the F/G model
-  int chunk = 0;    // elements per work item of the affine step (rk4.chunk): 0 = the backend's StepTuning
+  double kerr = 0;              // the Kerr coefficient kappa (KerrModel); 0: the F/G model
+  int chunk = 0;                // elements per work item of the affine step (rk4.chunk): 0 = the backend's StepTuning
+  bool full_occupancy = false;  // rk4.occupancy: full: the step kernels' launch bounds (StepTuning)
   // Elements over all ranks: n * n, or any count (the library function's fields
   // have any shape). The affine per_stage couplings need it (sum of G's 1s).
   std::int64_t element_count = 0;  // 0: n * n

@@ -158,6 +158,7 @@ IntegrateParams integrate_params(const Problem& p) {
              : p.method == Method::Stages ? IntegrateParams::Method::Stages
                                           : IntegrateParams::Method::Auto;
   q.chunk = p.chunk;
+  q.full_occupancy = p.full_occupancy;
   q.delta0 = {p.delta0.real(), p.delta0.imag()};
   q.track_invariant = true;
   q.agree_on_setup_errors = true;

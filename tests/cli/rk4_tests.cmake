@@ -174,3 +174,22 @@ foreach(_chunk 1 4 auto)
 endforeach()
 kmini_cli_test(rk4.bad.chunk EXIT 2 STDERR "rk4.chunk: got '3', expected one of auto \\| 1 \\| 4"
                ARGS --set run.kernels=[rk4] --set rk4.chunk=3)
+
+# rk4.occupancy: full (the step and stage kernels with launch bounds for full
+# occupancy on GPUs; hosts ignore them): verifies with both methods, both
+# couplings and the Kerr model, on 1 and 2 ranks.
+foreach(_case "affine;per_step" "stages;per_stage" "stages;per_step")
+  list(GET _case 0 _method)
+  list(GET _case 1 _coupling)
+  kmini_cli_test(rk4.occupancy_full.${_method}.${_coupling} EXIT 0 VERIFIED rk4
+                 ARGS --set run.kernels=[rk4] --set rk4.n=37 --set rk4.steps=20 --set rk4.occupancy=full
+                      --set rk4.method=${_method} --set rk4.coupling=${_coupling})
+  kmini_cli_test(mpi.rk4.occupancy_full.${_method}.${_coupling}.np2 NP 2 EXIT 0 VERIFIED rk4
+                 ARGS --set run.kernels=[rk4] --set rk4.n=37 --set rk4.steps=20 --set rk4.occupancy=full
+                      --set rk4.method=${_method} --set rk4.coupling=${_coupling})
+endforeach()
+kmini_cli_test(rk4.occupancy_full.kerr EXIT 0 VERIFIED rk4
+               ARGS --set run.kernels=[rk4] --set rk4.n=37 --set rk4.steps=20 --set rk4.occupancy=full
+                    --set rk4.kerr=0.5)
+kmini_cli_test(rk4.bad.occupancy EXIT 2 STDERR "rk4.occupancy: got 'half', expected one of auto \\| full"
+               ARGS --set run.kernels=[rk4] --set rk4.occupancy=half)

@@ -150,8 +150,9 @@ TEST(MpiRk4Verify, AWrongFieldOrCouplingFailsTheCheck) {
       fault = VerifyFaultForTests{};
       EXPECT_EQ(r.status, 1) << (coupling ? "coupling" : "field") << " wrong by 1e-3 passed: " << d.label << "\n"
                              << r.err;
-      if (mpi_test::rank() == 0)
+      if (mpi_test::rank() == 0) {  // braces: EXPECT_* hides an if/else (GCC's -Wdangling-else)
         EXPECT_NE(r.err.find("kmini: error: verification failed: rk4"), std::string::npos) << d.label << r.err;
+      }
     }
   }
 }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 namespace kmini::rk4 {
 
@@ -37,6 +38,12 @@ class Integrator {
   using GField = SplitField<T, Mem>;  // G as (Re G, Im G), see SplitField
   using History = Kokkos::View<Kokkos::complex<double>*, Mem>;
   static constexpr int kChunk = StepTuning<Exec>::chunk;
+  // The step and stage kernels' policy: with the backend's launch bounds for
+  // full occupancy (rk4.occupancy: full), else none.
+  template <bool FullOccupancy>
+  using ReducePolicy = Kokkos::RangePolicy<
+      Exec, Kokkos::IndexType<std::int64_t>,
+      std::conditional_t<FullOccupancy, typename StepTuning<Exec>::full_occupancy_bounds, Kokkos::LaunchBounds<>>>;
 
   // Every View is constructed here, in the initialiser list, and only ever
   // reassigned over a constructed View. This one allocates the state.
@@ -126,17 +133,22 @@ class Integrator {
     // the step's map; the backend's default otherwise. (Four or two elements a
     // warp's width apart, coalesced with more loads in flight, were slower on
     // the H200: 53 % of the stream roof against 60 % with one, 2026-11-26.)
-    if (kChunk != 4 && p_.chunk == 4) return step_affine_with<4>();
-    if (kChunk != 1 && p_.chunk == 1) return step_affine_with<1>();
-    step_affine_with<kChunk>();
+    if (p_.full_occupancy) return step_affine_bounded<true>();
+    step_affine_bounded<false>();
   }
 
-  template <int Chunk>
+  template <bool FullOccupancy>
+  void step_affine_bounded() {
+    if (kChunk != 4 && p_.chunk == 4) return step_affine_with<4, FullOccupancy>();
+    if (kChunk != 1 && p_.chunk == 1) return step_affine_with<1, FullOccupancy>();
+    step_affine_with<kChunk, FullOccupancy>();
+  }
+
+  template <int Chunk, bool FullOccupancy>
   void step_affine_with() {
     const StepFunctor<T, Chunk, Mem> f(F_, G_, map_, count_ / Chunk);
     const std::int64_t items = f.full_chunks + count_ % Chunk;
-    Kokkos::parallel_reduce("kmini::rk4::step",
-                            Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
+    Kokkos::parallel_reduce("kmini::rk4::step", ReducePolicy<FullOccupancy>(exec_, 0, items), f,
                             Kokkos::Sum<Sums, Mem>(sums_));
     // The one host round trip per step, and only under MPI: 3 doubles.
     if (ranks_ > 1) allreduce(sums_);
@@ -163,6 +175,12 @@ class Integrator {
 
   template <int Stage>
   void stage(const char* name, const Kokkos::View<Sums, Mem>& out) {
+    if (p_.full_occupancy) return stage_bounded<Stage, true>(name, out);
+    stage_bounded<Stage, false>(name, out);
+  }
+
+  template <int Stage, bool FullOccupancy>
+  void stage_bounded(const char* name, const Kokkos::View<Sums, Mem>& out) {
     StageFunctor<T, kChunk, Stage, Mem, Model> f(F_, G_, history_, stage_sums_[0], stage_sums_[1], stage_sums_[2],
                                                  count_ / kChunk);
     f.model = model_;
@@ -170,8 +188,7 @@ class Integrator {
     f.coupling_g = p_.g;
     f.dt = static_cast<T>(p_.dt);
     const std::int64_t items = f.full_chunks + count_ % kChunk;
-    Kokkos::parallel_reduce(name, Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec_, 0, items), f,
-                            Kokkos::Sum<Sums, Mem>(out));
+    Kokkos::parallel_reduce(name, ReducePolicy<FullOccupancy>(exec_, 0, items), f, Kokkos::Sum<Sums, Mem>(out));
     // Under MPI, one allreduce of the stage's sums (3 doubles).
     if (ranks_ > 1) allreduce(out);
   }

@@ -27,6 +27,15 @@ template <class Exec>
 struct StepTuning {
   static constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
   static constexpr int chunk = host ? 64 : 1;  // a multiple of 4 on hosts (lane sums)
+  // rk4.occupancy: full: launch bounds of 256 threads and 8 blocks per SM
+  // (2048 threads: a register cap of 32). Kokkos 4.6 sizes a reduction's grid
+  // to the device's concurrency (2048 threads x SMs) in blocks of 256, but
+  // ptxas gives the single-precision step kernel 45 registers on sm_90: 5
+  // blocks fit per SM, so the grid runs in 1.6 waves at 62.5 % occupancy (the
+  // H200 ran it at 60 % of the stream roof). Capped at 32 registers it spills
+  // 56 B per thread (ptxas -v, nvcc 13). Which wins is for a GPU to measure
+  // (inputs/gpu/rk4_full_occupancy.yaml); hosts ignore launch bounds.
+  using full_occupancy_bounds = Kokkos::LaunchBounds<256, 8>;
 };
 
 // G stored as two real Views (issue 24): Re G, which the step kernels read
