@@ -209,6 +209,7 @@ const std::vector<KeySample>& key_samples() {
       {"rk4.kerr", "0"},
       {"rk4.method", "stages"},
       {"rk4.chunk", "1"},
+      {"rk4.occupancy", "full"},
       {"rk4.g", "0.01"},
       {"rk4.delta0", "[0, 0]", {{"rk4.coupling", "per_step"}}},
       {"rk4.coupling", "per_stage"},
