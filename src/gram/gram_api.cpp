@@ -209,6 +209,16 @@ void write_dense_in_place(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>
       });
 }
 
+// A slice into dense C where C is: by a kernel on a device array
+// (dense_on_device), else through the host once the slice is done.
+template <class T>
+void place_slice(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& slice, const SliceGeometry& g,
+                 const ComputeParams& p, std::int64_t targets, void* dense) {
+  if (p.dense_on_device) return write_dense_in_place(exec, slice, g, p.upper, targets, static_cast<T*>(dense));
+  exec.fence();
+  write_dense(exec, slice, g, p.upper, targets, static_cast<T*>(dense));
+}
+
 // Rows of C per slice.
 std::int64_t slice_height(const ApiMatrix& a, const ComputeParams& p) {
   return p.slice_rows > 0 ? std::min(p.slice_rows, a.rows) : a.rows;
@@ -308,19 +318,9 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
     });
     if (p.dense && float_values) {
       similarity_slice(exec, p.similarity, s.counts, s.ones_a, s.ones_b, g, s.values);
-      if (p.dense_on_device) {
-        write_dense_in_place(exec, s.values, g, p.upper, targets, static_cast<float*>(dense));
-      } else {
-        exec.fence();
-        write_dense(exec, s.values, g, p.upper, targets, static_cast<float*>(dense));
-      }
+      place_slice(exec, s.values, g, p, targets, dense);
     } else if (p.dense && !in_dense) {
-      if (p.dense_on_device) {
-        write_dense_in_place(exec, s.counts, g, p.upper, targets, static_cast<std::int32_t*>(dense));
-      } else {
-        exec.fence();
-        write_dense(exec, s.counts, g, p.upper, targets, static_cast<std::int32_t*>(dense));
-      }
+      place_slice(exec, s.counts, g, p, targets, dense);
     }
     ++r.slices;
   }
