@@ -205,14 +205,20 @@ void local_sums(const Exec& exec, const View& F, const SplitField<T, Mem>& G, Su
   exec.fence();
 }
 
+// The invariant of one element, |F|^2 + (Re G - 1/2)^2, in double.
+template <class C, class T>
+KOKKOS_INLINE_FUNCTION double element_invariant(const C& f, const T g_re) {
+  const double x = f.real(), y = f.imag(), b = static_cast<double>(g_re) - 0.5;
+  return x * x + y * y + b * b;
+}
+
 template <class View, class T, class Mem>
 struct InvariantDrift {
   const View F;
   const Kokkos::View<const T*, Mem> gr;
   const Kokkos::View<const double*, Mem> I0;
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i, double& m) const {
-    const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
-    const double e = compat::fabs(x * x + y * y + b * b - I0(i));
+    const double e = compat::fabs(element_invariant(F(i), gr(i)) - I0(i));
     if (!(e <= m)) m = e;
   }
 };
@@ -244,10 +250,7 @@ struct ComputeInvariant {
   const View F;
   const Kokkos::View<const T*, Mem> gr;
   const Kokkos::View<double*, Mem> I0;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const {
-    const double x = F(i).real(), y = F(i).imag(), b = static_cast<double>(gr(i)) - 0.5;
-    I0(i) = x * x + y * y + b * b;
-  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { I0(i) = element_invariant(F(i), gr(i)); }
 };
 
 template <class View, class T, class Mem, class Exec>
