@@ -150,8 +150,7 @@ void row_ones(const Exec& exec, const Packed& a, const Ones& ones) {
 
 // ct (zeroed) += the tile's counts at rows i0.. of A (below r1) and rows
 // j0.. of B (below cols), chunk by chunk: staged through team scratch on GPUs,
-// read in place on hosts. (A function of its own: nvcc does not let an
-// extended lambda first-capture variables inside `if constexpr`.)
+// read in place on hosts.
 // TensorCore: the chunks' sums by the 1-bit mma (gram_tensor_core.hpp), the
 // warps' accumulators in registers over the chunks, added to ct at the end.
 template <class P, bool TensorCore, MicroKernel MK, class Member, class Packed>
@@ -238,8 +237,6 @@ KOKKOS_INLINE_FUNCTION void store_tile_host(const std::uint32_t* ct, const Out& 
 // (symmetric, above the diagonal) column by column of ct, so both writes run
 // along rows of the slice. (Mirrored inside one loop, the mirror's writes
 // strode a slice row apart and took a quarter of the kernel: perf, bench deck.)
-// A function of its own: nvcc does not let an extended lambda first-capture
-// variables inside `if constexpr`.
 template <class P, class Member, class Out>
 KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const std::uint32_t* ct, const Out& out, std::int64_t i0,
                                        std::int64_t j0, std::int64_t r0, std::int64_t r1, std::int64_t col0,
