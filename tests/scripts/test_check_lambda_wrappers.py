@@ -52,7 +52,8 @@ for l in lines:
     if "__nv_hdl_helper" in l:
         key = l.split(" ", 2)[2]
         first[key] = min(first.get(key, l), l, key=lambda x: int(x.split()[0], 16))
-expect("H200 listing, one unit's helpers", listed([l for l in lines if "__nv_hdl_helper" not in l or first[l.split(" ", 2)[2]] == l], "one_unit.txt"), (0, []))
+one_unit = [l for l in lines if "__nv_hdl_helper" not in l or first[l.split(" ", 2)[2]] == l]
+expect("H200 listing, one unit's helpers", listed(one_unit, "one_unit.txt"), (0, []))
 expect("empty listing: status", listed([], "empty.txt")[0], 2)
 
 # --- 2. the reproducer, built with nvcc and run on the CPU ------------------------
