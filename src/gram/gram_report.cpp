@@ -88,6 +88,8 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
                compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
   row.roof_fraction = executed / compute_seconds / peak_all;
   row.roof = c.engine == Engine::TensorCore ? kRoofTensorCore : kRoofPopcount;
+  report.fom = useful / compute_seconds;
+  report.roof = {row.roof, "bitop/s", peak_all, row.roof_fraction};
   if (report.verified) row.verified = *report.verified;
   report.rows.push_back(row);
 }

@@ -25,7 +25,8 @@ target_link_libraries(kmini_fault_cases PUBLIC kmini_flags)
 add_executable(kmini_fault_tests fault/test_main.cpp fault/in_process.cpp fault/test_bad_input_generator.cpp
                                  fault/deck_key_rules_writer.cpp)
 target_link_libraries(kmini_fault_tests PRIVATE kmini_fault_cases kmini_lib GTest::gtest)
-target_compile_definitions(kmini_fault_tests PRIVATE KMINI_TEST_WORK="${KMINI_TEST_WORK}" KMINI_TEST_TMP="${KMINI_TEST_TMP}")
+target_compile_definitions(kmini_fault_tests PRIVATE KMINI_TEST_WORK="${KMINI_TEST_WORK}" KMINI_TEST_TMP="${KMINI_TEST_TMP}"
+                                                   KMINI_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
 # What every deck key accepts, read from the code that checks it (deck/ records
 # each accessor's rule as configure() reads the deck): written once by the
