@@ -39,7 +39,7 @@ OPENBLAS_DIR = next((d for d in OPENBLAS_DIRS if os.path.isfile(os.path.join(d, 
 if os.environ.get("KMINI_GRAM_BLAS_SET") != "1":
     # The loader reads LD_LIBRARY_PATH, and OpenBLAS its variables, at start-up
     # only: run again with them (the forcing variables cleared for this process).
-    # --keep-openblas-forcing: the handicapped baseline of before issue 24, for comparison only.
+    # --keep-openblas-forcing: OpenBLAS forced onto the kernel the calling environment names, for comparison only.
     keep = "--keep-openblas-forcing" in sys.argv
     env = dict(os.environ if keep else baseline_env(), KMINI_GRAM_BLAS_SET="1", OPENBLAS_NUM_THREADS="1",
                OPENBLAS_VERBOSE="2")

@@ -1,5 +1,5 @@
 #pragma once
-// The Gram product as a library function (issue 22): what front ends (the
+// The Gram product as a library function: what front ends (the
 // Python module) call. A light header: the input description, the parameters
 // and the function; the kernels (packing, tiles, sparse outputs) are in
 // impl/, compiled into kmini_gram.

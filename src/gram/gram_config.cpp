@@ -123,8 +123,8 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   c.baseline = s.boolean("baseline", false);
   c.baseline_rows = s.integer("baseline_rows", 512, 1, kMaxDim);
   c.repeat = s.integer("repeat", 1, 1, 1000);
-  // auto: the tensor-core engine where the build has it (verified bit-exact
-  // against popcount on an H100, 2026-11-25: 3.3x its rate), else popcount.
+  // auto: the tensor-core engine where the build has it (bit-exact against
+  // popcount and about 3x its rate, docs/performance.md), else popcount.
   const std::string engine = s.choice("engine", "auto", {"auto", "popcount", "tensor_core"});
   if (engine == "tensor_core" && !tensor_core::kAvailable)
     s.fail("engine",

@@ -61,7 +61,7 @@ foreach(np 0 2)
                       "--set=discount.init.discount={file: ${DD}/discount_5x3x4_nan_f8.npy}")
 endforeach()
 
-# discount.stores (issue 24): streaming (non-temporal) stores of cv give the
+# discount.stores: streaming (non-temporal) stores of cv give the
 # same cv.npy as regular ones; rows of 1505 elements, so each date starts off
 # a vector boundary. Streaming exists in host builds for x86 CPUs with AVX.
 kmini_cli_test(cli.discount.bad.stores_name EXIT 2

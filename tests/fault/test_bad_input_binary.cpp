@@ -187,8 +187,8 @@ TEST(BadInputBinary, MalformedKokkosFlags) {
   run_group("deck.kokkos_flags", generate(family("deck.kokkos_flags"), seed_from_environment()), 0);
 }
 
-// Issue 25: files that are not regular files, or cannot be read (a hang or
-// 4 GB read before), at 1 rank; at 2 ranks a sample of them, of Kokkos'
+// Files that are not regular files, or cannot be read (a hang or a
+// 4 GB read is a failure), at 1 rank; at 2 ranks a sample of them, of Kokkos'
 // environment and tools, and of the sizes with units.
 TEST(BadInputBinary, SpecialFiles) {
   run_group("deck.special_files", generate(family("deck.special_files"), seed_from_environment()), 0);
@@ -199,7 +199,7 @@ TEST(BadInputBinary, KokkosEnvironmentAndTools) {
 }
 
 TEST(BadInputBinary, SpecialFilesAndKokkosEnvironmentTwoRanks) {
-  run_group("binary.issue25_np2",
+  run_group("binary.special_files_np2",
             {find_case("deck.special_files", "a named pipe as the deck"), find_case("deck.special_files", "(EIO)"),
              find_case("deck.kokkos_environment", "KOKKOS_NUM_THREADS=abc"),
              find_case("deck.kokkos_environment", "--kokkos-tools-libs naming a missing library"),

@@ -1,4 +1,4 @@
-// Issue 9's generator-driven bad-input test, in process: every generated bad
+// The generator-driven bad-input test, in process: every generated bad
 // deck, --set, option and mutated .npy file must give exit 2, exactly one
 // `kmini: error:` line naming what it should, and write nothing. One test per
 // family, so failures come grouped; each failure prints how to reproduce it
