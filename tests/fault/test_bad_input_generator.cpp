@@ -81,7 +81,7 @@ void register_family_tests() {
 
 namespace {
 
-// The counts: at least 200 generated bad decks and 200 mutated .npy
+// Enough cases to cover every key: at least 200 generated bad decks and 200 mutated .npy
 // files; every case names something and ids are unique.
 TEST(FaultGenerator, CountsPerFamily) {
   const std::uint64_t seed = seed_from_environment();
