@@ -332,8 +332,8 @@ kmini_cli_test(gram.bad.circulant_with_c EXIT 2
 # blocks 1 and 2 of 25 000 rows sent, 3 steps); with ring_schedule: slices the
 # chunks of the replicated slices travel every round.
 # Slice heights, windows and the packed rows' padding are per-backend
-# parameters (gram_params.hpp), so some figures are too: CUDA's as the H200
-# printed them (2026-11-26), the host backends' as Serial and OpenMP do.
+# parameters (gram_params.hpp), so some figures are too: CUDA's as a CUDA
+# build prints them, the host backends' as Serial and OpenMP do.
 # auto on a real run (300 x 257 in slices of 16, 2 ranks): a budget between the
 # ring's and replicated's needs. Host backends: replicated packed A 19 200 +
 # 16 rows of C x 3 600 = 76 800 bytes, the ring 160 held rows + two pieces of
