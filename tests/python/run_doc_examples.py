@@ -8,6 +8,7 @@ exist is not an error: the set of pages is whatever docs/ holds.
 
 Usage: run_doc_examples.py SOURCE_DIR [--list]
 """
+import os
 import re
 import subprocess
 import sys
@@ -44,11 +45,16 @@ def main():
         for page, line, _ in found:
             print(f"{page.relative_to(root)}:{line}")
         return
+    # The blocks run elsewhere: PYTHONPATH's entries as absolute paths.
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in env["PYTHONPATH"].split(os.pathsep) if p)
     failures = 0
     for page, line, code in found:
         where = f"{page.relative_to(root)}:{line}"
         with tempfile.TemporaryDirectory(prefix="kmini-doc-") as work:
-            r = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, timeout=240)
+            r = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True,
+                               text=True, timeout=240)
         if r.returncode != 0:
             failures += 1
             print(f"FAILED {where} (exit {r.returncode}):\n{r.stdout}{r.stderr}")
