@@ -744,7 +744,7 @@ py::dict info() {
 }  // namespace
 
 PYBIND11_MODULE(kmini, m) {
-  m.doc() = "kmini's kernels from Python: numpy arrays in and out (see README, From Python)";
+  m.doc() = "kmini's kernels from Python: numpy arrays in and out (see docs/python.md)";
   kmini::python::register_device_array(m);
   m.def("info", &info, "Kokkos version, execution and memory space of this build (initialises Kokkos).");
   m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::kw_only(), py::arg("out") = py::none(),

@@ -48,7 +48,7 @@ add_test(NAME mpi.cli.discount.identical_across_ranks
                  -DFILES=cv.npy;sums.npy -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
 set_tests_properties(mpi.cli.discount.identical_across_ranks PROPERTIES FIXTURES_REQUIRED discount_ranks LABELS cli)
 
-# NaN/inf in inputs propagate as in numpy (README); the check treats NaN as equal to NaN,
+# NaN/inf in inputs propagate as in numpy (docs/running.md); the check treats NaN as equal to NaN,
 # a warning counts them; at 1 and 2 ranks.
 foreach(np 0 2)
   set(_name cli.discount.nan_inputs_propagate)
