@@ -8,7 +8,7 @@
 #    called with generated argv; a kmini start costs ~0.45 s, so hundreds of
 #    processes would not fit CI's two minutes);
 #  - fault.binary.*: a sample through the real binary (2 of them at 2 ranks),
-#    and the families that crash or hang a process today.
+#    and the families that would crash or hang the test process on a regression.
 # KMINI_FAULT_SEED=N in the environment generates other cases.
 
 # The generators: plain C++, no MPI or Kokkos.

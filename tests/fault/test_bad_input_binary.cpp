@@ -1,7 +1,7 @@
 // The generated bad inputs through the real kmini binary: a sample of the
 // in-process families (the binary behaves as run_app does: exit 2, one
 // `kmini: error:` line, nothing written), two of them at 2 MPI ranks, and the
-// families that crash or hang a process today (oversize values, malformed
+// families that would crash or hang a process on a regression (oversize values, malformed
 // Kokkos flags), which only a separate process can survive.
 #include "bad_input_cases.hpp"
 #include "case_support.hpp"
