@@ -48,7 +48,7 @@ bool parse_real(const std::string& s, double& out) {
 std::string fmt(double v) { return format_g(v, 6); }
 
 // "512M", "1.5GiB", "4 G", "65536": a number, optional spaces, an optional
-// binary unit (issue 25). K, M, G, T, P, with or without B or iB, any case,
+// binary unit. K, M, G, T, P, with or without B or iB, any case,
 // are powers of 1024 as in Slurm (--mem=512M is 512 MiB); a size of bytes
 // needs no unit, or B. Whole bytes (rounded down).
 bool parse_byte_size(const std::string& s, double& out) {

@@ -121,8 +121,8 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   c.baseline = s.boolean(d.key("baseline"));
   c.baseline_rows = s.integer(d.key("baseline_rows"));
   c.repeat = s.integer(d.key("repeat"));
-  // auto: the tensor-core engine where the build has it (verified bit-exact
-  // against popcount on an H100, 2026-11-25: 3.3x its rate), else popcount.
+  // auto: the tensor-core engine where the build has it (bit-exact against
+  // popcount and about 3x its rate, docs/performance.md), else popcount.
   const std::string engine = s.choice(d.key("engine"));
   if (engine == "tensor_core" && !tensor_core::kAvailable)
     s.fail("engine",

@@ -1,4 +1,4 @@
-// Issue 9's generator-driven bad-input test, in process: every generated bad
+// The generator-driven bad-input test, in process: every generated bad
 // deck, --set, option and mutated .npy file must give exit 2, exactly one
 // `kmini: error:` line naming what it should, and write nothing. One test per
 // family, so failures come grouped; each failure prints how to reproduce it
@@ -84,7 +84,7 @@ void register_family_tests() {
 
 namespace {
 
-// The issue's counts: at least 200 generated bad decks and 200 mutated .npy
+// Enough cases to cover every key: at least 200 generated bad decks and 200 mutated .npy
 // files; every case names something and ids are unique.
 TEST(FaultGenerator, CountsPerFamily) {
   const std::uint64_t seed = seed_from_environment();
