@@ -13,7 +13,7 @@ endmacro()
 
 set(G ${CMAKE_CURRENT_SOURCE_DIR}/data/gram)
 
-kmini_cli_test(gram.small_deck EXIT 0 VERIFIED gram STDOUT "gram.counts.*yes" ARGS inputs/gram.yaml)
+kmini_cli_test(gram.small_deck EXIT 0 VERIFIED gram STDOUT "gram +counts.*yes" ARGS inputs/gram.yaml)
 kmini_cli_test(mpi.gram.dry_run_100k.np4 NP 4 EXIT 0
                STDOUT "gram: A 100000 x 200000.*top-k lists [0-9.]+ GiB; 16 row slice\\(s\\) of 6272 rows in 4 round\\(s\\).*device memory per rank [0-9.]+ GiB of budget 59.6 GiB.*busiest rank 25.*write.top_k gram_100k_top16.npy: 100000 x 16 partners, 0.0179 GiB"
                ARGS inputs/gram_100k.yaml --dry-run)
