@@ -124,12 +124,12 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   c.baseline_rows = s.integer("baseline_rows", 512, 1, kMaxDim);
   c.repeat = s.integer("repeat", 1, 1, 1000);
   // auto: the tensor-core engine where the build has it (verified bit-exact
-  // against popcount on an H100, 2026-11-25: 3.3x its rate), else popcount.
+  // against popcount on an H100, 2026-11-25: 3.3x its rate), else popcount
+  // (HIP included: the engine is CUDA's 1-bit mma, AMD GPUs have no such instruction).
   const std::string engine = s.choice("engine", "auto", {"auto", "popcount", "tensor_core"});
   if (engine == "tensor_core" && !tensor_core::kAvailable)
-    s.fail("engine",
-           "popcount or auto: this build has no tensor-core engine (it needs Kokkos with CUDA for compute "
-           "capability 8.0 or newer)");
+    s.fail("engine", "popcount or auto: this build (Kokkos " + compat::execution_space_name() +
+                         ") has no tensor-core engine (it needs Kokkos with CUDA for compute capability 8.0 or newer)");
   if (engine == "tensor_core" || (engine == "auto" && tensor_core::kAvailable)) c.engine = Engine::TensorCore;
   // auto: the one the target's instruction set selects (kAutoMicroKernel);
   // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).
