@@ -178,7 +178,9 @@ if want bench; then
   done
 fi
 
-if want peers && enough 30 "peers"; then
+if want peers && [[ $backend == hip ]]; then
+  say "skipped: peers: numba-cuda and CuPy (CUDA) are the peers; none for a hip bundle"
+elif want peers && enough 30 "peers"; then
   t0=$(date +%s)
   (cd "$B/kmini" && timeout "$(cap 200)" "$python" scripts/gpu/peers.py --kmini "$kmini" --out "$work/runs/peers") \
     >"$log/peers.log" 2>&1
