@@ -47,7 +47,7 @@ echo "check_hip_build.sh: the hip preset against $prefix (${arch,,}) in $bdir"
 # A fresh configuration: a cache from another prefix or compiler would be reused silently.
 rm -f "$bdir/CMakeCache.txt"
 (cd "$root" && cmake --preset hip -B "$bdir" >"$log" 2>&1) || { cat "$log"; echo "check_hip_build.sh: configuring failed"; exit 1; }
-grep -q '^CMAKE_CXX_COMPILER:FILEPATH=.*hipcc' "$bdir/CMakeCache.txt" ||
+grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*hipcc' "$bdir/CMakeCache.txt" ||
   { echo "check_hip_build.sh: the hip preset did not pick hipcc ($(grep '^CMAKE_CXX_COMPILER:' "$bdir/CMakeCache.txt"))"; exit 1; }
 status=0
 cmake --build "$bdir" -j "$jobs" >>"$log" 2>&1 || status=$?
