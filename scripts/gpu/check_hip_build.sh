@@ -53,7 +53,7 @@ status=0
 cmake --build "$bdir" -j "$jobs" >>"$log" 2>&1 || status=$?
 # Warnings located in kmini's own files (paths as the compiler printed them,
 # relative to the build folder or absolute); Kokkos' and the system's are not ours.
-warnings=$(cd "$bdir" && grep -E '^[^ :]+:[0-9]+:[0-9]+: warning:' "$log" | while IFS=: read -r file rest; do
+warnings=$(cd "$bdir" && { grep -E '^[^ :]+:[0-9]+:[0-9]+: warning:' "$log" || true; } | while IFS=: read -r file rest; do
   real=$(realpath -m "$file")
   case $real in
     "$bdir"/*) ;;
