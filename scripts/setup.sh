@@ -16,6 +16,9 @@ KMINI_APT_PACKAGES=(
   python3-dev pybind11-dev python3-pytest python3-numba
   clang-format
 )
+# The HIP build (scripts/gpu/build_deps.sh --backend hip, docs/amd.md): Debian's ROCm
+# compiler and runtime headers; installed only when asked for that backend.
+KMINI_HIP_APT_PACKAGES=(hipcc libamdhip64-dev)
 
 kmini_log() { echo "[kmini] $*" >&2; }
 
@@ -24,9 +27,10 @@ kmini_log() { echo "[kmini] $*" >&2; }
 # hardware thread. Only where the caller set nothing (a value of your own always wins).
 export OMP_PROC_BIND="${OMP_PROC_BIND:-spread}" OMP_PLACES="${OMP_PLACES:-threads}"
 
-kmini_install_packages() {
-  local missing=() p
-  for p in "${KMINI_APT_PACKAGES[@]}"; do
+kmini_install_packages() {  # [PACKAGE...]: these instead of KMINI_APT_PACKAGES
+  local wanted=("$@") missing=() p
+  ((${#wanted[@]})) || wanted=("${KMINI_APT_PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   ((${#missing[@]} == 0)) && return 0

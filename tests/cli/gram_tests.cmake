@@ -168,8 +168,12 @@ kmini_cli_test(gram.bad.engine_name EXIT 2
                STDERR "gram.engine: got 'xor', expected one of auto \\| popcount \\| tensor_core"
                ARGS ${_small} --set gram.engine=xor)
 if(NOT "CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
+  # Named by the default execution space, as Kokkos spells it.
+  set(_space_names "serial=Serial" "openmp=OpenMP" "threads=Threads" "hip=HIP" "sycl=SYCL")
+  list(FILTER _space_names INCLUDE REGEX "^${KMINI_TEST_BACKEND}=")
+  string(REGEX REPLACE "^.*=" "" _space "${_space_names}")
   kmini_cli_test(gram.bad.engine_unavailable EXIT 2
-                 STDERR "gram.engine: got 'tensor_core', expected popcount or auto: this build has no tensor-core engine"
+                 STDERR "gram.engine: got 'tensor_core', expected popcount or auto: this build \\(Kokkos ${_space}\\) has no tensor-core engine"
                  ARGS ${_small} --set gram.engine=tensor_core)
 endif()
 # gram.micro_kernel: a name not on the list is exit 2 naming the
