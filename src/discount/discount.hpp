@@ -97,8 +97,8 @@ inline constexpr std::int64_t kMeasureStoresAbove = std::int64_t(1) << 20;
 inline constexpr int kStorePairs = 3;
 struct StoreChoice {
   bool streaming = false;
-  bool measured = false;   // timed in this call
-  bool remembered = false;  // an earlier call's answer
+  bool measured = false;                              // timed in this call
+  bool remembered = false;                            // an earlier call's answer
   double regular_seconds = 0, streaming_seconds = 0;  // the best pass of each kind, where timed
 };
 StoreChoice choose_stores(std::int64_t cv_bytes, std::size_t element_size, const std::function<double(bool)>& time_pass,

@@ -30,8 +30,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       if (n.empty() || *end != '\0' || v < 1 || v > 1 << 20)
         throw UsageError("--devices " + quoted_value(n) + ": expected a number of devices from 1 to 1048576");
       cl.devices = static_cast<int>(v);
-    }
-    else if (a == "--set" || a.rfind("--set=", 0) == 0) cl.sets.push_back(value("--set"));
+    } else if (a == "--set" || a.rfind("--set=", 0) == 0) cl.sets.push_back(value("--set"));
     else if (a == "--out" || a.rfind("--out=", 0) == 0) {
       // One value: a second --out is ambiguous, not an override.
       const std::string dir = value("--out");
@@ -64,9 +63,9 @@ std::uint64_t parse_byte_size(const std::string& option, const std::string& text
     const char* name;
     double bytes;
   };
-  static const Unit units[] = {{"", 1},          {"B", 1},          {"KiB", 1024.0},     {"MiB", 1048576.0},
-                               {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"kB", 1e3}, {"KB", 1e3},
-                               {"MB", 1e6},      {"GB", 1e9},       {"TB", 1e12}};
+  static const Unit units[] = {
+      {"", 1},     {"B", 1},    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6},     {"GB", 1e9},        {"TB", 1e12}};
   for (const Unit& u : units)
     if (unit == u.name) {
       const double bytes = number * u.bytes;

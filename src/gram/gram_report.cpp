@@ -48,7 +48,8 @@ namespace {
 // The better of two probes, per micro-kernel.
 Probes best_of(const Probes& a, const Probes& b) {
   Probes p = a;
-  for (std::size_t i = 0; i < std::size(kMicroKernels); ++i) p.popcount.rate[i] = std::max(a.popcount.rate[i], b.popcount.rate[i]);
+  for (std::size_t i = 0; i < std::size(kMicroKernels); ++i)
+    p.popcount.rate[i] = std::max(a.popcount.rate[i], b.popcount.rate[i]);
   if (b.popcount.peak > a.popcount.peak) {
     p.popcount.peak = b.popcount.peak;
     p.popcount.best = b.popcount.best;

@@ -401,8 +401,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const Summary summary = r.gather_summary();
   if (ctx.verify) verify(ctx, c, plan, r.checked, summary, report);
   report_throughput(ctx, c, plan, r.pass, r.in.pack_seconds, summary, r.want_summary, probes_before, report);
-  if (c.baseline) report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);              // baseline_sgemm
-  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);            // write
+  if (c.baseline) report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);    // baseline_sgemm
+  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);  // write
   return report;
 }
 

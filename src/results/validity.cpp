@@ -92,9 +92,18 @@ Json LoadMonitor::finish() {
   MPI_Comm_rank(comm_, &in.rank);
   MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
   // The busiest host's readings, on every rank.
-  double v[] = {before_.ok ? 1.0 : 0.0, before_.load_average, before_.busy_seconds, before_.steal_seconds,
-                before_.wall,           after.ok ? 1.0 : 0.0,  after.load_average,   after.busy_seconds,
-                after.steal_seconds,    after.wall,            own,                  double(cpus)};
+  double v[] = {before_.ok ? 1.0 : 0.0,
+                before_.load_average,
+                before_.busy_seconds,
+                before_.steal_seconds,
+                before_.wall,
+                after.ok ? 1.0 : 0.0,
+                after.load_average,
+                after.busy_seconds,
+                after.steal_seconds,
+                after.wall,
+                own,
+                double(cpus)};
   MPI_Bcast(v, 12, MPI_DOUBLE, out.rank, comm_);
   const HostCpuSample b{v[0] != 0, v[1], v[2], v[3], 0, v[4]}, a{v[5] != 0, v[6], v[7], v[8], 0, v[9]};
   Json l = describe_load(b, a, v[10], int(v[11]));

@@ -17,8 +17,8 @@ namespace kmini {
 // Readings of /proc on this host at one moment (Linux; `ok` false elsewhere).
 struct HostCpuSample {
   bool ok = false;
-  double load_average = 0;  // 1-minute load average (/proc/loadavg)
-  double busy_seconds = 0;  // CPU time of every process on the host (/proc/stat: user, nice, system, irq, softirq)
+  double load_average = 0;   // 1-minute load average (/proc/loadavg)
+  double busy_seconds = 0;   // CPU time of every process on the host (/proc/stat: user, nice, system, irq, softirq)
   double steal_seconds = 0;  // time the hypervisor gave this VM's CPUs to others (/proc/stat: steal)
   double own_seconds = 0;    // this process's CPU time, every thread (getrusage)
   double wall = 0;           // seconds since an arbitrary start (steady clock)
