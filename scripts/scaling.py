@@ -324,7 +324,7 @@ def study(args):
 # ------------------------------------------------------------- model only ----
 
 def ring_model(n, cols, p, rate, net, word_bytes=8):
-    """gram.distribution: ring, the circulant schedule of issue 23: rank r holds row block r
+    """gram.distribution: ring, the circulant schedule: rank r holds row block r
     (n/p rows) and pairs it with blocks r + s mod p for s = 0 .. floor(p/2) (the last round split
     in half when p is even): ceil((p+1)/2) rounds; each round costs the larger of a block pair's
     computation (its C block and, through the transpose, its mirror: 2 (n/p)^2 cols useful

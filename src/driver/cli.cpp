@@ -7,7 +7,31 @@
 
 namespace kmini {
 
+namespace {
+
+CommandLine parse_describe(int argc, const char* const* argv) {
+  CommandLine cl;
+  cl.describe = true;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json") cl.describe_format = "json";
+    else if (a == "--markdown") cl.describe_format = "markdown";
+    else if (a == "--help" || a == "-h") cl.help = true;
+    else if (a.rfind("--kokkos-", 0) == 0) continue;
+    else if (!a.empty() && a[0] == '-')
+      throw UsageError("describe: unknown option " + quoted_value(a) + " (expected --json or --markdown)");
+    else if (cl.describe_kernel.empty()) cl.describe_kernel = a;
+    else
+      throw UsageError("describe: more than one kernel given (" + quoted_value(cl.describe_kernel) + " and " +
+                       quoted_value(a) + ")");
+  }
+  return cl;
+}
+
+}  // namespace
+
 CommandLine parse_command_line(int argc, const char* const* argv) {
+  if (argc > 1 && std::string(argv[1]) == "describe") return parse_describe(argc, argv);
   CommandLine cl;
   bool out_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -78,6 +102,7 @@ std::uint64_t parse_byte_size(const std::string& option, const std::string& text
 std::string usage_text() {
   return "usage: kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--help] [--version]\n"
          "             [--dry-run [--device-memory SIZE] [--devices N]]\n"
+         "       kmini describe [KERNEL] [--json | --markdown]\n"
          "             [Kokkos flags such as --kokkos-num-threads=N, checked before Kokkos starts]\n"
          "\n"
          "  DECK.yaml        input deck; without one kmini runs its built-in default\n"
@@ -90,6 +115,8 @@ std::string usage_text() {
          "  --device-memory SIZE  with --dry-run: plan for devices of SIZE (80GiB, 141GB, 8.5e10)\n"
          "                   instead of this machine's, one rank per device\n"
          "  --devices N      with --dry-run: plan for N ranks, one device each (from one process)\n"
+         "  describe         each kernel's deck keys (type, default, unit, meaning), figure of\n"
+         "                   merit and decks; --json for scripts, --markdown for the deck reference\n"
          "\n"
          "Exit status: 0 success, 1 verification or runtime failure, 2 bad usage, deck or input file.\n";
 }

@@ -1,6 +1,7 @@
 #pragma once
 // kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--dry-run [--device-memory SIZE] [--devices N]]
 //       [--help] [--version] [--kokkos-*]
+// kmini describe [KERNEL] [--json | --markdown]
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +17,10 @@ struct CommandLine {
   int devices = 0;                  // --devices: plan for this many ranks, one device each (0: the ranks running)
   bool help = false;
   bool version = false;
+  // kmini describe [KERNEL] [--json | --markdown]: the kernels' declarations.
+  bool describe = false;
+  std::string describe_kernel;           // empty: every kernel
+  std::string describe_format = "text";  // text, json or markdown
 };
 
 // Throws UsageError for unknown options, missing values and a repeated --out.

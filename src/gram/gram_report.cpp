@@ -30,7 +30,7 @@ std::string hex(std::uint64_t v) {
 
 Probes measure_probes(RunContext& ctx, const Config& c) {
   ScopedRegion probe_region("kmini::gram::probe");
-  // One worker per thread the device keeps resident (an H100: 132 SMs x 2048),
+  // One worker per thread the device keeps resident (on a GPU, SMs x 2048),
   // each looping long enough to hide the launch.
   Probes p;
   p.popcount = probe_and_popcount_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
@@ -118,6 +118,8 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
                compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
   row.roof_fraction = executed / compute_seconds / peak_all;
   row.roof = c.engine == Engine::TensorCore ? kRoofTensorCore : kRoofPopcount;
+  report.fom = useful / compute_seconds;
+  report.roof = {row.roof, "bitop/s", peak_all, row.roof_fraction};
   if (report.verified) row.verified = *report.verified;
   report.rows.push_back(row);
 }

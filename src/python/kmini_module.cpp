@@ -1,4 +1,4 @@
-// The Python front end (issue 22): `import kmini`, numpy arrays in and out.
+// The Python front end: `import kmini`, numpy arrays in and out.
 // It calls the kernels' library functions (discount/discount_api.hpp, ...)
 // and compiles no kernel code of its own.
 //
@@ -362,7 +362,7 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, const kmini::rk4
 
 // The device path: F0 and G0 as CUDA arrays of complex<T> (not converted),
 // copied on the device into the results, which stay there (kmini.DeviceArray):
-// the rk4 seed's loop without a host round trip between calls.
+// the users' rk4 loop without a host round trip between calls.
 template <class T>
 py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, const kmini::rk4::IntegrateParams& base) {
   using namespace kmini::python;
@@ -744,7 +744,7 @@ py::dict info() {
 }  // namespace
 
 PYBIND11_MODULE(kmini, m) {
-  m.doc() = "kmini's kernels from Python: numpy arrays in and out (see README, From Python)";
+  m.doc() = "kmini's kernels from Python: numpy arrays in and out (see docs/python.md)";
   kmini::python::register_device_array(m);
   m.def("info", &info, "Kokkos version, execution and memory space of this build (initialises Kokkos).");
   m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::kw_only(), py::arg("out") = py::none(),

@@ -119,6 +119,15 @@ std::vector<std::string> invalid_reasons(const Json& kernel_entry, const std::ve
   const Json* verified = kernel_entry.find("verified");
   if (!verified || verified->is_null()) why.push_back("not verified (run.verify: false)");
   else if (!verified->as_bool()) why.push_back("verification failed");
+  // The kernel's figure of merit against its roof (results.json `roof`), then every summary row's.
+  const Json* roof = kernel_entry.find("roof");
+  const Json* fraction = roof ? roof->find("fraction") : nullptr;
+  if (fraction && !fraction->is_null() && fraction->as_real() > 1.0) {
+    const Json* name = roof->find("name");
+    why.push_back("figure of merit at " + format_number(100.0 * fraction->as_real(), 3) + " % of its roof (" +
+                  (name && !name->is_null() ? name->as_string() : std::string("roof")) +
+                  "): above 100 %, so that roof was measured low");
+  }
   for (const SummaryRow& r : rows)
     if (std::isfinite(r.roof_fraction) && r.roof_fraction > 1.0)
       why.push_back(r.label + " at " + format_number(100.0 * r.roof_fraction, 3) + " % of its roof (" + r.roof +

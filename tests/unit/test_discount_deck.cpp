@@ -64,7 +64,7 @@ TEST(DiscountDeck, ReduceWithoutCvDoesNotComputeCv) {
   EXPECT_TRUE(configure("discount: {reduce: per_date, write: {cv: cv.npy}}\n").computes_cv());
 }
 
-// discount.stores (issue 24): auto by default; streaming only where this
+// discount.stores: auto by default; streaming only where this
 // build has it, and only without a reduction; one-line errors otherwise.
 TEST(DiscountDeck, StoresAreChosenOrRefused) {
   EXPECT_EQ(configure("discount: {}\n").stores, discount::Stores::Auto);
@@ -81,9 +81,9 @@ TEST(DiscountDeck, StoresAreChosenOrRefused) {
 }
 
 // discount.stores: auto decides by timing both store kinds, never by the
-// cache size the machine reports: a VM shown its host's 320 MiB of L3 once
-// kept regular stores for a 256 MiB cv that streaming stores wrote 1.5 times
-// faster. Here the "measurements" are given, so the rule itself is checked.
+// cache size the machine reports (a VM can be shown its host's whole L3, far
+// more than its process can use). Here the "measurements" are given, so the
+// rule itself is checked: a 256 MiB cv, below a claimed 320 MiB L3, is timed.
 TEST(DiscountStores, AutoTakesTheFasterMeasuredKindWhateverTheCacheSays) {
   const std::int64_t mib = std::int64_t(1) << 20;
   int passes = 0;
