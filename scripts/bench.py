@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 
-from kmini_results import (BASELINES, FIGURES, baseline_env, get, host_load, launch_command, launch_env,
+from kmini_results import (BASELINES, FIGURES, baseline_env, fom, get, host_load, launch_command, launch_env,
                            require_kmini, roof_fraction, run_verdict, spread, verdict_text)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -136,6 +136,13 @@ def main():
                  "verdict": verdict_text(verdicts), "valid": all(v[0] for v in verdicts),
                  "loaded_runs": sum(1 for v in verdicts if v[1]),
                  "loads": [r.get("load") for r in runs]}
+            # The kernel's figure of merit (results.json `fom`), then its other figures.
+            foms = [fom(r, kernel) for r in runs]
+            if foms[0][1] is not None:
+                med, lo, hi = spread([f[1] for f in foms])
+                e["fom"] = {"name": foms[0][0], "unit": foms[0][2], "higher_is_better": foms[0][3]}
+                e["figures"][foms[0][0]] = {"value": med, "min": lo, "max": hi, "unit": foms[0][2],
+                                            "runs": [f[1] for f in foms]}
             for label, path, unit, scale in FIGURES.get(kernel, []):
                 values = [get(k, path) * scale for k in ks if get(k, path) is not None]
                 med, lo, hi = spread(values)

@@ -53,6 +53,19 @@ def fom(results, name):
     return label, (v * scale if v is not None else None), unit, True
 
 
+def describe(kmini):
+    """`kmini describe --json` of this binary: {name: declaration} (keys, fom, decks), or None for
+    a binary without it."""
+    try:
+        done = subprocess.run([kmini, "describe", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, env=kmini_env(), timeout=120)
+        if done.returncode == 0:
+            return {k["name"]: k for k in json.loads(done.stdout)["kernels"]}
+    except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+        pass
+    return None
+
+
 def roof_fraction(results, name):
     """Kernel `name`'s fraction of its roof in one results.json (its `roof` object, else ROOF), or None."""
     entry = results["kernels"][name]

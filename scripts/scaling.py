@@ -29,8 +29,8 @@ import platform
 import subprocess
 import sys
 
-from kmini_results import (LAUNCHERS, TIME, get, host_load, launch_command, launch_env, require_kmini, run_verdict,
-                           spread, verdict_text)
+from kmini_results import (TIME, describe, get, host_load, launch_command, launch_env, require_kmini,
+                           run_verdict, spread, verdict_text)
 
 try:
     import yaml
@@ -214,10 +214,20 @@ def study(args):
         sys.exit(2)
     with open(deck_path) as f:
         deck = yaml.safe_load(f) or {}
-    kernels = args.kernels.split(",") if args.kernels else deck_value(deck, "run.kernels") or list(KERNELS)
+    exe = os.path.abspath(args.kmini)
+    if not args.dry_run:
+        require_kmini(exe, "scaling.py")
+    # The kernels the binary declares (kmini describe --json); KERNELS holds only how a study sizes each.
+    described = describe(exe) if os.access(exe, os.X_OK) else None
+    known = list(described) if described else list(KERNELS)
+    kernels = args.kernels.split(",") if args.kernels else deck_value(deck, "run.kernels") or known
     for k in kernels:
+        if k not in known:
+            print(f"scaling.py: unknown kernel '{k}' (expected one of {', '.join(known)})", file=sys.stderr)
+            sys.exit(2)
         if k not in KERNELS:
-            print(f"scaling.py: unknown kernel '{k}' (expected one of {', '.join(KERNELS)})", file=sys.stderr)
+            print(f"scaling.py: kernel '{k}' has no scaling rule here (KERNELS: the deck key that sizes it "
+                  f"and how it grows in a weak study)", file=sys.stderr)
             sys.exit(2)
     ranks = [int(r) for r in args.ranks.split(",")]
     if args.repeat < 1:
@@ -225,9 +235,6 @@ def study(args):
         sys.exit(2)
     modes = ["strong", "weak"] if args.mode == "both" else [args.mode]
     net = Network(args.latency, args.bandwidth, args.io_per_rank, args.io_total)
-    exe = os.path.abspath(args.kmini)
-    if not args.dry_run:
-        require_kmini(exe, "scaling.py")
     os.makedirs(args.out, exist_ok=True)
 
     load_before, busy_before = host_load()
