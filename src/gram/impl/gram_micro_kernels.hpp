@@ -145,12 +145,8 @@ KOKKOS_FORCEINLINE_FUNCTION void team_micro_tiles(const Member& team, const Word
 
 #if KMINI_GRAM_AVX512_POPCOUNT
 // rows_block on AVX-512 VPOPCNTDQ hosts; nk: a multiple of 8 (rows are padded to TileParams::granule = 8 words).
-// The host micro-kernels are forced inline: GCC 12 inlined them into the tile
-// loop of Serial builds but called them out of line from the OpenMP backend's
-// outlined region (the chunk's fixed length then unknown to the loop).
 template <class P>
-KOKKOS_FORCEINLINE_FUNCTION void rows_block_avx512(const Word* const* ra, const Word* const* rb, int nk,
-                                                   std::uint32_t* c, int stride) {
+inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
   static_assert(P::mr == 4 && P::nr == 4 && P::granule % 8 == 0 && P::chunk % 8 == 0, "4 x 4 of whole zmm words");
   const Word *a0 = ra[0], *a1 = ra[1], *a2 = ra[2], *a3 = ra[3];
   const Word *b0 = rb[0], *b1 = rb[1], *b2 = rb[2], *b3 = rb[3];
@@ -257,8 +253,7 @@ inline __m256i stream_sum(const Word* a, const Word* b, int nk) {
 
 // rows_block on AVX2 hosts; nk: a multiple of 4 (rows are padded to 8 words).
 template <class P>
-KOKKOS_FORCEINLINE_FUNCTION void rows_block_avx2(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c,
-                                                 int stride) {
+inline void rows_block_avx2(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
   static_assert(P::mr == 4 && P::nr == 4 && P::granule % 4 == 0 && P::chunk % 4 == 0, "4 x 4 of whole ymm words");
   for (int r = 0; r < 4; ++r) {
     const __m256i v0 = avx2::stream_sum(ra[r], rb[0], nk), v1 = avx2::stream_sum(ra[r], rb[1], nk);
@@ -336,8 +331,7 @@ inline std::uint64_t reduce_add(__m512i v) {
 
 // rows_block on AVX-512BW hosts; nk: a multiple of 8 (rows are padded to 8 words).
 template <class P>
-KOKKOS_FORCEINLINE_FUNCTION void rows_block_avx512bw(const Word* const* ra, const Word* const* rb, int nk,
-                                                     std::uint32_t* c, int stride) {
+inline void rows_block_avx512bw(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
   static_assert(P::mr == 4 && P::nr == 4 && P::granule % 8 == 0 && P::chunk % 8 == 0, "4 x 4 of whole zmm words");
   for (int r = 0; r < 4; ++r)
     for (int s = 0; s < 4; ++s)
