@@ -119,11 +119,13 @@ assert bench["ranks"] == 2 and bench["machine"]["mpi"]["ranks"] == 2, bench["mac
 for run_dir in ("run0", "run1"):
     assert results(os.path.join(out, "bench", "tiny", run_dir))["mpi"]["ranks"] == 2
 e = bench["decks"][os.path.relpath(deck, root)]["discount"]
+bench_fom_name = results(os.path.join(out, "bench", "tiny", "run0"))["kernels"]["discount"]["fom"]["name"]
 f0 = next(iter(e["figures"].values()))
 assert len(f0["runs"]) == 2 and f0["min"] <= f0["value"] <= f0["max"], f0
 assert f0["value"] == sorted(f0["runs"])[0] / 2 + sorted(f0["runs"])[1] / 2
 assert e["verdict"].startswith(("valid", "INVALID")), e["verdict"]
-assert re.search(r"discount: kernel bandwidth [0-9.e+]+ GB/s \(min-max [0-9.e+-]+, 2 runs\): (valid|INVALID)", text), text
+assert e["fom"]["name"] == bench_fom_name, e["fom"]  # results.json's fom comes first
+assert re.search(r"discount: \S+ [0-9.e+]+ \S+ \(min-max [0-9.e+-]+, 2 runs\): (valid|INVALID)", text), text
 
 # --- scaling.py study --repeat 2 ---
 study = os.path.join(out, "study")
