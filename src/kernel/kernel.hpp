@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <iosfwd>
@@ -79,12 +80,22 @@ struct RunContext {
   std::ostream& out;
   std::ostream& err;
   // Stream bandwidth (bytes/s per rank) measured in this run: the roof other
-  // kernels report their fraction of. Filled by the stream kernel or on demand.
+  // kernels report their fraction of. The best of every measurement of the
+  // run: the stream kernel's roof and each probe (a busy moment can make one
+  // probe low, never all of them high).
   std::optional<double> stream_bandwidth;
   std::function<double(RunContext&)> measure_stream_bandwidth;
 
+  // Probes the bandwidth now and keeps the best of the run: kernels call it
+  // before their timed loop, roof_bandwidth() after it.
+  void probe_roof_bandwidth() { keep_roof_bandwidth(measure_stream_bandwidth(*this)); }
+  void keep_roof_bandwidth(double bytes_per_s) {
+    stream_bandwidth = stream_bandwidth ? std::max(*stream_bandwidth, bytes_per_s) : bytes_per_s;
+  }
+  // The roof: probes once more (after the caller's timed loop) and returns the
+  // best measurement of the run.
   double roof_bandwidth() {
-    if (!stream_bandwidth) stream_bandwidth = measure_stream_bandwidth(*this);
+    probe_roof_bandwidth();
     return *stream_bandwidth;
   }
   // Output paths in decks are relative to --out DIR unless absolute.

@@ -36,6 +36,9 @@ class Results {
   // Atomic write of DIR/results.json (call on rank 0).
   void write(const std::string& dir) const;
   void print_summary(std::ostream& os) const;
+  // The valid-result rules (results/validity.cpp): per kernel `valid` and
+  // `invalid_reasons`, and the machine's `load` (LoadMonitor::finish).
+  void judge(const Json& load);
 
  private:
   MPI_Comm comm_;

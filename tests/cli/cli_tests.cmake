@@ -161,3 +161,23 @@ string(REPEAT "1" 1000000 _ones)
 file(WRITE ${KMINI_TEST_WORK}/long_value.yaml "run:\n  kernels: [stream]\nstream:\n  n: ${_ones}\n")
 kmini_usage_test(cli.usage.long_deck_value ARGS ${KMINI_TEST_WORK}/long_value.yaml
                  STDERR "long_value.yaml:4: stream.n: got '1+\\.\\.\\.1+' \\(1000000 chars\\), expected an integer >= 1")
+
+# Planning for another machine from here (--dry-run --device-memory SIZE --devices N): the
+# plan for 8 ranks with a device of 80 GiB each; the budget gram's `auto` takes is half of
+# the named device; a device too small is a note, as for this machine's; both options need
+# --dry-run, and a bad size is one line.
+kmini_cli_test(cli.dry_run.named_device EXIT 0
+               STDOUT "8 MPI rank\\(s\\).*planned for another machine: 8 rank\\(s\\), one device each of 80 GiB.*32 row slice\\(s\\) of 3136 rows"
+               ARGS inputs/gram_100k.yaml --dry-run --device-memory 80GiB --devices 8)
+kmini_cli_test(cli.dry_run.named_device_auto_budget EXIT 0 STDOUT "of budget 65.7 GiB"
+               ARGS inputs/gram_100k.yaml --dry-run --set gram.memory_budget=auto --device-memory 141GB)
+kmini_cli_test(cli.dry_run.named_device_too_small EXIT 0
+               STDOUT "note: [^\n]*gram.memory_budget: needs 59.6 GiB of device memory per rank, the device has 40 GiB \\(--device-memory\\) \\(a run on that device stops with exit 2\\)"
+               ARGS inputs/gram_100k.yaml --dry-run --device-memory 40GiB)
+kmini_cli_test(cli.device_memory_needs_dry_run EXIT 2 STDERR "--device-memory plans for another machine: it needs --dry-run"
+               ARGS --device-memory 80GiB)
+kmini_cli_test(cli.device_memory_bad_size EXIT 2
+               STDERR "--device-memory '80 parsecs': expected a size such as 80GiB, 141GB or 8.5e10 \\(bytes\\)"
+               ARGS --dry-run --device-memory "80 parsecs")
+kmini_cli_test(cli.devices_bad_count EXIT 2 STDERR "--devices '0': expected a number of devices from 1 to 1048576"
+               ARGS --dry-run --devices 0)
