@@ -112,7 +112,8 @@ GramInput gram_input(const py::handle& obj, const char* name, std::int64_t cols)
         const auto i = bad.attr("__getitem__")(0).attr("__getitem__")(0).cast<std::int64_t>();
         const auto j = bad.attr("__getitem__")(0).attr("__getitem__")(1).cast<std::int64_t>();
         throw py::value_error(std::string(name) + ": element (" + std::to_string(i) + ", " + std::to_string(j) +
-                              ") is " + describe(a.attr("__getitem__")(py::make_tuple(i, j))) + ", expected 0 or 1");
+                              ") is " + describe(a.attr("__getitem__")(py::make_tuple(i, j)).attr("item")()) +
+                              ", expected 0 or 1");
       }
     }
     in.keep = np.attr("ascontiguousarray")(a, "uint8");
@@ -196,7 +197,8 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
                                            (p.similarity == Similarity::Counts ? " int32 (" : " float32 (") +
                                            kmini::format_bytes(dense_bytes) + ") and slices of " + std::to_string(h) +
                                            " rows need "
-                                     : "slices of " + std::to_string(h) + " rows need ";
+                                     : h == 1 ? std::string("the packed inputs and a slice of one row need ")
+                                              : "slices of " + std::to_string(h) + " rows need ";
     return "gram: " + what + kmini::format_bytes(need(h)) + ", more than memory_budget " +
            kmini::format_bytes(budget) + "; nothing was allocated" + advice;
   };

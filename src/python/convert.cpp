@@ -47,8 +47,12 @@ std::string describe(const py::handle& v) {
     r = "?";
   }
   if (r.size() > 40) r = r.substr(0, 37) + "...";
+  // Python's own numbers and strings read as they are written; others with their type.
+  if (v.is_none() || py::isinstance<py::str>(v) || PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr()) ||
+      PyComplex_Check(v.ptr()))
+    return r;
   const std::string t = type_name(v);
-  return (t == "NoneType" || r.rfind(t, 0) == 0) ? r : t + " " + r;
+  return r.rfind(t, 0) == 0 ? r : t + " " + r;
 }
 
 std::string shape_of(const py::array& a) {

@@ -54,5 +54,6 @@ PYBIND11_MODULE(_kmini, m) {
   kmini::python::bind_gram(m);
   m.def("_input_pointer", &input_pointer, py::arg("array"), py::arg("dtype"));
   m.def("_finalize", &kmini::python::finalize, "Ends Kokkos (registered with atexit); later calls are a RuntimeError.");
-  py::module_::import("atexit").attr("register")(m.attr("_finalize"));
+  m.def("_finalize_at_exit", &kmini::python::finalize_at_exit, "The atexit handler: _finalize at the interpreter's exit.");
+  py::module_::import("atexit").attr("register")(m.attr("_finalize_at_exit"));
 }

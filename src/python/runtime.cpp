@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 
 namespace kmini::python {
@@ -15,7 +17,8 @@ namespace kmini::python {
 namespace {
 
 std::mutex* g_kernel_lock = new std::mutex;  // replaced in a forked child (see after_fork_in_child)
-std::atomic<bool> g_stopping{false};         // the atexit handler is stopping the calls
+std::atomic<bool> g_stopping{false};         // _finalize is stopping the calls
+std::atomic<bool> g_exiting{false};          // ... because the interpreter is exiting
 bool g_shut_down = false;                    // Kokkos finalised: no more calls (kernel lock held to change)
 bool g_started_kokkos = false;
 pid_t g_mpi_started_by = 0;  // the process that called MPI_Init (0: not kmini)
@@ -37,6 +40,13 @@ void start_mpi() {
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
   g_mpi_started_by = getpid();
   Py_AtExit(finalize_mpi_at_exit);
+}
+
+// A daemon thread at the interpreter's exit: it must not take the GIL again
+// (Python would end the thread from inside a destructor, which aborts), and
+// the process is about to end.
+[[noreturn]] void wait_for_the_end() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 }  // namespace
@@ -127,10 +137,25 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given) {
 }
 
 KernelCall::KernelCall(const char* function) : lock_(*g_kernel_lock) {
+  if (g_exiting) {
+    lock_.unlock();
+    wait_for_the_end();
+  }
   if (g_shut_down || g_stopping)
     throw std::runtime_error(std::string(function) +
                              ": kmini has shut down (its atexit handler kmini._finalize ran); no kernel can run "
                              "in this process any more");
+}
+
+KernelCall::~KernelCall() {
+  if (!g_exiting) return;
+  lock_.unlock();
+  wait_for_the_end();
+}
+
+void finalize_at_exit() {
+  g_exiting = true;
+  finalize();
 }
 
 std::function<bool()> Stop::check() {

@@ -38,8 +38,10 @@ void ensure_kokkos();
 void ensure_mpi(const char* function);
 // A RuntimeError when kmini has shut down.
 void check_running(const char* function);
-// The atexit handler (GIL held).
+// kmini._finalize (GIL held): ends Kokkos; later calls are a RuntimeError.
 void finalize();
+// The atexit handler: finalize(), knowing that the interpreter is exiting.
+void finalize_at_exit();
 // Whether this process was started by an MPI launcher (mpirun, srun, ...).
 bool launched_by_mpi();
 
@@ -53,6 +55,10 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given);
 class KernelCall {
  public:
   explicit KernelCall(const char* function);
+  // At the interpreter's exit a daemon thread must not take the GIL back (the
+  // interpreter would end the thread inside this destructor): it waits there
+  // for the process to end.
+  ~KernelCall();
   KernelCall(const KernelCall&) = delete;
   KernelCall& operator=(const KernelCall&) = delete;
 

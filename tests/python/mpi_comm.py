@@ -1,0 +1,77 @@
+"""One problem over the ranks of an mpi4py communicator (comm=), run by ctest
+at 1, 2 and 3 ranks: each rank passes its contiguous block of the elements
+(rk4) or of the rows of A (gram), and gets its own part of the result.
+rk4: delta = g * the sum over every rank, matching a one-process call of the
+whole problem as the CLI's rank-count tests do (relative 1e-12), the same
+delta history on every rank. Arguments one rank refuses stop every rank with
+an error, none waits. Exit 0 when every check passes on every rank."""
+import sys
+
+import numpy as np
+
+try:
+    from mpi4py import MPI
+except ImportError:
+    print("skipped: no mpi4py (Debian: python3-mpi4py)")
+    sys.exit(77)
+
+import kmini
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+def rel(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+# --- rk4: 61 elements (not a multiple of the rank count), every coupling -----
+r = np.random.default_rng(4)
+F_all = (r.standard_normal(61) + 1j * r.standard_normal(61)) * 0.3
+G_all = 0.5 + 0.1j * r.standard_normal(61)
+blocks = np.array_split(np.arange(61), size)
+mine = blocks[rank]
+for kw in (dict(), dict(coupling="per_step", delta0=0.1 + 0.2j), dict(kerr=0.7, method="stages"),
+           dict(precision="double", g=0.02, dt=5e-3, steps=40)):
+    F, G, delta = kmini.rk4(F_all[mine], G_all[mine], comm=comm, **kw)
+    F1, G1, delta1 = kmini.rk4(F_all, G_all, **kw)  # the whole problem in this process
+    check(rel(F, F1[mine]) < 1e-12 and rel(G, G1[mine]) < 1e-12, f"rk4 {kw}: fields")
+    check(rel(delta, delta1) < 1e-12, f"rk4 {kw}: delta {rel(delta, delta1):.2e}")
+    same = comm.allgather(delta.tobytes())
+    check(all(d == same[0] for d in same), f"rk4 {kw}: delta differs between ranks")
+
+# g='auto' is 1 / the number of elements over every rank
+_, _, d_auto = kmini.rk4(F_all[mine], G_all[mine], steps=0, comm=comm)
+check(abs(d_auto[0] - F_all.sum() / 61) < 1e-14, "rk4: g auto over the communicator")
+
+# one rank's bad arguments: an error on every rank, no rank left waiting
+bad = rank == size - 1
+try:
+    kmini.rk4(F_all[mine], G_all[mine][: len(mine) - 1] if bad else G_all[mine], steps=2, comm=comm)
+    check(False, "rk4: bad arguments on one rank did not raise")
+except ValueError as e:
+    check(bad and "G0: shape" in str(e), f"rk4: {e}")
+except RuntimeError as e:
+    check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"rk4: {e}")
+
+# a communicator of its own
+sub = comm.Split(rank % 2, rank)
+F, _, delta = kmini.rk4(F_all[mine], G_all[mine], steps=5, comm=sub)
+group = [i for i in range(size) if i % 2 == rank % 2]
+idx = np.concatenate([blocks[i] for i in group])
+_, _, dref = kmini.rk4(F_all[idx], G_all[idx], steps=5)
+check(rel(delta, dref) < 1e-12, "rk4: a split communicator")
+sub.Free()
+
+for f in failures:
+    print(f"rank {rank}: FAILED {f}", flush=True)
+ok = comm.allreduce(0 if failures else 1, op=MPI.MIN)
+if rank == 0:
+    print(f"{size} ranks: {'all checks passed' if ok else 'failures'}", flush=True)
+sys.exit(0 if ok else 1)
