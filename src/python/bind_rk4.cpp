@@ -149,15 +149,24 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, Args a, MPI_Comm
 template <class T>
 py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, Args a, MPI_Comm comm, bool given) {
   const std::string complex_type = typestr_of<std::complex<T>>();
-  const CudaArrayView F0 = cuda_array_view(f0, "F0"), G0 = cuda_array_view(g0, "G0");
-  for (const CudaArrayView* v : {&F0, &G0})
-    if (v->typestr != complex_type)
-      throw py::type_error(std::string(v == &F0 ? "F0" : "G0") + ": device dtype " + v->typestr + ", expected " +
-                           complex_type + " (device arrays are not converted)");
-  if (G0.shape != F0.shape)
-    throw py::value_error("G0: shape " + G0.shape_string() + ", expected " + F0.shape_string() + " (the shape of F0)");
-  plan_memory(a.q.steps, F0.size(), sizeof(T));
-  ensure_kokkos();
+  CudaArrayView F0, G0;
+  std::exception_ptr failed;
+  try {
+    F0 = cuda_array_view(f0, "F0");
+    G0 = cuda_array_view(g0, "G0");
+    for (const CudaArrayView* v : {&F0, &G0})
+      if (v->typestr != complex_type)
+        throw py::type_error(std::string(v == &F0 ? "F0" : "G0") + ": device dtype " + v->typestr + ", expected " +
+                             complex_type + " (device arrays are not converted)");
+    if (G0.shape != F0.shape)
+      throw py::value_error("G0: shape " + G0.shape_string() + ", expected " + F0.shape_string() +
+                            " (the shape of F0)");
+    plan_memory(a.q.steps, F0.size(), sizeof(T));
+    ensure_kokkos();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  agree(comm, given, failed);
   DeviceArray F(F0.shape, complex_type), G(G0.shape, complex_type);
   kmini::rk4::IntegrateParams q = a.q;
   Stop stop;
@@ -192,40 +201,47 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
               const py::object& g, const py::object& kerr, const py::object& coupling, const py::object& method,
               const py::object& precision, const py::object& delta0, const py::object& comm_obj) {
   check_running("rk4");
-  Args a;
-  kmini::rk4::IntegrateParams& q = a.q;
-  // Python's int: steps + 1 (the history's length) must fit as well.
-  q.steps = integer_arg(steps, "steps", 0, std::numeric_limits<std::int64_t>::max() - 1);
-  q.dt = real_arg(dt, "dt", 0, kMaxReal, true);
-  if (py::isinstance<py::str>(g)) {
-    choice_arg(g, "g", {"auto"});
-    a.g_auto = true;
-  } else {
-    q.g = real_arg(g, "g", -kMaxReal, kMaxReal);
-  }
-  q.kerr = real_arg(kerr, "kerr", -kMaxReal, kMaxReal);
-  q.per_stage = choice_arg(coupling, "coupling", {"per_step", "per_stage"}) == "per_stage";
-  const std::string m = choice_arg(method, "method", {"auto", "affine", "stages"});
-  using M = kmini::rk4::IntegrateParams::Method;
-  q.method = m == "affine" ? M::Affine : m == "stages" ? M::Stages : M::Auto;
-  if (q.method == M::Affine && q.kerr != 0)
-    throw py::value_error("method: got 'affine', expected 'auto' or 'stages' (kerr != 0 makes the model nonlinear; "
-                          "affine needs kerr = 0)");
-  q.delta0 = complex_arg(delta0, "delta0");
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "rk4", &given);
-  if (!given) ensure_mpi("rk4");  // the integrator sums over MPI_COMM_SELF
+  Args a;
   std::string p = "double";
-  a.on_device = has_cuda_array_interface(f0) || has_cuda_array_interface(g0);
-  if (a.on_device) refuse_device_arrays_on_host({{"F0", f0}, {"G0", g0}});
-  if (precision.is_none() && a.on_device) {
-    if (has_cuda_array_interface(f0) && cuda_array_view(f0, "F0").typestr == typestr_of<std::complex<float>>())
-      p = "single";
-  } else if (precision.is_none()) {
-    const py::array arr = array_arg(f0, "F0");
-    if (arr.dtype().kind() == 'c' && arr.itemsize() == 8) p = "single";
-  } else {
-    p = choice_arg(precision, "precision", {"single", "double"});
+  // With comm=, a rank that refuses its arguments here still meets the others
+  // in agree(), so they raise instead of waiting for it.
+  try {
+    kmini::rk4::IntegrateParams& q = a.q;
+    // Python's int: steps + 1 (the history's length) must fit as well.
+    q.steps = integer_arg(steps, "steps", 0, std::numeric_limits<std::int64_t>::max() - 1);
+    q.dt = real_arg(dt, "dt", 0, kMaxReal, true);
+    if (py::isinstance<py::str>(g)) {
+      choice_arg(g, "g", {"auto"});
+      a.g_auto = true;
+    } else {
+      q.g = real_arg(g, "g", -kMaxReal, kMaxReal);
+    }
+    q.kerr = real_arg(kerr, "kerr", -kMaxReal, kMaxReal);
+    q.per_stage = choice_arg(coupling, "coupling", {"per_step", "per_stage"}) == "per_stage";
+    const std::string m = choice_arg(method, "method", {"auto", "affine", "stages"});
+    using M = kmini::rk4::IntegrateParams::Method;
+    q.method = m == "affine" ? M::Affine : m == "stages" ? M::Stages : M::Auto;
+    if (q.method == M::Affine && q.kerr != 0)
+      throw py::value_error("method: got 'affine', expected 'auto' or 'stages' (kerr != 0 makes the model nonlinear; "
+                            "affine needs kerr = 0)");
+    q.delta0 = complex_arg(delta0, "delta0");
+    if (!given) ensure_mpi("rk4");  // the integrator sums over MPI_COMM_SELF
+    a.on_device = has_cuda_array_interface(f0) || has_cuda_array_interface(g0);
+    if (a.on_device) refuse_device_arrays_on_host({{"F0", f0}, {"G0", g0}});
+    if (precision.is_none() && a.on_device) {
+      if (has_cuda_array_interface(f0) && cuda_array_view(f0, "F0").typestr == typestr_of<std::complex<float>>())
+        p = "single";
+    } else if (precision.is_none()) {
+      const py::array arr = array_arg(f0, "F0");
+      if (arr.dtype().kind() == 'c' && arr.itemsize() == 8) p = "single";
+    } else {
+      p = choice_arg(precision, "precision", {"single", "double"});
+    }
+  } catch (...) {
+    if (given) agree(comm, true, std::current_exception());
+    throw;
   }
   if (a.on_device)
     return p == "single" ? rk4_on_device_arrays<float>(f0, g0, a, comm, given)

@@ -60,6 +60,14 @@ except ValueError as e:
 except RuntimeError as e:
     check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"rk4: {e}")
 
+try:
+    kmini.rk4(F_all[mine], G_all[mine], steps=2, dt=-1.0 if bad else 1e-3, comm=comm)
+    check(False, "rk4: a bad dt on one rank did not raise")
+except ValueError as e:
+    check(bad and str(e).startswith("dt: got -1.0"), f"rk4: {e}")
+except RuntimeError as e:
+    check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"rk4: {e}")
+
 # a communicator of its own
 sub = comm.Split(rank % 2, rank)
 F, _, delta = kmini.rk4(F_all[mine], G_all[mine], steps=5, comm=sub)
