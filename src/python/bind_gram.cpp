@@ -179,10 +179,10 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   const std::int64_t dense_elements = p.dense ? checked_bytes(a.m.rows, rows_b, "gram: dense C of rows x targets") : 0;
   checked_bytes(dense_elements, 4, "gram: dense C");
   checked_bytes(a.m.rows, std::max<std::int64_t>(p.top_k, 1) * 16, "gram: top_k lists of rows x k");
-  const double budget = budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) &&
-                                                  budget_obj.cast<std::string>() == "auto")
-                            ? 0.5 * double(kmini::query_device_memory().available)  // the CLI's auto
-                            : byte_size_arg(budget_obj, "memory_budget", kMaxBudget);
+  const double budget =
+      budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) && budget_obj.cast<std::string>() == "auto")
+          ? 0.5 * double(kmini::query_device_memory().available)  // the CLI's auto
+          : byte_size_arg(budget_obj, "memory_budget", kMaxBudget);
   // Memory as in the CLI: dense C only when asked for and within the budget;
   // else slices of as many rows as the budget allows (bisection: the bytes
   // grow with the slice height), so a top-k of 10^5 rows never builds C.
@@ -197,10 +197,10 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
                                            (p.similarity == Similarity::Counts ? " int32 (" : " float32 (") +
                                            kmini::format_bytes(dense_bytes) + ") and slices of " + std::to_string(h) +
                                            " rows need "
-                                     : h == 1 ? std::string("the packed inputs and a slice of one row need ")
-                                              : "slices of " + std::to_string(h) + " rows need ";
-    return "gram: " + what + kmini::format_bytes(need(h)) + ", more than memory_budget " +
-           kmini::format_bytes(budget) + "; nothing was allocated" + advice;
+                             : h == 1 ? std::string("the packed inputs and a slice of one row need ")
+                                      : "slices of " + std::to_string(h) + " rows need ";
+    return "gram: " + what + kmini::format_bytes(need(h)) + ", more than memory_budget " + kmini::format_bytes(budget) +
+           "; nothing was allocated" + advice;
   };
   if (p.slice_rows > 0 && a.m.rows > 0 && need(std::min(p.slice_rows, a.m.rows)) > budget)
     throw py::value_error("slice_rows: got " + std::to_string(p.slice_rows) + ", expected a height within " +

@@ -34,15 +34,16 @@ py::array delta_history(const kmini::rk4::IntegrateResult& r) {
 // history three times (on the device, its host copy, the returned array) and
 // the fields (two complex<T> and G's two real parts).
 void plan_memory(std::int64_t steps, std::int64_t count, std::size_t real_bytes) {
-  const std::int64_t history = checked_bytes(steps + 1, 16, "rk4: steps=" + std::to_string(steps) + ": the delta history (steps + 1 values)");
+  const std::int64_t history =
+      checked_bytes(steps + 1, 16, "rk4: steps=" + std::to_string(steps) + ": the delta history (steps + 1 values)");
   const std::int64_t fields = checked_bytes(count, static_cast<std::int64_t>(4 * real_bytes), "rk4: the fields");
   const double need = 3.0 * double(history) + double(fields);
   const double available = double(kmini::query_device_memory().available);
   if (need > available)
-    memory_error("rk4: steps=" + std::to_string(steps) + " keeps a delta history of " +
-                 kmini::format_bytes(double(history)) + " (16 bytes per step, held 3 times: " +
-                 kmini::format_bytes(need) + " with the fields), more than the " + kmini::format_bytes(available) +
-                 " available; nothing was allocated");
+    memory_error(
+        "rk4: steps=" + std::to_string(steps) + " keeps a delta history of " + kmini::format_bytes(double(history)) +
+        " (16 bytes per step, held 3 times: " + kmini::format_bytes(need) + " with the fields), more than the " +
+        kmini::format_bytes(available) + " available; nothing was allocated");
 }
 
 // An allocation that failed inside the kernels, as a MemoryError.
@@ -224,8 +225,9 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
     using M = kmini::rk4::IntegrateParams::Method;
     q.method = m == "affine" ? M::Affine : m == "stages" ? M::Stages : M::Auto;
     if (q.method == M::Affine && q.kerr != 0)
-      throw py::value_error("method: got 'affine', expected 'auto' or 'stages' (kerr != 0 makes the model nonlinear; "
-                            "affine needs kerr = 0)");
+      throw py::value_error(
+          "method: got 'affine', expected 'auto' or 'stages' (kerr != 0 makes the model nonlinear; "
+          "affine needs kerr = 0)");
     q.delta0 = complex_arg(delta0, "delta0");
     if (!given) ensure_mpi("rk4");  // the integrator sums over MPI_COMM_SELF
     a.on_device = has_cuda_array_interface(f0) || has_cuda_array_interface(g0);

@@ -25,8 +25,7 @@ bool is_instance_of(const py::handle& v, const char* module_attr) {
 
 // A 0-d array as its scalar (numpy's own conversion), anything else as it is.
 py::object scalar_of(const py::handle& v) {
-  if (py::isinstance<py::array>(v) && py::reinterpret_borrow<py::array>(v).ndim() == 0 &&
-      !is_instance_of(v, "generic"))
+  if (py::isinstance<py::array>(v) && py::reinterpret_borrow<py::array>(v).ndim() == 0 && !is_instance_of(v, "generic"))
     return v.attr("item")();
   return py::reinterpret_borrow<py::object>(v);
 }
@@ -80,9 +79,7 @@ void memory_error(const std::string& message) {
 
 bool is_bool(const py::handle& v) { return py::isinstance<py::bool_>(v) || is_instance_of(v, "bool_"); }
 
-bool is_integer(const py::handle& v) {
-  return !is_bool(v) && (PyLong_Check(v.ptr()) || is_instance_of(v, "integer"));
-}
+bool is_integer(const py::handle& v) { return !is_bool(v) && (PyLong_Check(v.ptr()) || is_instance_of(v, "integer")); }
 
 std::int64_t integer_arg(const py::handle& given, const std::string& name, std::int64_t lo, std::int64_t hi) {
   const py::object v = scalar_of(given);
@@ -101,10 +98,10 @@ double real_arg(const py::handle& given, const std::string& name, double lo, dou
   const py::object v = scalar_of(given);
   const double big = std::numeric_limits<double>::max();
   const std::string range = lo <= -big && hi >= big ? std::string("a finite real number")
-                            : hi >= big ? std::string("a finite real number ") + (lo_exclusive ? "> " : ">= ") +
-                                              number_text(lo)
-                                        : std::string("a finite real number in ") + (lo_exclusive ? "(" : "[") +
-                                              number_text(lo) + ", " + number_text(hi) + "]";
+                            : hi >= big
+                                ? std::string("a finite real number ") + (lo_exclusive ? "> " : ">= ") + number_text(lo)
+                                : std::string("a finite real number in ") + (lo_exclusive ? "(" : "[") +
+                                      number_text(lo) + ", " + number_text(hi) + "]";
   if (is_bool(v)) type_error(name, given, range + " (not a bool)");
   if (PyComplex_Check(v.ptr()) || is_instance_of(v, "complexfloating"))
     type_error(name, given, range + " (a complex value would lose its imaginary part)");
@@ -133,7 +130,8 @@ std::complex<double> complex_arg(const py::handle& given, const std::string& nam
     if (is_instance_of(v, "complexfloating") && py::array(numpy().attr("asarray")(v)).itemsize() > 16)
       type_error(name, given, "a finite complex number (representable as a complex128)");
     const auto c = py::cast<std::complex<double>>(v);
-    if (!std::isfinite(c.real()) || !std::isfinite(c.imag())) value_error(name, describe(given), "a finite complex number");
+    if (!std::isfinite(c.real()) || !std::isfinite(c.imag()))
+      value_error(name, describe(given), "a finite complex number");
     return c;
   }
   if (is_bool(v) || !(PyFloat_Check(v.ptr()) || is_integer(v) || is_instance_of(v, "floating")))

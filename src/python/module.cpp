@@ -35,8 +35,7 @@ py::dict info() {
 // For the tests: the data pointer the kernels would see for `obj` as float64
 // or float32, to compare with the array's own (zero-copy or one copy).
 std::uintptr_t input_pointer(const py::handle& obj, const std::string& dtype) {
-  if (dtype == "float64")
-    return reinterpret_cast<std::uintptr_t>(kmini::python::as_input<double>(obj, "array").data());
+  if (dtype == "float64") return reinterpret_cast<std::uintptr_t>(kmini::python::as_input<double>(obj, "array").data());
   if (dtype == "float32") return reinterpret_cast<std::uintptr_t>(kmini::python::as_input<float>(obj, "array").data());
   throw py::value_error("dtype: expected float64 or float32");
 }
@@ -54,6 +53,7 @@ PYBIND11_MODULE(_kmini, m) {
   kmini::python::bind_gram(m);
   m.def("_input_pointer", &input_pointer, py::arg("array"), py::arg("dtype"));
   m.def("_finalize", &kmini::python::finalize, "Ends Kokkos (registered with atexit); later calls are a RuntimeError.");
-  m.def("_finalize_at_exit", &kmini::python::finalize_at_exit, "The atexit handler: _finalize at the interpreter's exit.");
+  m.def("_finalize_at_exit", &kmini::python::finalize_at_exit,
+        "The atexit handler: _finalize at the interpreter's exit.");
   py::module_::import("atexit").attr("register")(m.attr("_finalize_at_exit"));
 }

@@ -3,14 +3,14 @@
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <pthread.h>
 #include <unistd.h>
+#include <Kokkos_Core.hpp>
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <cstdlib>
+#include <thread>
 
 namespace kmini::python {
 
@@ -127,7 +127,8 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given) {
   if (!py::isinstance(comm, mpi.attr("Intracomm")))
     throw py::type_error(f + ": comm: got " + py::str(py::type::handle_of(comm).attr("__name__")).cast<std::string>() +
                          ", expected an mpi4py intracommunicator (e.g. MPI.COMM_WORLD)");
-  if (comm.equal(mpi.attr("COMM_NULL"))) throw py::value_error(f + ": comm: got MPI.COMM_NULL, expected a communicator");
+  if (comm.equal(mpi.attr("COMM_NULL")))
+    throw py::value_error(f + ": comm: got MPI.COMM_NULL, expected a communicator");
   check_running(function);
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -173,8 +174,7 @@ std::function<bool()> Stop::check() {
 
 void Stop::raise_if_stopped(const char* function) const {
   if (*why_ == 1) throw py::error_already_set();  // the KeyboardInterrupt (or the handler's exception)
-  if (*why_ == 2)
-    throw std::runtime_error(std::string(function) + ": stopped because the interpreter is exiting");
+  if (*why_ == 2) throw std::runtime_error(std::string(function) + ": stopped because the interpreter is exiting");
 }
 
 }  // namespace kmini::python
