@@ -265,9 +265,47 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   return ns;
 }
 
+// `A` (any input form) checked as gram checks it and returned as uint64 words,
+// column k in bit k % 64 of word k / 64, and its number of columns: what the
+// ranks of a communicator exchange (comm= in the package).
+py::tuple gram_words(const py::object& a_obj, const py::object& cols_obj, const std::string& name) {
+  check_running("gram");
+  const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
+  if (has_cuda_array_interface(a_obj))
+    throw py::type_error(name + ": a device array, expected a numpy array with comm=");
+  const GramInput in = gram_input(a_obj, name.c_str(), cols);
+  const std::int64_t rows = in.m.rows, nw = (in.m.cols + 63) / 64;
+  checked_bytes(rows, checked_bytes(nw, 8, name + ": words"), name + ": words");
+  py::array_t<std::uint64_t> words({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(nw)});
+  std::uint64_t* w = words.mutable_data();
+  const auto* bytes = static_cast<const std::uint8_t*>(in.m.data);
+  const std::int64_t row_bytes = in.m.row_bytes(), ncols = in.m.cols;
+  ensure_kokkos();
+  {
+    KernelCall call("gram");
+    check_gram_values(name.c_str(), in.m);
+    using Format = kmini::gram::ApiMatrix::Format;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const std::uint8_t* r = bytes + i * row_bytes;
+      std::uint64_t* out = w + i * nw;
+      if (in.m.format == Format::Words) {
+        std::memcpy(out, r, static_cast<std::size_t>(nw) * 8);
+        continue;
+      }
+      std::fill(out, out + nw, std::uint64_t(0));
+      for (std::int64_t k = 0; k < ncols; ++k) {
+        const bool bit = in.m.format == Format::Unpacked ? r[k] != 0 : ((r[k / 8] >> (7 - k % 8)) & 1) != 0;
+        out[k / 64] |= std::uint64_t(bit) << (k % 64);
+      }
+    }
+  }
+  return py::make_tuple(words, ncols);
+}
+
 }  // namespace
 
 void bind_gram(py::module_& m) {
+  m.def("_gram_words", &gram_words, py::arg("A"), py::arg("cols"), py::arg("name"));
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"));

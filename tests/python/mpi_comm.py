@@ -77,6 +77,61 @@ _, _, dref = kmini.rk4(F_all[idx], G_all[idx], steps=5)
 check(rel(delta, dref) < 1e-12, "rk4: a split communicator")
 sub.Free()
 
+# --- gram: 37 rows of A, each rank's block in a different input form --------
+rg = np.random.default_rng(8)
+A_all = rg.random((37, 150)) < 0.35
+A_all[5] = A_all[9]  # equal rows: ties in the top-k lists
+A_all[12] = False    # an empty row
+B_all = rg.random((11, 150)) < 0.5
+rows = np.array_split(np.arange(37), size)[rank]
+r0 = rows[0] if len(rows) else 0
+
+
+def form(M, r):
+    """Rank r's rows in its own input form: elements, packbits bytes, big-endian words."""
+    if r % 3 == 0:
+        return M, None
+    if r % 3 == 1:
+        return np.packbits(M, axis=1), M.shape[1]
+    W = np.zeros((M.shape[0], (M.shape[1] + 63) // 64), dtype=np.uint64)
+    for c in range(M.shape[1]):
+        W[:, c // 64] |= M[:, c].astype(np.uint64) << np.uint64(c % 64)
+    return W.astype(">u8"), M.shape[1]
+
+
+mine_a, mine_cols = form(A_all[rows], rank)
+for sim in ("counts", "jaccard", "cosine"):
+    kw = dict(similarity=sim, top_k=4, pairs_min=40 if sim == "counts" else 0.3,
+              count_at_least=[30, 45] if sim == "counts" else [0.2, 0.4], slice_rows=5)
+    one = kmini.gram(A_all, **kw)
+    got = kmini.gram(mine_a, cols=mine_cols, comm=comm, **kw)
+    check(got.C.tobytes() == one.C[rows].tobytes(), f"gram {sim}: C rows")
+    check(got.top_k.tobytes() == one.top_k[rows].tobytes(), f"gram {sim}: top_k rows")
+    want_pairs = one.pairs[np.isin(one.pairs["i"], rows)]
+    check(got.pairs.tobytes() == want_pairs.tobytes(), f"gram {sim}: pairs")
+    check(np.array_equal(got.counts, one.counts), f"gram {sim}: counts {got.counts} vs {one.counts}")
+    check(got.row_counts.tobytes() == one.row_counts[rows].tobytes(), f"gram {sim}: row_counts")
+    # with B, whole on every rank
+    one_b = kmini.gram(A_all, B_all, **dict(kw, top_k=3))
+    got_b = kmini.gram(mine_a, B_all, cols=mine_cols, comm=comm, **dict(kw, top_k=3)) if mine_cols is None else \
+        kmini.gram(mine_a, np.packbits(B_all, axis=1), cols=mine_cols, comm=comm, **dict(kw, top_k=3))
+    check(got_b.C.tobytes() == one_b.C[rows].tobytes(), f"gram {sim} with B: C rows")
+    check(got_b.top_k.tobytes() == one_b.top_k[rows].tobytes(), f"gram {sim} with B: top_k")
+    check(got_b.pairs.tobytes() == one_b.pairs[np.isin(one_b.pairs["i"], rows)].tobytes(), f"gram {sim} B: pairs")
+    check(np.array_equal(got_b.counts, one_b.counts), f"gram {sim} with B: counts")
+up_one = kmini.gram(A_all, triangle="upper")
+up = kmini.gram(mine_a, cols=mine_cols, triangle="upper", comm=comm)
+starts = [i * 37 - i * (i - 1) // 2 for i in range(38)]
+lo, hi = (starts[rows[0]], starts[rows[-1] + 1]) if len(rows) else (0, 0)
+check(up.C.tobytes() == up_one.C[lo:hi].tobytes(), "gram: the upper triangle's rows")
+try:
+    kmini.gram(mine_a, cols=mine_cols, top_k=0 if rank == size - 1 else 2, comm=comm)
+    check(False, "gram: a bad top_k on one rank did not raise")
+except ValueError as e:
+    check(rank == size - 1 and "top_k" in str(e), f"gram: {e}")
+except RuntimeError as e:
+    check(rank != size - 1 and f"rank {size - 1} refused its arguments" in str(e), f"gram: {e}")
+
 for f in failures:
     print(f"rank {rank}: FAILED {f}", flush=True)
 ok = comm.allreduce(0 if failures else 1, op=MPI.MIN)

@@ -65,7 +65,8 @@ def rk4(F0: Any, G0: Any, *, steps: int = 100, dt: Number = 1e-3, g: Union[Numbe
 def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str = "counts",
          top_k: Optional[int] = None, pairs_min: Optional[Number] = None,
          count_at_least: Optional[Iterable[Number]] = None, dense: bool = True, triangle: str = "full",
-         memory_budget: Union[Number, str] = "auto", slice_rows: Optional[int] = None) -> SimpleNamespace:
+         memory_budget: Union[Number, str] = "auto", slice_rows: Optional[int] = None,
+         comm: Any = None) -> SimpleNamespace:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     A, B: bool/uint8 0/1 elements, or with cols= np.packbits(A, axis=1) bytes
@@ -79,6 +80,16 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     bytes or '512M' as in the deck, default 'auto': half the memory this
     process may use); beyond the budget: MemoryError (ValueError for a
     slice_rows that does not fit) before anything is allocated.
+
+    comm: an mpi4py intracommunicator; each rank passes its own contiguous
+    block of rows of A (in rank order) and B whole, and gets its own rows of
+    C, top_k and pairs (i global), the counts of the whole problem and the
+    row_counts of its rows: byte for byte those of a one-process call. Every
+    rank holds all of A's packed rows (the CLI's replicated plan).
     """
+    if comm is not None:
+        from ._over_ranks import gram_over_ranks
+        return gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle,
+                               memory_budget, slice_rows)
     return _kmini.gram(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle, memory_budget,
                        slice_rows)
