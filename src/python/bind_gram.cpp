@@ -11,6 +11,9 @@
 #include "core/format.hpp"
 #include "cuda_array.hpp"
 #include "gram/gram_api.hpp"
+#include "io/npy.hpp"
+
+#include <pybind11/stl.h>
 #include "runtime.hpp"
 
 #include <algorithm>
@@ -302,9 +305,56 @@ py::tuple gram_words(const py::object& a_obj, const py::object& cols_obj, const 
   return py::make_tuple(words, ncols);
 }
 
+// A numpy dtype of the CLI's files as the .npy writer's element type.
+kmini::npy::DType npy_dtype(const py::dtype& d, const std::string& path) {
+  const std::string s = py::str(d.attr("str")).cast<std::string>();
+  using kmini::npy::DType;
+  for (const auto& [text, t] : std::vector<std::pair<std::string, DType>>{
+           {"<i4", DType::I4}, {"<i8", DType::I8}, {"<f4", DType::F4}, {"<f8", DType::F8}, {"|u1", DType::U1}})
+    if (s == text) return t;
+  throw py::type_error("write: " + path + ": dtype " + s + " is not one of the CLI's");
+}
+
+// Collective over `comm` (None: this process): this rank's `array` at element
+// `first` of the .npy file `path` of `shape`, written as the CLI writes its
+// outputs (atomically: a temporary file renamed when every rank has written).
+void write_npy(const py::object& path_obj, const py::array& array, std::int64_t first,
+               const std::vector<std::int64_t>& shape, const py::object& comm_obj) {
+  bool given = false;
+  const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
+  if (!given) ensure_mpi("gram");
+  const std::string path = py::str(py::module_::import("os").attr("fspath")(path_obj)).cast<std::string>();
+  std::vector<kmini::npy::Field> fields;
+  const py::object names = array.dtype().attr("names");
+  std::optional<kmini::npy::ElementType> element;
+  if (names.is_none()) {
+    element.emplace(npy_dtype(array.dtype(), path));
+  } else {
+    for (const py::handle n : names) {
+      const py::dtype f = array.dtype().attr("fields")[n].cast<py::tuple>()[0].cast<py::dtype>();
+      fields.push_back({n.cast<std::string>(), npy_dtype(f, path)});
+    }
+    element.emplace(fields);
+  }
+  const py::array data = py::module_::import("numpy").attr("ascontiguousarray")(array);
+  const void* p = data.data();
+  const auto count = static_cast<std::uint64_t>(data.size());
+  const kmini::npy::Shape global(shape.begin(), shape.end());
+  KernelCall call("gram");  // no Python objects below; MPI-IO, one call at a time
+  try {
+    kmini::npy::DistributedWriter writer(comm, path, *element, global);
+    writer.write_elements_independent(static_cast<std::uint64_t>(first), count, p);
+    writer.commit();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("write: ") + e.what());
+  }
+}
+
 }  // namespace
 
 void bind_gram(py::module_& m) {
+  m.def("_write_npy", &write_npy, py::arg("path"), py::arg("array"), py::arg("first"), py::arg("shape"),
+        py::arg("comm"));
   m.def("_gram_words", &gram_words, py::arg("A"), py::arg("cols"), py::arg("name"));
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),

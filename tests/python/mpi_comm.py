@@ -124,6 +124,27 @@ up = kmini.gram(mine_a, cols=mine_cols, triangle="upper", comm=comm)
 starts = [i * 37 - i * (i - 1) // 2 for i in range(38)]
 lo, hi = (starts[rows[0]], starts[rows[-1] + 1]) if len(rows) else (0, 0)
 check(up.C.tobytes() == up_one.C[lo:hi].tobytes(), "gram: the upper triangle's rows")
+# write=: the files of N ranks are those of one process, byte for byte (and
+# those are the CLI's: tests/python/test_kmini_gram.py)
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+where = comm.bcast(tempfile.mkdtemp(prefix="kmini_comm_") if rank == 0 else None)
+kw = dict(similarity="dice", top_k=3, pairs_min=0.3)
+for tri in ("full", "upper"):
+    names = {k: os.path.join(where, f"{k}_{tri}_{size}.npy") for k in ("C", "pairs", "top_k")}
+    kmini.gram(mine_a, cols=mine_cols, triangle=tri, write=names, comm=comm, **kw)
+    if rank == 0:
+        ones = {k: os.path.join(where, f"{k}_{tri}_one.npy") for k in names}
+        kmini.gram(A_all, triangle=tri, write=ones, **kw)
+        for k in names:
+            with open(names[k], "rb") as a, open(ones[k], "rb") as b:
+                check(a.read() == b.read(), f"gram write {k} ({tri}): not the one-process file")
+comm.Barrier()
+if rank == 0:
+    import shutil  # noqa: E402
+    shutil.rmtree(where)
+
 try:
     kmini.gram(mine_a, cols=mine_cols, top_k=0 if rank == size - 1 else 2, comm=comm)
     check(False, "gram: a bad top_k on one rank did not raise")

@@ -13,7 +13,8 @@ without the GIL for the kernels).
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any, Iterable, Optional, Tuple, Union
+import os
+from typing import Any, Iterable, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
          top_k: Optional[int] = None, pairs_min: Optional[Number] = None,
          count_at_least: Optional[Iterable[Number]] = None, dense: bool = True, triangle: str = "full",
          memory_budget: Union[Number, str] = "auto", slice_rows: Optional[int] = None,
-         comm: Any = None) -> SimpleNamespace:
+         write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None, comm: Any = None) -> SimpleNamespace:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     A, B: bool/uint8 0/1 elements, or with cols= np.packbits(A, axis=1) bytes
@@ -86,10 +87,20 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     C, top_k and pairs (i global), the counts of the whole problem and the
     row_counts of its rows: byte for byte those of a one-process call. Every
     rank holds all of A's packed rows (the CLI's replicated plan).
+
+    write: the CLI's files of the outputs, {"C": path, "pairs": path,
+    "top_k": path} (the deck's gram.write.C, write.pairs.path and
+    write.top_k.path), byte for byte the CLI's, written collectively with
+    comm= and atomically (a temporary file renamed when complete).
     """
+    from . import _over_ranks
+    files = _over_ranks.check_write(write, dense, top_k, pairs_min)
     if comm is not None:
-        from ._over_ranks import gram_over_ranks
-        return gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle,
-                               memory_budget, slice_rows)
-    return _kmini.gram(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle, memory_budget,
-                       slice_rows)
+        res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,
+                                          triangle, memory_budget, slice_rows)
+    else:
+        res = _kmini.gram(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle, memory_budget,
+                          slice_rows)
+    if files:
+        _over_ranks.write_outputs(res, files, comm, triangle)
+    return res

@@ -10,8 +10,9 @@ one-process call. Arguments that one rank refuses stop every rank."""
 from __future__ import annotations
 
 import operator
+import os
 from types import SimpleNamespace
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -119,3 +120,53 @@ def gram_over_ranks(A: Any, B: Any, comm: Any, cols: Any, similarity: Any, top_k
         counted = comm.allreduce(counted, op=MPI.SUM)
         res.counts = counted // 2 if one_input else counted
     return res
+
+
+WRITABLE = ("C", "pairs", "top_k")
+
+
+def check_write(write: Any, dense: Any, top_k: Any, pairs_min: Any) -> dict:
+    """write= as {output: path}, checked before anything is computed."""
+    if write is None:
+        return {}
+    if not hasattr(write, "items") or isinstance(write, (str, bytes)):
+        raise TypeError(f"write: got {type(write).__name__}, expected a mapping such as {{'C': 'c.npy'}}")
+    files = {}
+    for key, path in write.items():
+        if key not in WRITABLE:
+            raise ValueError(f"write: got key {key!r}, expected 'C', 'pairs' or 'top_k'")
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"write: {key}: got {type(path).__name__}, expected a path (str or os.PathLike)")
+        files[key] = os.fspath(path)
+    if "C" in files and dense is not True:
+        raise ValueError("write: 'C' needs dense=True (C is written from the dense result)")
+    if "pairs" in files and pairs_min is None:
+        raise ValueError("write: 'pairs' needs pairs_min")
+    if "top_k" in files and top_k is None:
+        raise ValueError("write: 'top_k' needs top_k")
+    return files
+
+
+def write_outputs(res: SimpleNamespace, files: dict, comm: Any, triangle: Any) -> None:
+    """The CLI's .npy files of res, this rank's rows at their place (collective with comm)."""
+    def place(n: int) -> Tuple[int, int]:  # this rank's first element, and the total
+        if comm is None:
+            return 0, n
+        first = comm.exscan(n)
+        return (first or 0), comm.allreduce(n)
+
+    rows = len(res.row_counts)
+    row0, total_rows = place(rows)
+    if "C" in files:
+        if triangle == "upper":
+            first, total = place(res.C.shape[0])
+            _kmini._write_npy(files["C"], res.C, first, [total], comm)
+        else:
+            targets = res.C.shape[1]
+            _kmini._write_npy(files["C"], res.C, row0 * targets, [total_rows, targets], comm)
+    if "pairs" in files:
+        first, total = place(len(res.pairs))
+        _kmini._write_npy(files["pairs"], res.pairs, first, [total], comm)
+    if "top_k" in files:
+        k = res.top_k.shape[1]
+        _kmini._write_npy(files["top_k"], res.top_k, row0 * k, [total_rows, k], comm)
