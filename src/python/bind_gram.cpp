@@ -249,6 +249,11 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
       r = kmini::gram::compute(kmini::gram::ApiExec(), a.m, bm, p, dense_out);
     } catch (const std::bad_alloc&) {
       memory_error(too_much(p.slice_rows ? p.slice_rows : a.m.rows, " (an allocation failed)"));
+    } catch (const std::runtime_error& e) {  // Kokkos' failed allocations
+      if (std::string(e.what()).find("alloc") == std::string::npos) throw;
+      memory_error("gram: an allocation failed (" + first_line(e.what()) + ") planning " +
+                   kmini::format_bytes(need(p.slice_rows ? p.slice_rows : a.m.rows)) + " for slices of " +
+                   std::to_string(p.slice_rows ? p.slice_rows : a.m.rows) + " rows");
     }
   }
   stop.raise_if_stopped("gram");

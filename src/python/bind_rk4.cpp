@@ -55,7 +55,8 @@ auto allocating(const char* what, F&& f) -> decltype(f()) {
     memory_error(std::string("rk4: could not allocate ") + what);
   } catch (const std::runtime_error& e) {
     const std::string m = e.what();
-    if (m.find("alloc") != std::string::npos) memory_error(std::string("rk4: could not allocate ") + what + ": " + m);
+    if (m.find("alloc") != std::string::npos)
+      memory_error(std::string("rk4: could not allocate ") + what + ": " + first_line(m));
     throw;
   }
 }

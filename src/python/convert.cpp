@@ -288,6 +288,11 @@ py::array_t<T> out_arg(const py::object& out, const std::vector<py::ssize_t>& sh
   return py::reinterpret_borrow<py::array_t<T>>(o);
 }
 
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 200 ? line.substr(0, 197) + "..." : line;
+}
+
 std::int64_t checked_bytes(std::int64_t n, std::int64_t size, const std::string& what) {
   const auto b = checked_mul(static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(size));
   if (n < 0 || !b)

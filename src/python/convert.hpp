@@ -70,6 +70,9 @@ template <class T>
 py::array_t<T> out_arg(const py::object& out, const std::vector<py::ssize_t>& shape, const std::string& shape_name,
                        const std::vector<const py::array*>& inputs);
 
+// The first line of a library's message, at most 200 characters (for one-line errors).
+std::string first_line(const std::string& text);
+
 // n * size bytes, or a MemoryError naming `what` when it overflows.
 std::int64_t checked_bytes(std::int64_t n, std::int64_t size, const std::string& what);
 
