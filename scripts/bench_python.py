@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python module against the CLI (issue 22): the call overhead for tiny inputs,
+"""The Python module against the CLI: the call overhead for tiny inputs,
 and at the bench decks' sizes kmini.rk4 / kmini.discount against the CLI's timed
 kernel (results.json: rk4 loop_seconds, discount kernel.best_seconds) run by this
 script on the same machine, alternately. A benchmark, not a test.

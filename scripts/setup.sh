@@ -3,7 +3,7 @@
 #  1. installs what kmini needs from Debian/Ubuntu packages when missing (idempotent;
 #     sudo when not root);
 #  2. configures and builds the `default` CMake preset when needed (build/).
-# On a cluster, use Spack instead (see README: spack env activate . && spack install).
+# On a cluster, use Spack instead (see docs/install.md: spack env activate . && spack install).
 
 KMINI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -32,7 +32,7 @@ kmini_install_packages() {
   done
   ((${#missing[@]} == 0)) && return 0
   if ! command -v apt-get >/dev/null; then
-    kmini_log "missing packages (${missing[*]}) and no apt-get: install them, or use the Spack environment (README)"
+    kmini_log "missing packages (${missing[*]}) and no apt-get: install them, or use the Spack environment (docs/install.md)"
     return 1
   fi
   local sudo=()

@@ -5,8 +5,8 @@
 # Builds the Python package kmini for PYTHON (default: python3) from the bundle's
 # pykit/: the CUDA build's static libraries, Kokkos' headers and nvcc_wrapper,
 # pybind11's and MPI's headers. The module cannot be built on the machine that
-# makes the bundle, which has another Python (3.11 there, 3.12 on the GPU
-# machine, 2026-11-26). Needs nvcc (on PATH) and the interpreter's Python.h.
+# makes the bundle, which may have another Python than the GPU machine.
+# Needs nvcc (on PATH) and the interpreter's Python.h.
 # Leaves BUNDLE/pykit/python/kmini/ (the package: _kmini<EXT_SUFFIX> and its
 # Python files; PYTHONPATH=BUNDLE/pykit/python); prints one line on success.
 set -euo pipefail

@@ -60,9 +60,12 @@ Config read_config(const DeckNode& section, MPI_Comm comm);
 // terms that the deck (or a --set) gives, else dates.
 std::string size_key(const DeckNode& section, const Config& c);
 
+// Its deck keys, figure of merit and decks (discount_declaration.cpp).
+const KernelDeclaration& declaration();
+
 class DiscountKernel final : public Kernel {
  public:
-  std::string name() const override { return "discount"; }
+  const KernelDeclaration& declaration() const override { return discount::declaration(); }
   void configure(const DeckNode& section, const Environment& env) override {
     config_ = read_config(section, env.comm());
     outputs_.clear();

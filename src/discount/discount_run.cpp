@@ -25,9 +25,9 @@
 
 namespace kmini::discount {
 
-// The last-level cache in bytes: sysconf's L3 (glibc: all of the socket's,
-// 320 MiB on the Zen 5 VM), else the largest cache level of cpu0 in /sys
-// (there: one CCD's 32 MiB), else 0 (unknown).
+// The last-level cache in bytes: sysconf's L3 (glibc reports all of the
+// socket's), else the largest cache level of cpu0 in /sys (on a chiplet CPU
+// one chiplet's), else 0 (unknown).
 std::int64_t last_level_cache_bytes() {
 #ifdef _SC_LEVEL3_CACHE_SIZE
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
@@ -306,6 +306,8 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
   SummaryRow kernel_row = rate_row(label, size, kernel_seconds, t.kernel.mine(), total_bytes, env.size(), "B/s");
   kernel_row.roof_fraction = per_rank_bw / roof;
   kernel_row.roof = kRoofStream;
+  report.fom = kernel_row.aggregate;
+  report.roof = {kRoofStream, "B/s", roof * env.size(), kernel_row.roof_fraction};
   kernel_row.verified = report.verified;
   SummaryRow e2e_row = rate_row(label + ".e2e", size, t.end_to_end, t.my_end_to_end, total_bytes, env.size(), "B/s");
   e2e_row.roof = kRoofStream;
@@ -315,8 +317,8 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
 
 // discount.stores resolved: streaming where asked, or (auto) where the build
 // has it, the reduction is none and this rank's cv exceeds the last-level
-// cache (an unknown cache size counts as 32 MiB). Measured on the Zen 5 VM
-// (bench deck, 1 core): see README.
+// cache (an unknown cache size counts as 32 MiB): below it regular stores hit
+// the cache. Measured: docs/performance.md, "discount: streaming stores of cv".
 bool streams_cv(const Config& c, std::int64_t local_cv_bytes, std::int64_t llc) {
   if (!kStreamingStores || c.reduce != Reduce::None || c.stores == Stores::Regular) return false;
   if (c.stores == Stores::Streaming) return true;

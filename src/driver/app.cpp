@@ -80,6 +80,11 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
     if (env.is_root()) out << usage_text();
     return kExitSuccess;
   }
+  if (cl.describe) {
+    const std::string text = describe(cl.describe_kernel, cl.describe_format);  // throws on every rank alike
+    if (env.is_root()) out << text;
+    return kExitSuccess;
+  }
   if (cl.version) {
     if (env.is_root())
       out << "kmini " << kVersion << " (Kokkos " << compat::version_string() << ", " << compat::execution_space_name()
@@ -163,7 +168,7 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
       rethrow_one_line(name);  // e.g. an allocation that failed although the plan fitted
     }
     if (report.verified && !*report.verified) failed.push_back(name);
-    results.add(name, report);
+    results.add(find(name).declaration(), report);
   }
   on_root_collectively(env.comm(), [&] { results.write(cl.out_dir); });
   if (env.is_root()) {

@@ -5,7 +5,31 @@
 
 namespace kmini {
 
+namespace {
+
+CommandLine parse_describe(int argc, const char* const* argv) {
+  CommandLine cl;
+  cl.describe = true;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json") cl.describe_format = "json";
+    else if (a == "--markdown") cl.describe_format = "markdown";
+    else if (a == "--help" || a == "-h") cl.help = true;
+    else if (a.rfind("--kokkos-", 0) == 0) continue;
+    else if (!a.empty() && a[0] == '-')
+      throw UsageError("describe: unknown option " + quoted_value(a) + " (expected --json or --markdown)");
+    else if (cl.describe_kernel.empty()) cl.describe_kernel = a;
+    else
+      throw UsageError("describe: more than one kernel given (" + quoted_value(cl.describe_kernel) + " and " +
+                       quoted_value(a) + ")");
+  }
+  return cl;
+}
+
+}  // namespace
+
 CommandLine parse_command_line(int argc, const char* const* argv) {
+  if (argc > 1 && std::string(argv[1]) == "describe") return parse_describe(argc, argv);
   CommandLine cl;
   bool out_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -39,6 +63,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
 
 std::string usage_text() {
   return "usage: kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--dry-run] [--help] [--version]\n"
+         "       kmini describe [KERNEL] [--json | --markdown]\n"
          "             [Kokkos flags such as --kokkos-num-threads=N, checked before Kokkos starts]\n"
          "\n"
          "  DECK.yaml        input deck; without one kmini runs its built-in default\n"
@@ -48,6 +73,8 @@ std::string usage_text() {
          "  --out DIR        where results.json and relative output paths go (default kmini-out;\n"
          "                   given at most once)\n"
          "  --dry-run        validate the deck and print the plan; run nothing\n"
+         "  describe         each kernel's deck keys (type, default, unit, meaning), figure of\n"
+         "                   merit and decks; --json for scripts, --markdown for the deck reference\n"
          "\n"
          "Exit status: 0 success, 1 verification or runtime failure, 2 bad usage, deck or input file.\n";
 }

@@ -1,5 +1,6 @@
 #pragma once
 // kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--dry-run] [--help] [--version] [--kokkos-*]
+// kmini describe [KERNEL] [--json | --markdown]
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@ struct CommandLine {
   bool dry_run = false;
   bool help = false;
   bool version = false;
+  // kmini describe [KERNEL] [--json | --markdown]: the kernels' declarations.
+  bool describe = false;
+  std::string describe_kernel;           // empty: every kernel
+  std::string describe_format = "text";  // text, json or markdown
 };
 
 // Throws UsageError for unknown options, missing values and a repeated --out.

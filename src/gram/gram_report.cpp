@@ -60,7 +60,7 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   m["executed_bit_ops_per_s"] = executed / compute_seconds;
   // Peak: the AND+popcount probe, one worker per thread of this rank.
   std::optional<ScopedRegion> probe_region(std::in_place, "kmini::gram::probe");
-  // One worker per thread the device keeps resident (an H100: 132 SMs x 2048),
+  // One worker per thread the device keeps resident (on a GPU, SMs x 2048),
   // each looping long enough to hide the launch.
   const ProbeResult probe = probe_and_popcount_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
   const double peak = probe.peak;
@@ -88,6 +88,8 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
                compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
   row.roof_fraction = executed / compute_seconds / peak_all;
   row.roof = c.engine == Engine::TensorCore ? kRoofTensorCore : kRoofPopcount;
+  report.fom = useful / compute_seconds;
+  report.roof = {row.roof, "bitop/s", peak_all, row.roof_fraction};
   if (report.verified) row.verified = *report.verified;
   report.rows.push_back(row);
 }

@@ -8,6 +8,7 @@
 #include "deck/deck.hpp"
 #include "io/json.hpp"
 #include "io/output_files.hpp"
+#include "kernel/declaration.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -45,9 +46,21 @@ inline constexpr const char* kRoofStream = "stream BW";
 inline constexpr const char* kRoofPopcount = "popcount";
 inline constexpr const char* kRoofTensorCore = "tc probe";  // gram's tensor-core engine against its own probe
 
+// The roof a kernel's figure of merit is measured against, in this run.
+struct RoofReport {
+  std::string name;       // kRoofStream, kRoofPopcount, kRoofTensorCore
+  std::string unit;       // of value: "B/s", "bitop/s"
+  double value = NAN;     // all ranks together
+  double fraction = NAN;  // of the roof the kernel reached (per rank, of the slowest rank's time)
+};
+
 struct KernelReport {
   std::optional<bool> verified;  // unset when verification was off
   double seconds = 0;            // this rank's total wall time of the kernel's run
+  // The declaration's figure of merit, all ranks together, in its unit (NaN:
+  // not measured in this run), and its roof: results.json's fom and roof.
+  double fom = NAN;
+  RoofReport roof;
   Json metrics = Json::object();
   std::vector<SummaryRow> rows;
 };
@@ -88,7 +101,9 @@ struct MemoryNeed {
 class Kernel {
  public:
   virtual ~Kernel() = default;
-  virtual std::string name() const = 0;
+  // Its keys, figure of merit and decks (<kernel>_declaration.cpp).
+  virtual const KernelDeclaration& declaration() const = 0;
+  std::string name() const { return declaration().name; }
   // Reads and validates this kernel's deck section (all of it, defaults included).
   virtual void configure(const DeckNode& section, const Environment& env) = 0;
   // What --dry-run prints: sizes, memory per rank, slices.

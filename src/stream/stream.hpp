@@ -27,9 +27,12 @@ struct OpResult {
   double max_error = 0;
 };
 
+// Its deck keys, figure of merit and decks (stream_declaration.cpp).
+const KernelDeclaration& declaration();
+
 class StreamKernel final : public Kernel {
  public:
-  std::string name() const override { return "stream"; }
+  const KernelDeclaration& declaration() const override { return stream::declaration(); }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;

@@ -87,7 +87,7 @@ foreach(_deck IN LISTS _decks)
   endif()
 endforeach()
 
-# Ambiguous decks and command lines (issue 9): exit 2, one line naming the deck
+# Ambiguous decks and command lines: exit 2, one line naming the deck
 # line or the --set / option, and nothing written.
 function(kmini_usage_test name)
   cmake_parse_arguments(U "" "NP;STDERR" "ARGS" ${ARGN})

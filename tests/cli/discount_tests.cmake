@@ -48,7 +48,7 @@ add_test(NAME mpi.cli.discount.identical_across_ranks
                  -DFILES=cv.npy;sums.npy -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
 set_tests_properties(mpi.cli.discount.identical_across_ranks PROPERTIES FIXTURES_REQUIRED discount_ranks LABELS cli)
 
-# NaN/inf in inputs propagate as in numpy (README); the check treats NaN as equal to NaN,
+# NaN/inf in inputs propagate as in numpy (docs/running.md); the check treats NaN as equal to NaN,
 # a warning counts them; at 1 and 2 ranks.
 foreach(np 0 2)
   set(_name cli.discount.nan_inputs_propagate)
@@ -61,7 +61,7 @@ foreach(np 0 2)
                       "--set=discount.init.discount={file: ${DD}/discount_5x3x4_nan_f8.npy}")
 endforeach()
 
-# discount.stores (issue 24): streaming (non-temporal) stores of cv give the
+# discount.stores: streaming (non-temporal) stores of cv give the
 # same cv.npy as regular ones; rows of 1505 elements, so each date starts off
 # a vector boundary. Streaming exists in host builds for x86 CPUs with AVX.
 kmini_cli_test(cli.discount.bad.stores_name EXIT 2

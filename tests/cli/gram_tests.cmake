@@ -172,7 +172,7 @@ if(NOT "CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
                  STDERR "gram.engine: got 'tensor_core', expected popcount or auto: this build has no tensor-core engine"
                  ARGS ${_small} --set gram.engine=tensor_core)
 endif()
-# gram.micro_kernel (issue 24): a name not on the list is exit 2 naming the
+# gram.micro_kernel: a name not on the list is exit 2 naming the
 # key; the portable micro-kernel and auto's (the target's best) give the same C.
 kmini_cli_test(gram.bad.micro_kernel_name EXIT 2
                STDERR "gram.micro_kernel: got 'sse', expected one of auto \\| portable \\| avx2 \\| avx512bw \\| avx512_vpopcntdq"
@@ -207,7 +207,7 @@ if("CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
   set_tests_properties(gram.engine.identical_outputs PROPERTIES FIXTURES_REQUIRED gram_engines LABELS cli)
 endif()
 
-# gram.distribution: ring (issue 23): each rank holds the rows of its slices,
+# gram.distribution ring: each rank holds the rows of its slices,
 # the other ranks' rows pass around the ring. Every output byte-identical to
 # the replicated run on one rank, at 1, 2, 3 and 4 ranks: one input and A B^T
 # (rows(A) != rows(B)), odd sizes, slices (chunks) of 5, 40 and 48 rows (below
@@ -332,8 +332,8 @@ kmini_cli_test(gram.bad.circulant_with_c EXIT 2
 # blocks 1 and 2 of 25 000 rows sent, 3 steps); with ring_schedule: slices the
 # chunks of the replicated slices travel every round.
 # Slice heights, windows and the packed rows' padding are per-backend
-# parameters (gram_params.hpp), so some figures are too: CUDA's as the H200
-# printed them (2026-11-26), the host backends' as Serial and OpenMP do.
+# parameters (gram_params.hpp), so some figures are too: CUDA's as a CUDA
+# build prints them, the host backends' as Serial and OpenMP do.
 # auto on a real run (300 x 257 in slices of 16, 2 ranks): a budget between the
 # ring's and replicated's needs. Host backends: replicated packed A 19 200 +
 # 16 rows of C x 3 600 = 76 800 bytes, the ring 160 held rows + two pieces of

@@ -52,7 +52,7 @@ kmini_cli_test(rk4.bad.restart_mismatch EXIT 2 STDERR "checkpoint has n = 20, th
                ARGS ${RK4_SMALL} --set rk4.restart=${KMINI_TEST_WORK}/rk4.restart_bitwise/part/ckpt.npy)
 set_tests_properties(rk4.bad.restart_mismatch PROPERTIES DEPENDS rk4.restart_bitwise)
 
-# Damaged checkpoints (issue 9): a good checkpoint (n = 20, step 20), then one
+# Damaged checkpoints: a good checkpoint (n = 20, step 20), then one
 # restart per damage, with verify on and off and at 2 ranks: exit 2 and one
 # line naming the file and what does not match. tests/tools/checkpoint_tamper.cpp
 # makes the damaged copies; "resealed" ones carry a matching checksum, so the
@@ -118,7 +118,7 @@ foreach(np 1 2 4)
 endforeach()
 kmini_cli_test(mpi.cli.rk4.original_np2 NP 2 EXIT 1 STDERR "non-finite at step" ARGS inputs/rk4_original.yaml)
 
-# Models and methods (issue 10): method stages for both models, verified
+# Models and methods: method stages for both models, verified
 # against the host reference in the run; bad keys; restart bitwise with stages.
 kmini_cli_test(rk4.stages.linear EXIT 0 VERIFIED rk4 STDOUT "rk4.per_stage_stages_c8.*yes"
                ARGS ${RK4_SMALL} --set rk4.method=stages)

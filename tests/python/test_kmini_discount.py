@@ -1,4 +1,4 @@
-"""The Python module kmini (issue 22): discount and info, against numpy.
+"""The Python module kmini: discount and info, against numpy.
 
 Run by ctest (python.kmini) with PYTHONPATH at the build tree's python/ folder:
     PYTHONPATH=build/python /usr/bin/python3 -m pytest -q tests/python

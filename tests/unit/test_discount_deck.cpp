@@ -64,7 +64,7 @@ TEST(DiscountDeck, ReduceWithoutCvDoesNotComputeCv) {
   EXPECT_TRUE(configure("discount: {reduce: per_date, write: {cv: cv.npy}}\n").computes_cv());
 }
 
-// discount.stores (issue 24): auto by default; streaming only where this
+// discount.stores: auto by default; streaming only where this
 // build has it, and only without a reduction; one-line errors otherwise.
 TEST(DiscountDeck, StoresAreChosenOrRefused) {
   EXPECT_EQ(configure("discount: {}\n").stores, discount::Stores::Auto);

@@ -44,8 +44,8 @@ KOKKOS_INLINE_FUNCTION bool random_bit(std::uint64_t seed, std::int64_t i, std::
 // extended __host__ __device__ lambda's copy/destroy pointers in a helper
 // private to each translation unit, while the wrapper's out-of-line members
 // are merged across units, so a header lambda instantiated in two units can
-// call the other unit's unset pointer (a jump to address 0; it crashed
-// unit.cuda.Gram_SummaryOfTwoInputsCoversEveryElementOnce on an H200).
+// call the other unit's unset pointer (a jump to address 0; docs/design.md,
+// "Known problems").
 // scripts/gpu/check_lambda_wrappers.py finds such pairs in a CUDA binary.
 
 template <class Packed>
@@ -252,8 +252,7 @@ KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const std::uint32_t* 
   if constexpr (!P::staged && P::team_size == 1) {
     // Hosts (one thread per team): row by row with the bounds hoisted, so the
     // row copies vectorise. The element loops below (a division and two
-    // bounds checks per element) took 13% of the AVX2 tiles' samples (perf,
-    // bench deck, x86-64-v3 build, Zen 5).
+    // bounds checks per element) cost an eighth of the AVX2 tiles' time.
     store_tile_host<P>(ct, out, i0, j0, r0, r1, col0, cols, width, mirror);
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
