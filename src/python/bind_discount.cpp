@@ -9,6 +9,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "cuda_array.hpp"
+#include "discount/discount.hpp"
 #include "discount/discount_api.hpp"
 #include "runtime.hpp"
 
@@ -126,7 +127,7 @@ py::object discount(const py::object& mult_by, const py::object& discount, const
   check_running("discount");
   kmini::discount::ApplyParams params;
   using S = kmini::discount::ApplyParams::Stores;
-  const std::string stores = choice_arg(stores_obj, "stores", {"auto", "regular", "streaming"});
+  const std::string stores = declared_choice_arg(stores_obj, "stores", kmini::discount::declaration().key("stores"));
   params.stores = stores == "auto" ? S::Auto : stores == "regular" ? S::Regular : S::Streaming;
   if (params.stores == S::Streaming && !kmini::discount::streaming_stores_available())
     throw py::value_error("stores: 'streaming' is not in this build (a host build for a CPU with AVX)");
@@ -145,7 +146,11 @@ py::object discount(const py::object& mult_by, const py::object& discount, const
 
 }  // namespace
 
+// The keyword arguments that are discount's deck keys (discount_declaration.cpp).
+const std::vector<Argument> kArguments = {{"stores", "stores"}};
+
 void bind_discount(py::module_& m) {
+  m.def("_discount_arguments", [] { return declared_arguments(kmini::discount::declaration(), kArguments); });
   m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::arg("out"), py::arg("stores"));
 }
 

@@ -10,6 +10,7 @@
 #include "core/device_memory.hpp"
 #include "core/format.hpp"
 #include "cuda_array.hpp"
+#include "gram/gram.hpp"
 #include "gram/gram_api.hpp"
 #include "io/npy.hpp"
 
@@ -26,8 +27,15 @@ namespace kmini::python {
 namespace {
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
-// The deck's cap on gram.memory_budget.
-constexpr double kMaxBudget = 1e18;
+
+// The keyword arguments that are gram's deck keys: their defaults, limits,
+// options and help are the declaration's (gram_declaration.cpp).
+const std::vector<Argument> kArguments = {{"similarity", "similarity"},     {"top_k", "write.top_k.k"},
+                                          {"pairs_min", "write.pairs.min"}, {"count_at_least", "write.count_at_least"},
+                                          {"triangle", "triangle"},         {"memory_budget", "memory_budget"},
+                                          {"slice_rows", "row_slice"}};
+
+const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
 
 // One 0/1 matrix argument: bool/uint8 elements, np.packbits bytes (uint8 with
 // cols=) or uint64 words (with cols=), held C-contiguous in `keep`; or the
@@ -152,10 +160,10 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   check_running("gram");
   using kmini::gram::Similarity;
   kmini::gram::ComputeParams p;
-  const std::string similarity = choice_arg(similarity_obj, "similarity", {"counts", "jaccard", "dice", "cosine"});
+  const std::string similarity = declared_choice_arg(similarity_obj, "similarity", key("similarity"));
   for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
     if (similarity == kmini::gram::similarity_name(k)) p.similarity = k;
-  const std::string triangle = choice_arg(triangle_obj, "triangle", {"full", "upper"});
+  const std::string triangle = declared_choice_arg(triangle_obj, "triangle", key("triangle"));
   p.dense = bool_arg(dense_obj, "dense");
   p.upper = triangle == "upper";
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
@@ -172,11 +180,15 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   if (!top_k.is_none()) p.top_k = integer_arg(top_k, "top_k", 1, std::max<std::int64_t>(1, rows_b - (b ? 0 : 1)));
   if (!pairs_min.is_none()) {
     p.pairs = true;
-    p.pairs_min = real_arg(pairs_min, "pairs_min", 0, std::numeric_limits<double>::max());
+    p.pairs_min = declared_real_arg(pairs_min, "pairs_min", key("write.pairs.min"));
   }
   if (!count_at_least.is_none())
-    p.count_at_least = real_list_arg(count_at_least, "count_at_least", kmini::gram::kMaxCountThresholds);
-  if (!slice_rows.is_none()) p.slice_rows = integer_arg(slice_rows, "slice_rows", 1, kMaxInt64);
+    p.count_at_least = real_list_arg(count_at_least, "count_at_least", key("write.count_at_least").rule.count);
+  const bool auto_rows = slice_rows.is_none() || (py::isinstance<py::str>(slice_rows) && key("row_slice").auto_word &&
+                                                  choice_arg(slice_rows, "slice_rows", {"auto"}) == "auto");
+  if (!auto_rows)
+    p.slice_rows =
+        integer_arg(slice_rows, "slice_rows", static_cast<std::int64_t>(key("row_slice").rule.min), kMaxInt64);
   // Sizes from the arguments, checked before they are multiplied.
   const kmini::gram::ApiMatrix* bm = b ? &b->m : nullptr;
   const std::int64_t dense_elements = p.dense ? checked_bytes(a.m.rows, rows_b, "gram: dense C of rows x targets") : 0;
@@ -185,7 +197,7 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   const double budget =
       budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) && budget_obj.cast<std::string>() == "auto")
           ? 0.5 * double(kmini::query_device_memory().available)  // the CLI's auto
-          : byte_size_arg(budget_obj, "memory_budget", kMaxBudget);
+          : byte_size_arg(budget_obj, "memory_budget", key("memory_budget").rule.max);
   // Memory as in the CLI: dense C only when asked for and within the budget;
   // else slices of as many rows as the budget allows (bisection: the bytes
   // grow with the slice height), so a top-k of 10^5 rows never builds C.
@@ -358,6 +370,7 @@ void write_npy(const py::object& path_obj, const py::array& array, std::int64_t 
 }  // namespace
 
 void bind_gram(py::module_& m) {
+  m.def("_gram_arguments", [] { return declared_arguments(kmini::gram::declaration(), kArguments); });
   m.def("_write_npy", &write_npy, py::arg("path"), py::arg("array"), py::arg("first"), py::arg("shape"),
         py::arg("comm"));
   m.def("_gram_words", &gram_words, py::arg("A"), py::arg("cols"), py::arg("name"));

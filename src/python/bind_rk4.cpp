@@ -5,6 +5,7 @@
 #include "core/device_memory.hpp"
 #include "core/format.hpp"
 #include "cuda_array.hpp"
+#include "rk4/rk4.hpp"
 #include "rk4/rk4_api.hpp"
 #include "runtime.hpp"
 
@@ -18,7 +19,18 @@ namespace kmini::python {
 
 namespace {
 
-constexpr double kMaxReal = std::numeric_limits<double>::max();
+// The keyword arguments that are rk4's deck keys: their defaults, limits,
+// options and help are the declaration's (rk4_declaration.cpp).
+const std::vector<Argument> kArguments = {{"steps", "steps"},
+                                          {"dt", "dt"},
+                                          {"g", "g"},
+                                          {"kerr", "kerr"},
+                                          {"coupling", "coupling"},
+                                          {"method", "method"},
+                                          {"precision", "precision"},
+                                          {"delta0", "delta0"}};
+
+const DeckKey& key(const char* k) { return kmini::rk4::declaration().key(k); }
 
 // delta[0..steps] of an integration, or the ValueError of a blow-up.
 py::array delta_history(const kmini::rk4::IntegrateResult& r) {
@@ -212,17 +224,18 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
   try {
     kmini::rk4::IntegrateParams& q = a.q;
     // Python's int: steps + 1 (the history's length) must fit as well.
-    q.steps = integer_arg(steps, "steps", 0, std::numeric_limits<std::int64_t>::max() - 1);
-    q.dt = real_arg(dt, "dt", 0, kMaxReal, true);
-    if (py::isinstance<py::str>(g)) {
+    q.steps = integer_arg(steps, "steps", static_cast<std::int64_t>(key("steps").rule.min),
+                          std::numeric_limits<std::int64_t>::max() - 1);
+    q.dt = declared_real_arg(dt, "dt", key("dt"));
+    if (py::isinstance<py::str>(g) && key("g").auto_word) {
       choice_arg(g, "g", {"auto"});
       a.g_auto = true;
     } else {
-      q.g = real_arg(g, "g", -kMaxReal, kMaxReal);
+      q.g = declared_real_arg(g, "g", key("g"));
     }
-    q.kerr = real_arg(kerr, "kerr", -kMaxReal, kMaxReal);
-    q.per_stage = choice_arg(coupling, "coupling", {"per_step", "per_stage"}) == "per_stage";
-    const std::string m = choice_arg(method, "method", {"auto", "affine", "stages"});
+    q.kerr = declared_real_arg(kerr, "kerr", key("kerr"));
+    q.per_stage = declared_choice_arg(coupling, "coupling", key("coupling")) == "per_stage";
+    const std::string m = declared_choice_arg(method, "method", key("method"));
     using M = kmini::rk4::IntegrateParams::Method;
     q.method = m == "affine" ? M::Affine : m == "stages" ? M::Stages : M::Auto;
     if (q.method == M::Affine && q.kerr != 0)
@@ -240,7 +253,7 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
       const py::array arr = array_arg(f0, "F0");
       if (arr.dtype().kind() == 'c' && arr.itemsize() == 8) p = "single";
     } else {
-      p = choice_arg(precision, "precision", {"single", "double"});
+      p = declared_choice_arg(precision, "precision", key("precision"));
     }
   } catch (...) {
     if (given) agree(comm, true, std::current_exception());
@@ -255,6 +268,7 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
 }  // namespace
 
 void bind_rk4(py::module_& m) {
+  m.def("_rk4_arguments", [] { return declared_arguments(kmini::rk4::declaration(), kArguments); });
   m.def("rk4", &rk4, py::arg("F0"), py::arg("G0"), py::arg("steps"), py::arg("dt"), py::arg("g"), py::arg("kerr"),
         py::arg("coupling"), py::arg("method"), py::arg("precision"), py::arg("delta0"), py::arg("comm"));
 }

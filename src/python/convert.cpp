@@ -288,6 +288,25 @@ py::array_t<T> out_arg(const py::object& out, const std::vector<py::ssize_t>& sh
   return py::reinterpret_borrow<py::array_t<T>>(o);
 }
 
+py::list declared_arguments(const KernelDeclaration& d, const std::vector<Argument>& arguments) {
+  py::list out;
+  const py::object loads = py::module_::import("json").attr("loads");
+  for (const Argument& a : arguments) {
+    py::dict entry = loads(d.key(a.key).to_json(d.name).dump(0));
+    entry["name"] = a.name;
+    out.append(entry);
+  }
+  return out;
+}
+
+std::string declared_choice_arg(const py::handle& v, const std::string& name, const DeckKey& key) {
+  return choice_arg(v, name, key.rule.options);
+}
+
+double declared_real_arg(const py::handle& v, const std::string& name, const DeckKey& key) {
+  return real_arg(v, name, key.rule.min, key.rule.max, key.rule.min_exclusive);
+}
+
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 200 ? line.substr(0, 197) + "..." : line;

@@ -4,6 +4,8 @@
 // it got (arrays by dtype and shape, never their values) and what was
 // expected: a TypeError for the wrong kind of object, a ValueError for a value
 // out of range, a MemoryError for a size that cannot be allocated.
+#include "kernel/declaration.hpp"
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -72,6 +74,19 @@ py::array_t<T> out_arg(const py::object& out, const std::vector<py::ssize_t>& sh
 
 // The first line of a library's message, at most 200 characters (for one-line errors).
 std::string first_line(const std::string& text);
+
+// A keyword argument that is a deck key of the kernel (`key` below its section).
+struct Argument {
+  const char* name;
+  const char* key;
+};
+// For the package (defaults, docstrings) and its tests: each argument's name
+// and its key as `kmini describe --json` writes it.
+py::list declared_arguments(const KernelDeclaration& d, const std::vector<Argument>& arguments);
+// The declared options of a choice key, read as choice_arg reads a word.
+std::string declared_choice_arg(const py::handle& v, const std::string& name, const DeckKey& key);
+// A real number within the declared key's limits.
+double declared_real_arg(const py::handle& v, const std::string& name, const DeckKey& key);
 
 // n * size bytes, or a MemoryError naming `what` when it overflows.
 std::int64_t checked_bytes(std::int64_t n, std::int64_t size, const std::string& what);

@@ -66,7 +66,7 @@ def rk4(F0: Any, G0: Any, *, steps: int = 100, dt: Number = 1e-3, g: Union[Numbe
 def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str = "counts",
          top_k: Optional[int] = None, pairs_min: Optional[Number] = None,
          count_at_least: Optional[Iterable[Number]] = None, dense: bool = True, triangle: str = "full",
-         memory_budget: Union[Number, str] = "auto", slice_rows: Optional[int] = None,
+         memory_budget: Union[Number, str] = "auto", slice_rows: Union[int, str, None] = "auto",
          write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None, comm: Any = None) -> SimpleNamespace:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
@@ -104,3 +104,37 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     if files:
         _over_ranks.write_outputs(res, files, comm, triangle)
     return res
+
+
+def _python_default(entry: dict) -> Any:
+    """A deck key's default as the keyword argument's (delta0's [re, im] is a complex)."""
+    default = entry["default"]
+    if entry["type"] == "reals" and isinstance(default, list) and len(default) == 2:
+        return complex(default[0], default[1])
+    return None if default == [] else default  # an empty list: nothing asked for
+
+
+# Defaults and help from the kernels' declarations: the keyword arguments that
+# are deck keys take their defaults from there (the signatures above say the
+# same, which tests/python/test_kmini_declaration.py checks against
+# `kmini describe --json`), and each docstring ends with the keys' help lines.
+# precision: the deck's default is single; here it follows F0's dtype.
+_PYTHON_OWN_DEFAULT = {("rk4", "precision")}
+
+
+def _declare(function: Any, arguments: list) -> None:
+    lines = ["", "Deck keys (the kernel's declaration; `kmini describe`):"]
+    for entry in arguments:
+        name = entry["name"]
+        if (function.__name__, name) not in _PYTHON_OWN_DEFAULT and name in (function.__kwdefaults__ or {}):
+            default = _python_default(entry)
+            if default is not None:
+                function.__kwdefaults__[name] = default
+        unit = f" [{entry['unit']}]" if entry["unit"] else ""
+        lines.append(f"    {name} ({entry['key']}){unit}: {entry['help']}")
+    function.__doc__ = (function.__doc__ or "").rstrip() + "\n" + "\n".join(lines) + "\n"
+
+
+_declare(rk4, _kmini._rk4_arguments())
+_declare(gram, _kmini._gram_arguments())
+_declare(discount, _kmini._discount_arguments())
