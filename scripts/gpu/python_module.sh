@@ -47,5 +47,6 @@ shared=("$kit"/lib/libkokkoskernels.so "$kit"/lib/libkokkoscontainers.so.* "$kit
         "$kit"/lib/libkokkossimd.so.* "$B"/lib/libyaml-cpp.so.* "$B"/lib/libmpi.so.*)
 "$wrapper" -fPIC -O3 -DNDEBUG "-arch=$arch" -shared -o "$kit/python/kmini/_kmini$suffix" "${objects[@]}" \
   -Wl,-rpath,"$kit/lib:$B/lib" "$kit"/lib/libkmini_gram.a "$kit"/lib/libkmini_rk4.a "$kit"/lib/libkmini_discount.a \
+  "$kit"/lib/libkmini_kernel.a \
   "$kit"/lib/libkmini_deck.a "$kit"/lib/libkmini_io.a "$kit"/lib/libkmini_core.a "${shared[@]}" -ldl
 echo "python_module.sh: $kit/python/kmini/_kmini$suffix for $("$py" --version 2>&1)"
