@@ -14,6 +14,7 @@ KMINI_APT_PACKAGES=(
   libyaml-cpp-dev libgtest-dev
   python3-numpy python3-matplotlib python3-yaml
   python3-dev pybind11-dev python3-pytest python3-numba
+  python3-pip python3-venv python3-mpi4py mypy
   clang-format
 )
 # The HIP build (scripts/gpu/build_deps.sh --backend hip, docs/amd.md): Debian's ROCm

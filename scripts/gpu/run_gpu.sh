@@ -195,7 +195,7 @@ if want python; then
   elif enough 30 "python"; then
     wait "$py_build_pid"
     say "python: module build exit $?: $(tail -1 "$log/python_build.log")"
-    if [[ -n $(ls "$B"/pykit/python/kmini*.so 2>/dev/null) ]]; then
+    if [[ -n $(ls "$B"/pykit/python/kmini/_kmini*.so 2>/dev/null) ]]; then
       t0=$(date +%s)
       # The machine's own pytest where it has one (its plugins need it: an
       # older pytest fails on pytest-timeout's options), else the kit's.

@@ -111,14 +111,22 @@ struct PackPackedBytes {
     Word word = 0;
     for (int b = 0; b < 8; ++b) {
       const std::int64_t at = w * 8 + b;
-      if (at < nbytes) word |= Word(bytes(r, at)) << (8 * b);
+      if (at < nbytes) word |= Word(reversed(bytes(r, at))) << (8 * b);
     }
     a(row0 + r, w) = word;
+  }
+  // packbits puts the first column in the high bit of a byte; a word has it in bit 0.
+  KOKKOS_INLINE_FUNCTION static unsigned reversed(unsigned v) {
+    v = ((v & 0xF0u) >> 4) | ((v & 0x0Fu) << 4);
+    v = ((v & 0xCCu) >> 2) | ((v & 0x33u) << 2);
+    return ((v & 0xAAu) >> 1) | ((v & 0x55u) << 1);
   }
 };
 
 // Copies numpy packbits rows (nrows x ceil(cols/8) bytes) into rows
-// [row0, row0 + nrows): byte 8w + b becomes byte b of word w.
+// [row0, row0 + nrows): byte 8w + b becomes byte b of word w, its bits
+// reversed, so column k is bit k % 64 of word k / 64 in every input form (and
+// packed, unpacked and word inputs can be mixed).
 template <class Exec, class Packed, class Bytes>
 void pack_packed_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
   const std::int64_t nrows = bytes.extent(0), nbytes = bytes.extent(1), nw = (nbytes + 7) / 8;
