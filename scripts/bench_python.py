@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kmini_results import get, TIME  # noqa: E402
+from kmini_results import timed_seconds  # noqa: E402
 
 import kmini  # noqa: E402
 
@@ -29,7 +29,7 @@ def cli_seconds(exe, kernel, sets):
             args += ["--set", s]
         subprocess.run(args, check=True, capture_output=True)
         with open(os.path.join(out, "results.json")) as f:
-            return get(json.load(f)["kernels"][kernel], *TIME[kernel])
+            return timed_seconds(json.load(f)["kernels"][kernel], kernel)
 
 
 def best(fn, repeat):

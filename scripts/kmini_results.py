@@ -1,7 +1,7 @@
 """Reading kmini's results.json, for every script that does: one getter, and per kernel the
 metric paths (under kernels.<name>) that the benchmark and scaling scripts report.
 
-  from kmini_results import get, load, fom, roof_fraction, spread, run_verdict, verdict_text, FIGURES, ROOF, TIME
+  from kmini_results import get, load, fom, roof_fraction, timed_seconds, spread, run_verdict, verdict_text, FIGURES
 """
 import json
 import os
@@ -25,12 +25,13 @@ FIGURES = {
              ("executed bit-ops/s", ["executed_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
              ("AND+popcount peak (probe)", ["probe_and_popcount_peak_bit_ops_per_s"], "Tbit-ops/s", 1e-12)],
 }
-# Fraction of the measured roof: bandwidth kernels of the stream roof, gram of the popcount probe.
-ROOF = {"rk4": ["fraction_of_roof"], "discount": ["kernel", "fraction_of_roof"], "gram": ["fraction_of_peak"]}
+# results.json files written before schema_version 2 (the committed GPU results) have no `fom` and
+# `roof`: where to read the fraction of the roof and the timed part in those. Newer files carry both
+# under the same names for every kernel (kernels.<name>.roof.fraction and .fom.seconds).
+LEGACY_ROOF = {"rk4": ["fraction_of_roof"], "discount": ["kernel", "fraction_of_roof"], "gram": ["fraction_of_peak"]}
 # In-run baselines: (name, path of the speedup over it).
 BASELINES = {"gram": [("KokkosBlas::gemm float", ["baseline", "gram_speedup"])]}
-# The time a scaling study measures per kernel (the kernel's timed part, not its I/O).
-TIME = {
+LEGACY_TIME = {
     "stream": ["ops", "add_f64", "best_seconds"],
     "rk4": ["loop_seconds"],
     "discount": ["kernel", "best_seconds"],
@@ -67,12 +68,21 @@ def describe(kmini):
 
 
 def roof_fraction(results, name):
-    """Kernel `name`'s fraction of its roof in one results.json (its `roof` object, else ROOF), or None."""
+    """Kernel `name`'s fraction of its roof in one results.json (its `roof` object, else LEGACY_ROOF), or None."""
     entry = results["kernels"][name]
     r = entry.get("roof")
     if isinstance(r, dict) and r.get("fraction") is not None:
         return r["fraction"]
-    return get(entry, ROOF[name]) if name in ROOF else None
+    return get(entry, LEGACY_ROOF[name]) if name in LEGACY_ROOF else None
+
+
+def timed_seconds(entry, name):
+    """The timed part of kernel `name`'s results.json entry, not its I/O: the seconds its figure of
+    merit is computed from (fom.seconds; LEGACY_TIME in older files, else the kernel's seconds)."""
+    f = entry.get("fom")
+    if isinstance(f, dict) and f.get("seconds") is not None:
+        return f["seconds"]
+    return get(entry, LEGACY_TIME.get(name, ["seconds"]), default=entry["seconds"])
 
 
 def spread(values):

@@ -29,7 +29,7 @@ import platform
 import subprocess
 import sys
 
-from kmini_results import (TIME, describe, get, host_load, launch_command, launch_env, require_kmini,
+from kmini_results import (timed_seconds, describe, get, host_load, launch_command, launch_env, require_kmini,
                            run_verdict, spread, verdict_text)
 
 try:
@@ -47,7 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #   key:    the deck key that sets the problem size
 #   growth: 'linear' (size ∝ ranks), 'sqrt' (size ∝ √ranks: the work is quadratic in it),
 #           'per_rank' (the key is already per rank: unchanged in weak, divided in strong)
-#   (the metric a study times, per kernel, is kmini_results.TIME)
+#   (the metric a study times is each kernel's fom.seconds in results.json: kmini_results.timed_seconds)
 KERNELS = {
     "stream": {"key": "stream.n", "growth": "per_rank"},
     "rk4": {"key": "rk4.n", "growth": "sqrt"},  # n×n elements, rows split
@@ -119,7 +119,7 @@ def single_rank_figures(kernel, results):
         n = deck.get("dates", 0) * deck.get("ids", 0) * deck.get("terms", 0)
         item = 4 if deck.get("precision") == "single" else 8
         return {"compute_seconds": get(k, "kernel", "best_seconds", default=seconds), "out_bytes": n * item if writes_cv else 0}
-    return {"compute_seconds": get(k, TIME.get(kernel, ["seconds"]), default=seconds)}
+    return {"compute_seconds": timed_seconds(k, kernel)}
 
 
 # ------------------------------------------------------------------ study ----
@@ -267,7 +267,7 @@ def study(args):
                         res = json.load(f)
                     last_results = res
                     kres = res["kernels"][kernel]
-                    times.append(get(kres, TIME.get(kernel, ["seconds"]), default=kres["seconds"]))
+                    times.append(timed_seconds(kres, kernel))
                     verdicts.append(run_verdict(res, kernel))
                     runs.append(res)
                 if args.dry_run:

@@ -339,6 +339,7 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
   kernel_row.roof_fraction = per_rank_bw / roof;
   kernel_row.roof = kRoofStream;
   report.fom = kernel_row.aggregate;
+  report.fom_seconds = kernel_seconds;
   report.roof = {kRoofStream, "B/s", roof * env.size(), kernel_row.roof_fraction};
   kernel_row.verified = report.verified;
   SummaryRow e2e_row = rate_row(label + ".e2e", size, t.end_to_end, t.my_end_to_end, total_bytes, env.size(), "B/s");

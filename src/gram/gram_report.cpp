@@ -119,6 +119,7 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   row.roof_fraction = executed / compute_seconds / peak_all;
   row.roof = c.engine == Engine::TensorCore ? kRoofTensorCore : kRoofPopcount;
   report.fom = useful / compute_seconds;
+  report.fom_seconds = compute_seconds;
   report.roof = {row.roof, "bitop/s", peak_all, row.roof_fraction};
   if (report.verified) row.verified = *report.verified;
   report.rows.push_back(row);

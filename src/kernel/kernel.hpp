@@ -61,6 +61,7 @@ struct KernelReport {
   // The declaration's figure of merit, all ranks together, in its unit (NaN:
   // not measured in this run), and its roof: results.json's fom and roof.
   double fom = NAN;
+  double fom_seconds = NAN;  // the timed part it is computed from (the slowest rank's): what scaling studies time
   RoofReport roof;
   Json metrics = Json::object();
   std::vector<SummaryRow> rows;

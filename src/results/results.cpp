@@ -50,10 +50,11 @@ Json stats_over_ranks(const std::vector<double>& per_rank) {
 
 namespace {
 
-Json fom_json(const FigureOfMerit& fom, double value) {
+Json fom_json(const FigureOfMerit& fom, double value, double seconds) {
   Json j = Json::object();
   j["name"] = fom.name;
   j["value"] = std::isfinite(value) ? Json(value) : Json();
+  j["seconds"] = std::isfinite(seconds) ? Json(seconds) : Json();
   j["unit"] = fom.unit;
   j["higher_is_better"] = fom.higher_is_better;
   return j;
@@ -97,7 +98,7 @@ void Results::add(const KernelDeclaration& decl, const KernelReport& report) {
   Json entry = Json::object();
   entry["verified"] = report.verified ? Json(*report.verified) : Json();
   entry["seconds"] = *std::max_element(total.begin(), total.end());  // the slowest rank's
-  entry["fom"] = fom_json(decl.fom, report.fom);
+  entry["fom"] = fom_json(decl.fom, report.fom, report.fom_seconds);
   entry["roof"] = roof_json(report.roof);
   foms_.push_back({kernel, decl.fom, report.fom, report.roof});
   for (const auto& m : report.metrics.members()) entry[m.first] = m.second;

@@ -137,6 +137,7 @@ void report_run(RunContext& ctx, const Config& c, const Block& b, const RunOutco
   row.roof_fraction = rank_bandwidth / roof;
   row.roof = kRoofStream;
   report.fom = element_steps / loop.seconds;
+  report.fom_seconds = loop.seconds;
   report.roof = {kRoofStream, "B/s", roof * env.size(), row.roof_fraction};
   if (check) {
     report_verification(*check, run, m, report);

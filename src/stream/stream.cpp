@@ -231,6 +231,7 @@ KernelReport StreamKernel::run(RunContext& ctx) {
     row.roof = kRoofStream;
     if (r.name == "add_f64") {  // the declared figure of merit: c = a + b in float64
       report.fom = row.aggregate;
+      report.fom_seconds = row.seconds;
       report.roof = {kRoofStream, "B/s", roof * ctx.env.size(), row.roof_fraction};
     }
     if (ctx.verify) row.verified = r.verified_ok;

@@ -45,10 +45,12 @@ def check(ranks):
         if name == "stream":
             add = k["ops"]["add_f64"]
             assert close(fom["value"], add["aggregate_bandwidth_bytes_per_s"]), (fom, add)
+            assert fom["seconds"] == add["best_seconds"], (fom, add)
             assert close(roof["value"], k["roof_bandwidth_bytes_per_s"] * ranks)
             assert close(roof["fraction"], add["fraction_of_roof"])
         elif name == "rk4":
             assert close(fom["value"], k["element_steps_per_s"])
+            assert fom["seconds"] == k["loop_seconds"], (fom, k["loop_seconds"])
             rate = fom["value"] * k["bytes_per_element_step"]  # bytes/s of all ranks together
             assert close(rate, k["aggregate_bandwidth_bytes_per_s"])
             assert close(roof["fraction"], k["fraction_of_roof"])
@@ -56,10 +58,12 @@ def check(ranks):
         elif name == "discount":
             kern = k["kernel"]
             assert close(fom["value"], kern["aggregate_bandwidth_bytes_per_s"]), (fom, kern)
+            assert fom["seconds"] == kern["best_seconds"], (fom, kern)
             assert close(roof["fraction"], kern["fraction_of_roof"])
             assert close(roof["value"], kern["roof_bandwidth_bytes_per_s"] * ranks)
         elif name == "gram":
             assert close(fom["value"], k["useful_bit_ops_per_s"])
+            assert fom["seconds"] == k["compute_seconds"], (fom, k["compute_seconds"])
             assert close(roof["value"], k["probe_and_popcount_peak_bit_ops_per_s"])
             assert close(roof["fraction"], k["executed_bit_ops_per_s"] / roof["value"])
             assert roof["name"] == decl["roof"]
