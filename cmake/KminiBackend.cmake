@@ -5,6 +5,8 @@
 #
 #   kmini_pick_cuda_compiler()      before project(): CUDA builds compile through
 #                                   $Kokkos_ROOT/bin/nvcc_wrapper
+#   kmini_pick_hip_compiler()       before project(): HIP builds compile with the
+#                                   hipcc Kokkos was built with
 #   kmini_check_required_backend()  after Kokkos is found (KminiFindKokkos.cmake)
 #
 # Messages start with a space: CMake prints such text as is, on one line, where
@@ -13,7 +15,7 @@
 include_guard(GLOBAL)
 
 set(KMINI_REQUIRE_BACKEND "" CACHE STRING
-    "Kokkos backend this build must have (SERIAL, OPENMP, THREADS, CUDA, HIP, SYCL; set by the openmp and cuda presets); empty: any")
+    "Kokkos backend this build must have (SERIAL, OPENMP, THREADS, CUDA, HIP, SYCL; set by the openmp, cuda and hip presets); empty: any")
 string(TOUPPER "${KMINI_REQUIRE_BACKEND}" _kmini_required_backend)
 
 # Kokkos_ROOT as given: the cache (presets pass $env{Kokkos_ROOT}, maybe empty) or the environment.
@@ -48,6 +50,43 @@ function(kmini_pick_cuda_compiler)
                         "or give -DCMAKE_CXX_COMPILER=<path to nvcc_wrapper>")
   endif()
   set(CMAKE_CXX_COMPILER "${root}/bin/nvcc_wrapper" CACHE FILEPATH "C++ compiler: Kokkos' nvcc_wrapper (CUDA build)")
+endfunction()
+
+# The compiler a HIP Kokkos was built with (its KokkosConfigCommon.cmake names
+# it), else hipcc on the PATH: kmini's device code must be compiled by the same.
+function(kmini_pick_hip_compiler)
+  if(NOT _kmini_required_backend STREQUAL "HIP" OR CMAKE_CXX_COMPILER)
+    return()
+  endif()
+  _kmini_kokkos_root(root)
+  if(root STREQUAL "")
+    message(FATAL_ERROR " kmini: the HIP build compiles with the hipcc Kokkos was built with, but Kokkos_ROOT is not set: "
+                        "set Kokkos_ROOT to a Kokkos install with HIP (scripts/gpu/build_deps.sh PREFIX --backend hip, docs/amd.md)")
+  endif()
+  set(config_h "${root}/include/KokkosCore_config.h")
+  if(EXISTS "${config_h}")
+    file(STRINGS "${config_h}" hip REGEX "^#define KOKKOS_ENABLE_HIP$")
+    if(NOT hip)
+      message(FATAL_ERROR " kmini: the HIP build needs Kokkos' HIP backend, but the Kokkos at Kokkos_ROOT=${root} "
+                          "has none (${config_h}): set Kokkos_ROOT to a Kokkos install with HIP")
+    endif()
+  endif()
+  file(GLOB common "${root}/lib*/cmake/Kokkos/KokkosConfigCommon.cmake")
+  set(compiler "")
+  if(common)
+    list(GET common 0 common)
+    file(STRINGS "${common}" line REGEX "^set\\(Kokkos_CXX_COMPILER \"[^\"]+\"\\)")
+    string(REGEX REPLACE "^set\\(Kokkos_CXX_COMPILER \"([^\"]+)\"\\).*" "\\1" compiler "${line}")
+  endif()
+  if(NOT compiler OR NOT EXISTS "${compiler}")
+    find_program(KMINI_HIPCC NAMES hipcc)
+    set(compiler "${KMINI_HIPCC}")
+  endif()
+  if(NOT compiler)
+    message(FATAL_ERROR " kmini: the HIP build compiles with hipcc, but neither Kokkos_ROOT=${root} names one that exists "
+                        "nor is hipcc on the PATH (Debian: apt-get install hipcc libamdhip64-dev)")
+  endif()
+  set(CMAKE_CXX_COMPILER "${compiler}" CACHE FILEPATH "C++ compiler: the hipcc Kokkos was built with (HIP build)")
 endfunction()
 
 # KMINI_KOKKOS_BACKENDS, KMINI_KOKKOS_VERSION and KMINI_KOKKOS_LOCATION come from KminiFindKokkos.cmake.

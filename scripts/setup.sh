@@ -14,8 +14,12 @@ KMINI_APT_PACKAGES=(
   libyaml-cpp-dev libgtest-dev
   python3-numpy python3-matplotlib python3-yaml
   python3-dev pybind11-dev python3-pytest python3-numba
+  python3-pip python3-venv python3-mpi4py mypy
   clang-format
 )
+# The HIP build (scripts/gpu/build_deps.sh --backend hip, docs/amd.md): Debian's ROCm
+# compiler and runtime headers; installed only when asked for that backend.
+KMINI_HIP_APT_PACKAGES=(hipcc libamdhip64-dev)
 
 kmini_log() { echo "[kmini] $*" >&2; }
 
@@ -24,9 +28,10 @@ kmini_log() { echo "[kmini] $*" >&2; }
 # hardware thread. Only where the caller set nothing (a value of your own always wins).
 export OMP_PROC_BIND="${OMP_PROC_BIND:-spread}" OMP_PLACES="${OMP_PLACES:-threads}"
 
-kmini_install_packages() {
-  local missing=() p
-  for p in "${KMINI_APT_PACKAGES[@]}"; do
+kmini_install_packages() {  # [PACKAGE...]: these instead of KMINI_APT_PACKAGES
+  local wanted=("$@") missing=() p
+  ((${#wanted[@]})) || wanted=("${KMINI_APT_PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   ((${#missing[@]} == 0)) && return 0

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Usage: scripts/gpu/build_deps.sh PREFIX --kokkos DIR --kokkos-kernels DIR
-#                                  [--arch HOPPER90] [--backend cuda|openmp] [--jobs N]
+#                                  [--arch HOPPER90|AMD_GFX90A|...] [--backend cuda|hip|openmp] [--jobs N]
 #
-# Builds Kokkos (CUDA + Serial host, or OpenMP + Serial) and Kokkos Kernels (BLAS
-# component, the scalar/ordinal/layout types kmini uses) from source folders into
-# PREFIX: for a CUDA machine without Spack (and for cluster users in the same place).
+# Builds Kokkos (CUDA + Serial host, HIP + Serial, or OpenMP + Serial) and Kokkos
+# Kernels (BLAS component, the scalar/ordinal/layout types kmini uses) from source
+# folders into PREFIX: for a GPU machine without Spack (and for cluster users in the
+# same place). Shared libraries, position-independent, so that the Python module links.
+#
+# --backend hip compiles with hipcc (Debian: hipcc and libamdhip64-dev, installed
+# through scripts/setup.sh when missing) for one AMD GPU, --arch AMD_GFX90A (MI250X,
+# the default for hip) or AMD_GFX942 (MI300A/X); without rocThrust (Debian has none)
+# and without the ROCm TPLs of Kokkos Kernels (rocBLAS, rocSPARSE, rocSOLVER). See
+# docs/amd.md.
 #
 # A Kokkos source older than CUDA 13 does not compile against it: two runtime calls
 # changed signature (cudaGraphAddDependencies gained an edge-data argument,
@@ -15,9 +22,9 @@
 set -euo pipefail
 
 die() { echo "build_deps.sh: $*" >&2; exit 2; }
-[[ $# -ge 1 && $1 != -* ]] || die "usage: build_deps.sh PREFIX --kokkos DIR --kokkos-kernels DIR [--arch HOPPER90] [--backend cuda|openmp] [--jobs N]"
+[[ $# -ge 1 && $1 != -* ]] || die "usage: build_deps.sh PREFIX --kokkos DIR --kokkos-kernels DIR [--arch HOPPER90|AMD_GFX90A|...] [--backend cuda|hip|openmp] [--jobs N]"
 prefix=$1; shift
-kokkos_src=""; kk_src=""; arch=HOPPER90; backend=cuda; jobs=$(nproc)
+kokkos_src=""; kk_src=""; arch=""; backend=cuda; jobs=$(nproc)
 while [[ $# -gt 0 ]]; do
   case $1 in
     --kokkos) kokkos_src=${2:?}; shift 2 ;;
@@ -30,8 +37,14 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -f $kokkos_src/CMakeLists.txt && -d $kokkos_src/core ]] || die "--kokkos '$kokkos_src': expected a Kokkos source folder (CMakeLists.txt and core/)"
 [[ -f $kk_src/CMakeLists.txt && -d $kk_src/blas ]] || die "--kokkos-kernels '$kk_src': expected a Kokkos Kernels source folder (CMakeLists.txt and blas/)"
-[[ $backend == cuda || $backend == openmp ]] || die "--backend '$backend': expected cuda or openmp"
-[[ $arch =~ ^[A-Z0-9_]+$ ]] || die "--arch '$arch': expected a Kokkos_ARCH_ suffix such as HOPPER90, AMPERE80, VOLTA70"
+[[ $backend == cuda || $backend == hip || $backend == openmp ]] || die "--backend '$backend': expected cuda, hip or openmp"
+if [[ $backend == hip ]]; then
+  arch=${arch:-AMD_GFX90A}
+  [[ $arch =~ ^AMD_GFX[0-9A-F]+$ ]] || die "--arch '$arch': expected a Kokkos_ARCH_ suffix of an AMD GPU such as AMD_GFX90A (MI250X) or AMD_GFX942 (MI300A/X)"
+else
+  arch=${arch:-HOPPER90}
+  [[ $arch =~ ^[A-Z0-9_]+$ && $arch != AMD_* ]] || die "--arch '$arch': expected a Kokkos_ARCH_ suffix such as HOPPER90, AMPERE80, VOLTA70"
+fi
 command -v cmake >/dev/null || die "cmake not found"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
@@ -91,12 +104,37 @@ fix_kokkos_copy() {
 }
 
 kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF
-             -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON)
+             -DCMAKE_CXX_STANDARD=17 -DBUILD_SHARED_LIBS=ON -DCMAKE_POSITION_INDEPENDENT_CODE=ON)
 if [[ $backend == cuda ]]; then
   command -v nvcc >/dev/null || die "--backend cuda: nvcc not found on PATH"
   fix_kokkos_copy
   kokkos_opts+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_${arch}=ON
                 -DCMAKE_CXX_COMPILER="$kokkos_src/bin/nvcc_wrapper")
+elif [[ $backend == hip ]]; then
+  if ! command -v hipcc >/dev/null; then
+    # shellcheck source=../setup.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/../setup.sh"
+    kmini_install_packages "${KMINI_HIP_APT_PACKAGES[@]}" || die "--backend hip: hipcc missing and not installed (Debian: hipcc libamdhip64-dev)"
+  fi
+  hipcc=$(command -v hipcc) || die "--backend hip: hipcc not found on PATH"
+  # hipcc asks rocm_agent_enumerator for the GPU whenever a command names none
+  # (CMake's compiler checks, links), which prints a traceback where there is no GPU.
+  gfx=${arch#AMD_}
+  gfx=${gfx,,}
+  export HCC_AMDGPU_TARGET=${HCC_AMDGPU_TARGET:-$gfx}
+  # An older hipcc rejects a newer GPU at the first compile (Debian's HIP 5.2,
+  # clang 15, knows gfx90a and gfx940 but not gfx942): say so before Kokkos builds.
+  probe=$(mktemp -d)
+  echo 'int main() { return 0; }' >"$probe/probe.cpp"
+  if ! (cd "$probe" && hipcc --offload-arch="$gfx" -c probe.cpp -o probe.o >probe.log 2>&1); then
+    reason=$(grep -m1 -i 'error' "$probe/probe.log" || true)
+    rm -rf "$probe"
+    die "--arch $arch: this hipcc ($(hipcc --version 2>/dev/null | sed -n 's/^HIP version: //p' | head -1)) cannot compile for $gfx${reason:+ ($reason)}: MI300 (gfx942) needs ROCm 6's compiler, see docs/amd.md"
+  fi
+  rm -rf "$probe"
+  # rocThrust only speeds up Kokkos' sort; Debian ships none.
+  kokkos_opts+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_${arch}=ON -DKokkos_ENABLE_ROCTHRUST=OFF
+                -DCMAKE_CXX_COMPILER="$hipcc")
 else
   kokkos_opts+=(-DKokkos_ENABLE_OPENMP=ON -DKokkos_ARCH_NATIVE=OFF)
 fi
@@ -112,13 +150,15 @@ cmake --install "$build/kokkos"
 # Kokkos Kernels: BLAS component only, without its default explicit instantiations
 # (ETI): kmini's one call site (gram_gemm.cpp: gemm of float and double Views)
 # instantiates what it uses, and the library builds in about a minute instead of
-# 10-30 on two cores. No TPLs (cuBLAS, host BLAS) so the bundle carries no BLAS.
+# 10-30 on two cores. No TPLs (cuBLAS, rocBLAS, host BLAS) so the bundle carries no BLAS.
 echo "build_deps.sh: Kokkos Kernels (BLAS) from $kk_src into $prefix"
 kk_cxx=()
 [[ $backend == cuda ]] && kk_cxx=(-DCMAKE_CXX_COMPILER="$prefix/bin/nvcc_wrapper")
+[[ $backend == hip ]] && kk_cxx=(-DCMAKE_CXX_COMPILER="$hipcc" -DKokkosKernels_ENABLE_TPL_ROCBLAS=OFF
+                                 -DKokkosKernels_ENABLE_TPL_ROCSPARSE=OFF -DKokkosKernels_ENABLE_TPL_ROCSOLVER=OFF)
 cmake -S "$kk_src" -B "$build/kokkos-kernels" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ROOT="$prefix" "${kk_cxx[@]}" \
-  -DBUILD_SHARED_LIBS=ON -DKokkosKernels_ENABLE_COMPONENT_BLAS=ON \
+  -DBUILD_SHARED_LIBS=ON -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DKokkosKernels_ENABLE_COMPONENT_BLAS=ON \
   -DKokkosKernels_ENABLE_ALL_COMPONENTS=OFF \
   -DKokkosKernels_ADD_DEFAULT_ETI=OFF \
   -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF \

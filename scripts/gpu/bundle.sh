@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Usage: scripts/gpu/bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]
+# Usage: scripts/gpu/bundle.sh OUTDIR [--backend cuda|hip|openmp] [--prefix DIR] [--no-build] [--jobs N]
 #                               [--debug-copy BINARY] [--python-kit]
 #
-# Builds kmini and every test with the `cuda` (or `openmp`) preset against the
+# Builds kmini and every test with the `cuda` (or `hip`, `openmp`) preset against the
 # Kokkos + Kokkos Kernels at --prefix (default $Kokkos_ROOT; scripts/gpu/build_deps.sh
 # makes one), on a machine that needs no GPU, and packs a relocatable bundle into
 # OUTDIR (at most 60 MiB), for a GPU machine that has nvcc's driver, CMake and a
@@ -17,6 +17,9 @@
 #   OUTDIR/run_gpu.sh         the runner (scripts/gpu/run_gpu.sh): suite, decks,
 #                             bench decks, compute-sanitizer, one tar of results
 #   OUTDIR/bundle_info.txt    where and from what it was built
+# A hip bundle carries Debian's HIP runtime (libamdhip64.so.5, ROCr, the thunk) but not
+# the code-object manager it loads at run time (libamd_comgr.so.2, 230 MiB with its
+# LLVM): the AMD machine's ROCm provides that one (docs/amd.md).
 # --debug-copy BINARY: also bin/BINARY.debug, unstripped, for a backtrace on
 # the GPU machine (run_gpu.sh's KMINI_GPU_DEBUG).
 # --python-kit: also OUTDIR/pykit/, what scripts/gpu/python_module.sh needs to
@@ -28,7 +31,7 @@ set -euo pipefail
 die() { echo "bundle.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-[[ $# -ge 1 && $1 != -* ]] || die "usage: bundle.sh OUTDIR [--backend cuda|openmp] [--prefix DIR] [--no-build] [--jobs N]"
+[[ $# -ge 1 && $1 != -* ]] || die "usage: bundle.sh OUTDIR [--backend cuda|hip|openmp] [--prefix DIR] [--no-build] [--jobs N]"
 out=$1; shift
 backend=cuda; prefix=${Kokkos_ROOT:-}; build=1; jobs=$(nproc); debug_copies=(); python_kit=0
 while [[ $# -gt 0 ]]; do
@@ -42,11 +45,17 @@ while [[ $# -gt 0 ]]; do
     *) die "unknown argument '$1' (expected --backend, --prefix, --no-build, --jobs, --debug-copy or --python-kit)" ;;
   esac
 done
-[[ $backend == cuda || $backend == openmp ]] || die "--backend '$backend': expected cuda or openmp"
+[[ $backend == cuda || $backend == hip || $backend == openmp ]] || die "--backend '$backend': expected cuda, hip or openmp"
 [[ -n $prefix ]] || die "no Kokkos prefix: pass --prefix DIR or set Kokkos_ROOT (scripts/gpu/build_deps.sh builds one)"
 [[ -d $prefix/lib || -d $prefix/lib64 ]] || die "--prefix '$prefix': expected a Kokkos install (lib/ or lib64/)"
 prefix=$(cd "$prefix" && pwd)
 bdir=$root/build-$backend
+if [[ $backend == hip ]]; then
+  # The GPU Kokkos was built for; hipcc asks a GPU-less machine's rocm_agent_enumerator otherwise.
+  gfx=$(sed -n 's/^#define KOKKOS_ARCH_AMD_\(GFX[0-9A-F]*\)$/\1/p' "$prefix/include/KokkosCore_config.h" 2>/dev/null | head -1)
+  [[ -n $gfx ]] || die "--prefix '$prefix': not a Kokkos with HIP for an AMD GPU (no KOKKOS_ARCH_AMD_GFX... in include/KokkosCore_config.h)"
+  export HCC_AMDGPU_TARGET=${gfx,,}
+fi
 
 # --- build ------------------------------------------------------------------------
 if ((build)); then
@@ -234,6 +243,7 @@ chmod +x "$out/run_gpu.sh"
   echo "commit=$(cd "$root" && git rev-parse HEAD)$(cd "$root" && git diff --quiet HEAD -- src tests || echo '+local changes')"
   echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
   echo "kokkos_prefix=$prefix"
+  [[ $backend == hip ]] && echo "amd_gpu=$HCC_AMDGPU_TARGET"
 } >"$out/bundle_info.txt"
 
 size=$(du -sm "$out" | cut -f1)

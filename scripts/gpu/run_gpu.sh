@@ -2,7 +2,8 @@
 # Usage (inside a bundle made by scripts/gpu/bundle.sh): ./run_gpu.sh RESULTS_DIR [--only STEPS]
 #
 # One command on the GPU machine, bounded to about 9 minutes on an H100:
-#   1. nvidia-smi and the machine (nvidia-smi.txt inside the tar)
+#   1. nvidia-smi (rocm-smi and rocminfo for a hip bundle) and the machine (nvidia-smi.txt,
+#      rocm-smi.txt inside the tar)
 #   2. the whole ctest suite, relocated into this folder; tests that need what the
 #      machine lacks are listed as skipped with the reason (never dropped)
 #   3. the default deck at 1 and 2 ranks, every bench deck (inputs/bench/*.yaml and the
@@ -95,7 +96,12 @@ relocate() {
 }
 relocate
 
-if want smi; then
+if want smi && [[ $backend == hip ]]; then
+  # AMD: ROCm's tools; the bundle's HIP runtime loads the machine's libamd_comgr.so.2.
+  { rocm-smi; rocminfo; ldconfig -p | grep -i comgr; } >"$log/rocm-smi.txt" 2>&1
+  say "gpu: $(rocminfo 2>&1 | sed -n 's/^ *Marketing Name: *//p' | grep -vi cpu | head -1) (bundle built for $(info amd_gpu))"
+  { echo "python3: $python ($($python --version 2>&1))"; uname -a; nproc; ldd "$kmini" | grep -i "not found"; } >>"$log/rocm-smi.txt" 2>&1
+elif want smi; then
   { nvidia-smi; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv; } >"$log/nvidia-smi.txt" 2>&1
   say "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
   { echo "python3: $python ($($python --version 2>&1))"; echo "cmake: $cmake_bin"; $python -c 'import numpy, sys; print("numpy", numpy.__version__)' 2>&1
@@ -172,7 +178,9 @@ if want bench; then
   done
 fi
 
-if want peers && enough 30 "peers"; then
+if want peers && [[ $backend == hip ]]; then
+  say "skipped: peers: numba-cuda and CuPy (CUDA) are the peers; none for a hip bundle"
+elif want peers && enough 30 "peers"; then
   t0=$(date +%s)
   (cd "$B/kmini" && timeout "$(cap 200)" "$python" scripts/gpu/peers.py --kmini "$kmini" --out "$work/runs/peers") \
     >"$log/peers.log" 2>&1
@@ -187,7 +195,7 @@ if want python; then
   elif enough 30 "python"; then
     wait "$py_build_pid"
     say "python: module build exit $?: $(tail -1 "$log/python_build.log")"
-    if [[ -n $(ls "$B"/pykit/python/kmini*.so 2>/dev/null) ]]; then
+    if [[ -n $(ls "$B"/pykit/python/kmini/_kmini*.so 2>/dev/null) ]]; then
       t0=$(date +%s)
       # The machine's own pytest where it has one (its plugins need it: an
       # older pytest fails on pytest-timeout's options), else the kit's.

@@ -122,12 +122,12 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   c.baseline_rows = s.integer(d.key("baseline_rows"));
   c.repeat = s.integer(d.key("repeat"));
   // auto: the tensor-core engine where the build has it (bit-exact against
-  // popcount and about 3x its rate, docs/performance.md), else popcount.
+  // popcount and about 3x its rate, docs/performance.md), else popcount
+  // (HIP included: the engine is CUDA's 1-bit mma, AMD GPUs have no such instruction).
   const std::string engine = s.choice(d.key("engine"));
   if (engine == "tensor_core" && !tensor_core::kAvailable)
-    s.fail("engine",
-           "popcount or auto: this build has no tensor-core engine (it needs Kokkos with CUDA for compute "
-           "capability 8.0 or newer)");
+    s.fail("engine", "popcount or auto: this build (Kokkos " + compat::execution_space_name() +
+                         ") has no tensor-core engine (it needs Kokkos with CUDA for compute capability 8.0 or newer)");
   if (engine == "tensor_core" || (engine == "auto" && tensor_core::kAvailable)) c.engine = Engine::TensorCore;
   // auto: the one the target's instruction set selects (kAutoMicroKernel);
   // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).

@@ -69,15 +69,21 @@ inline constexpr MicroKernel kAutoMicroKernel = KMINI_GRAM_AVX512_POPCOUNT ? Mic
                                                                            : MicroKernel::Portable;
 
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
-// GPU: 64 x 64 tiles, 256 threads each owning one 4 x 4 micro-tile; panels in
-// shared memory word-major ([k][row], row stride TILE + 1 words) so a warp
-// reads 32 consecutive rows of one word: conflict-free, and the +1 keeps the
-// staging writes (row-major global reads) off a single bank.
+// GPU: 64 x 64 tiles, 256 threads each owning one 4 x 4 micro-tile (8 warps
+// of 32 on NVIDIA, 4 wavefronts of 64 on AMD); panels in shared memory (LDS)
+// word-major ([k][row], row stride TILE + 1 words) so the 16 threads of a
+// micro-tile row read 16 consecutive rows of one word: conflict-free on 32
+// banks, and the +1 keeps the staging writes (row-major global reads) off a
+// single bank.
 struct TileParams {
   static constexpr int tile = 64;
   static constexpr int stage_words = 1;  // staging: one word per thread, coalesced
   static constexpr int granule = 1;      // packed rows are padded to this many words
-  static constexpr int chunk = 16;       // words per stage: 2 x 64 x 17 x 8 B + 16 KiB C tile = 33 KiB
+#if defined(KOKKOS_ENABLE_HIP)
+  static constexpr int chunk = 8;  // 2 x 64 x 9 x 8 B + 16 KiB C tile = 24 KiB: two workgroups in a CU's 64 KiB LDS
+#else
+  static constexpr int chunk = 16;  // words per stage: 2 x 64 x 17 x 8 B + 16 KiB C tile = 33 KiB
+#endif
   static constexpr int mr = 4, nr = 4;
   static constexpr int team_size = (tile / mr) * (tile / nr);
   static constexpr bool word_major = true;   // scratch [k][row]

@@ -2,7 +2,7 @@
 set(D ${CMAKE_CURRENT_SOURCE_DIR}/data/decks)
 
 kmini_cli_test(cli.default_run EXIT 0 VERIFIED stream rk4 discount gram RANKS 1 FILES results.json
-               STDOUT "stream.add_f64.*yes" ARGS "")
+               STDOUT "stream +add_f64.*yes" ARGS "")
 kmini_cli_test(cli.help EXIT 0 STDOUT "usage: kmini" ARGS --help)
 kmini_cli_test(cli.version EXIT 0 STDOUT "kmini [0-9]+\\.[0-9]+\\.[0-9]+ \\(Kokkos" ARGS --version)
 kmini_cli_test(cli.dry_run EXIT 0 STDOUT "dry run.*stream: n = 1000 per rank" ARGS --dry-run --set stream.n=1000)

@@ -1,7 +1,7 @@
 # Configures a throwaway build with a backend preset (`cmake --preset PRESET -B WORK/build`)
 # where that backend is missing, and checks that configuration fails with one clear
 # line naming Kokkos_ROOT (cmake/KminiBackend.cmake), not with CMake's own errors.
-#   -DSOURCE=<kmini source> -DWORK=<scratch dir> -DPRESET=openmp|cuda -DEXPECT=<regex>
+#   -DSOURCE=<kmini source> -DWORK=<scratch dir> -DPRESET=openmp|cuda|hip -DEXPECT=<regex>
 #   [-DFAKE_KOKKOS=none|serial|no-wrapper]: Kokkos_ROOT points at a fake install made here
 #   (serial: KokkosCore_config.h without CUDA, and bin/nvcc_wrapper; no-wrapper: an empty
 #   prefix); without it Kokkos_ROOT and KokkosKernels_ROOT are unset.

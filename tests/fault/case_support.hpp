@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kmini::fault {
@@ -106,6 +107,11 @@ struct KeySample {
   std::string path, valid;
   std::vector<std::pair<std::string, std::string>> context;
   std::string probe;
+  // {path, valid[, context[, probe]]}: a constructor, not an aggregate, so that clang's
+  // -Wmissing-field-initializers (the HIP build's compiler) accepts the samples that omit the last two.
+  KeySample(std::string path_, std::string valid_, std::vector<std::pair<std::string, std::string>> context_ = {},
+            std::string probe_ = "")
+      : path(std::move(path_)), valid(std::move(valid_)), context(std::move(context_)), probe(std::move(probe_)) {}
   const std::string& probe_value() const { return probe.empty() ? valid : probe; }
 };
 const std::vector<KeySample>& key_samples();

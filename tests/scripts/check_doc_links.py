@@ -12,7 +12,7 @@ FENCE = re.compile(r"^(```|~~~)")
 # Guide pages written in parallel with this check: a link to one of them is skipped only while the
 # page does not exist (once it does, its links and anchors are checked like any other). Empty this
 # set when they have landed.
-PENDING = {"docs/python.md", "docs/benchmarks.md", "docs/amd.md"}
+PENDING = set()
 
 
 def anchors(path):

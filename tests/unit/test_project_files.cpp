@@ -57,12 +57,18 @@ TEST(ProjectFiles, PresetsProvideDefaultOpenmpCudaAndSanitizer) {
   EXPECT_EQ(by_name["default"]["binaryDir"].as<std::string>(), "${sourceDir}/build");
   EXPECT_EQ(by_name["openmp"]["binaryDir"].as<std::string>(), "${sourceDir}/build-openmp");
   EXPECT_EQ(by_name["cuda"]["binaryDir"].as<std::string>(), "${sourceDir}/build-cuda");
+  ASSERT_TRUE(by_name.count("hip"));
+  EXPECT_EQ(by_name["hip"]["binaryDir"].as<std::string>(), "${sourceDir}/build-hip");
   EXPECT_EQ(by_name["default"]["cacheVariables"]["CMAKE_BUILD_TYPE"].as<std::string>(), "Release");
   // Backend presets fail at configure without their backend; cmake/KminiBackend.cmake picks
   // $Kokkos_ROOT/bin/nvcc_wrapper for CUDA (no compiler path built from a maybe-empty variable).
   EXPECT_EQ(by_name["openmp"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "OPENMP");
   EXPECT_EQ(by_name["cuda"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "CUDA");
   EXPECT_FALSE(by_name["cuda"]["cacheVariables"]["CMAKE_CXX_COMPILER"].IsDefined());
+  // HIP: the hipcc that Kokkos was built with, picked the same way; host code not -march=native.
+  EXPECT_EQ(by_name["hip"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "HIP");
+  EXPECT_FALSE(by_name["hip"]["cacheVariables"]["CMAKE_CXX_COMPILER"].IsDefined());
+  EXPECT_EQ(by_name["hip"]["cacheVariables"]["KMINI_NATIVE"].as<std::string>(), "OFF");
   EXPECT_FALSE(by_name["default"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].IsDefined());
   EXPECT_EQ(by_name["asan"]["cacheVariables"]["KMINI_SANITIZE"].as<std::string>(), "ON");
   // Every configure preset can be built and tested by name.

@@ -34,7 +34,7 @@ namespace kmini::discount {
 struct LaunchDefaults {
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
   static constexpr int mdrange_tile_dates = 1;
-  static constexpr int mdrange_tile_row = 256;  // one coalesced row segment per thread block
+  static constexpr int mdrange_tile_row = 256;  // one coalesced row segment per block: 8 warps, 4 wavefronts
   static constexpr bool flat_policy = true;     // policy auto (default_policy, discount_api.hpp)
 #else
   static constexpr int mdrange_tile_dates = 1;

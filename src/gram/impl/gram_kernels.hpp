@@ -8,6 +8,7 @@
 // unpacked input in bit k % 64 of word k / 64; all bits past `cols` are 0.
 // (Packed numpy input keeps numpy's byte and bit order inside each word: a
 // permutation of the columns inside a word, which C does not see.)
+#include "core/device_traits.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/random.hpp"
 #include "gram/gram_params.hpp"
@@ -110,14 +111,22 @@ struct PackPackedBytes {
     Word word = 0;
     for (int b = 0; b < 8; ++b) {
       const std::int64_t at = w * 8 + b;
-      if (at < nbytes) word |= Word(bytes(r, at)) << (8 * b);
+      if (at < nbytes) word |= Word(reversed(bytes(r, at))) << (8 * b);
     }
     a(row0 + r, w) = word;
+  }
+  // packbits puts the first column in the high bit of a byte; a word has it in bit 0.
+  KOKKOS_INLINE_FUNCTION static unsigned reversed(unsigned v) {
+    v = ((v & 0xF0u) >> 4) | ((v & 0x0Fu) << 4);
+    v = ((v & 0xCCu) >> 2) | ((v & 0x33u) << 2);
+    return ((v & 0xAAu) >> 1) | ((v & 0x55u) << 1);
   }
 };
 
 // Copies numpy packbits rows (nrows x ceil(cols/8) bytes) into rows
-// [row0, row0 + nrows): byte 8w + b becomes byte b of word w.
+// [row0, row0 + nrows): byte 8w + b becomes byte b of word w, its bits
+// reversed, so column k is bit k % 64 of word k / 64 in every input form (and
+// packed, unpacked and word inputs can be mixed).
 template <class Exec, class Packed, class Bytes>
 void pack_packed_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
   const std::int64_t nrows = bytes.extent(0), nbytes = bytes.extent(1), nw = (nbytes + 7) / 8;
@@ -158,12 +167,14 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
                                             std::int64_t j0, std::int64_t r1, std::int64_t cols, std::int64_t words,
                                             std::uint32_t* ct) {
   constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
-  static_assert(!TensorCore || (P::staged && P::word_major && P::tile == 64 && P::team_size == 256),
+  static_assert(!TensorCore || (P::staged && P::word_major && P::tile == 64 &&
+                                P::team_size == tensor_core::kWarps * tensor_core::kLanes),
                 "the tensor-core engine reads word-major staged 64 x 64 panels with 8 warps");
   if constexpr (P::staged) {
     Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
     Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-    [[maybe_unused]] const int warp = team.team_rank() / 32, lane = team.team_rank() % 32;
+    [[maybe_unused]] const int warp = team.team_rank() / tensor_core::kLanes,
+                               lane = team.team_rank() % tensor_core::kLanes;
     [[maybe_unused]] std::int32_t acc[tensor_core::kTilesPerWarp][4] = {};
     for (std::int64_t k0 = 0; k0 < words; k0 += P::chunk) {
       const int nk = words - k0 < P::chunk ? static_cast<int>(words - k0) : P::chunk;
@@ -298,6 +309,12 @@ struct TileWindow {
   }
 };
 
+// The device's shape, checked where each backend compiles: whole warps or
+// wavefronts per team, and the team scratch within one workgroup's share.
+static_assert(TileParams::team_size % device::kLanes == 0, "a gram team is whole warps / wavefronts");
+static_assert(team_scratch_bytes<TileParams>() <= device::kTeamScratchBytes,
+              "gram's team scratch (panels + C tile) exceeds the device's shared memory per team");
+
 // One team per tile of window r0..r1 x c0..c1 (see gram_window_with).
 template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
 struct TileKernel {
@@ -361,7 +378,7 @@ template <class P, bool TensorCore, class Member>
 KOKKOS_INLINE_FUNCTION void probe_team(const Member& team, const Word* pa, const Word* pb, std::uint32_t* ct,
                                        int reps) {
   if constexpr (TensorCore && tensor_core::kAvailable) {
-    const int warp = team.team_rank() / 32, lane = team.team_rank() % 32;
+    const int warp = team.team_rank() / tensor_core::kLanes, lane = team.team_rank() % tensor_core::kLanes;
     std::int32_t acc[tensor_core::kTilesPerWarp][4] = {};
     for (int rep = 0; rep < reps; ++rep) tensor_core::chunk_mma<P>(pa, pb, P::chunk, warp, lane, acc);
     tensor_core::store_warp<P>(ct, warp, lane, acc);

@@ -34,6 +34,7 @@ constexpr int kM = 16, kN = 8, kK = 256;       // the mma shape, k in bits
 constexpr int kKWords = kK / 64;               // 64-bit words of k per mma
 constexpr int kRowBlocks = 4, kColBlocks = 8;  // a 64 x 64 tile in 16 x 8 mma tiles
 constexpr int kWarps = 8;                      // 256 threads: each warp owns 1 x 4 mma tiles
+constexpr int kLanes = 32;                     // mma.sync is issued by a CUDA warp, 32 lanes on every sm
 constexpr int kTilesPerWarp = kRowBlocks * kColBlocks / kWarps;
 
 // Which 32-bit group (of the eight in one 256-bit k step) and which row/column

@@ -35,7 +35,13 @@ struct StepTuning {
   // (docs/performance.md, "NVIDIA H200"). Capped at 32 registers it spills
   // 56 B per thread (ptxas -v, nvcc 13). Which wins is for a GPU to measure
   // (inputs/gpu/rk4_full_occupancy.yaml); hosts ignore launch bounds.
+#if defined(KOKKOS_ENABLE_HIP)
+  // hipcc reads the second bound as waves per SIMD: 8 x 4 SIMDs x 64 lanes is
+  // a CDNA CU's 2048 threads, at most 64 VGPRs each (MI250X, MI300).
   using full_occupancy_bounds = Kokkos::LaunchBounds<256, 8>;
+#else
+  using full_occupancy_bounds = Kokkos::LaunchBounds<256, 8>;  // nvcc: 8 blocks of 256 per SM
+#endif
 };
 
 // G stored as two real Views: Re G, which the step kernels read

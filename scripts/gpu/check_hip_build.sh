@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Usage: scripts/gpu/check_hip_build.sh [--prefix DIR] [--build-dir DIR] [--jobs N]
+#
+# The HIP build, checked without an AMD GPU: configures the `hip` preset against
+# the Kokkos + Kokkos Kernels with HIP at --prefix (default $Kokkos_ROOT; made by
+# scripts/gpu/build_deps.sh PREFIX --backend hip --arch AMD_GFX90A|AMD_GFX942)
+# into --build-dir (default build-hip/), builds every target (kmini, every test,
+# the Python module where pybind11 is found), and fails where kmini's own sources
+# (src/, tests/, examples/) draw a compiler warning. Nothing is run: building is
+# what this machine can check (docs/amd.md).
+#
+# Exit 0: built, no warning from kmini's sources; 1: the build failed or warned;
+# 2: bad arguments, or --prefix is a Kokkos without HIP; 77: skipped, one line
+# saying why (no hipcc, or no Kokkos at the prefix), as ctest's SKIP_RETURN_CODE.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+die() { echo "check_hip_build.sh: $*" >&2; exit 2; }
+skip() { echo "check_hip_build.sh: skipped: $*"; exit 77; }
+
+prefix=${Kokkos_ROOT:-}; bdir=$root/build-hip; jobs=$(nproc)
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --prefix) prefix=${2?}; shift 2 ;;
+    --build-dir) bdir=${2:?}; shift 2 ;;
+    --jobs) jobs=${2:?}; shift 2 ;;
+    *) die "unknown argument '$1' (expected --prefix, --build-dir or --jobs)" ;;
+  esac
+done
+
+command -v hipcc >/dev/null || skip "hipcc not found (Debian: apt-get install hipcc libamdhip64-dev)"
+[[ -n $prefix ]] || skip "no HIP Kokkos given (--prefix, Kokkos_ROOT, or ctest: -DKMINI_HIP_KOKKOS_ROOT=PREFIX; scripts/gpu/build_deps.sh PREFIX --backend hip makes one)"
+[[ -f $prefix/include/KokkosCore_config.h ]] || skip "no Kokkos at '$prefix' (scripts/gpu/build_deps.sh $prefix --backend hip makes one)"
+grep -q '^#define KOKKOS_ENABLE_HIP$' "$prefix/include/KokkosCore_config.h" ||
+  die "--prefix '$prefix': a Kokkos without HIP ($prefix/include/KokkosCore_config.h)"
+arch=$(sed -n 's/^#define KOKKOS_ARCH_AMD_\(GFX[0-9A-F]*\)$/\1/p' "$prefix/include/KokkosCore_config.h" | head -1)
+[[ -n $arch ]] || die "--prefix '$prefix': no KOKKOS_ARCH_AMD_GFX... in its KokkosCore_config.h"
+# hipcc asks rocm_agent_enumerator for the GPU on every command that names none
+# (links), which prints a traceback on a machine without one: name Kokkos' target.
+export HCC_AMDGPU_TARGET=${arch,,}
+export Kokkos_ROOT=$prefix KokkosKernels_ROOT=$prefix
+
+mkdir -p "$bdir"
+bdir=$(cd "$bdir" && pwd)
+log=$bdir/check_hip_build.log
+start=$SECONDS
+echo "check_hip_build.sh: the hip preset against $prefix (${arch,,}) in $bdir"
+# A fresh configuration: a cache from another prefix or compiler would be reused silently.
+rm -f "$bdir/CMakeCache.txt"
+(cd "$root" && cmake --preset hip -B "$bdir" >"$log" 2>&1) || { cat "$log"; echo "check_hip_build.sh: configuring failed"; exit 1; }
+grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*hipcc' "$bdir/CMakeCache.txt" ||
+  { echo "check_hip_build.sh: the hip preset did not pick hipcc ($(grep '^CMAKE_CXX_COMPILER:' "$bdir/CMakeCache.txt"))"; exit 1; }
+status=0
+cmake --build "$bdir" -j "$jobs" >>"$log" 2>&1 || status=$?
+# Warnings located in kmini's own files (paths as the compiler printed them,
+# relative to the build folder or absolute); Kokkos' and the system's are not ours.
+warnings=$(cd "$bdir" && { grep -E '^[^ :]+:[0-9]+:[0-9]+: warning:' "$log" || true; } | while IFS=: read -r file rest; do
+  real=$(realpath -m "$file")
+  case $real in
+    "$bdir"/*) ;;
+    "$root"/src/* | "$root"/tests/* | "$root"/examples/*) echo "${real#"$root"/}:$rest" ;;
+  esac
+done | sort -u)
+if ((status != 0)); then
+  tail -60 "$log"
+  echo "check_hip_build.sh: the build failed (exit $status; whole log: $log)"
+  exit 1
+fi
+elapsed=$((SECONDS - start))
+if [[ -n $warnings ]]; then
+  echo "$warnings"
+  echo "check_hip_build.sh: $(wc -l <<<"$warnings") warnings from kmini's sources (above; whole log: $log)"
+  exit 1
+fi
+echo "check_hip_build.sh: built every target for ${arch,,} in ${elapsed} s, no warning from kmini's sources (log: $log)"
