@@ -197,7 +197,6 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
   if (env.is_root()) {
     out << "\n";
     results.print_summary(out);
-    print_validity(out, results.json());
     out << "\nresults: " << cl.out_dir << "/results.json\n";
   }
   if (!failed.empty()) {

@@ -4,6 +4,7 @@
 #include "core/kokkos_compat.hpp"
 #include "io/atomic_file.hpp"
 #include "results/build_info.hpp"
+#include "results/validity.hpp"
 #include "version.hpp"
 
 #include <mpi.h>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
+#include <sstream>
 
 namespace kmini {
 
@@ -183,7 +185,15 @@ void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, 
 }
 
 void Results::print_summary(std::ostream& os) const {
-  print_summary_table(os, rows_, ranks_, compat::device_is_host_accessible, foms_);
+  std::ostringstream table;
+  print_summary_table(table, rows_, ranks_, compat::device_is_host_accessible, foms_);
+  // The verdicts (results/validity.cpp) go just above the last line, the figures of merit.
+  std::string text = table.str();
+  const std::size_t last = text.size() > 1 ? text.rfind('\n', text.size() - 2) : std::string::npos;
+  const std::size_t cut = last == std::string::npos ? 0 : last + 1;
+  os << text.substr(0, cut);
+  print_validity(os, json_);
+  os << text.substr(cut);
 }
 
 }  // namespace kmini
