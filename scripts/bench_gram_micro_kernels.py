@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """gram per host micro-kernel: runs a gram deck once per micro-kernel each kmini build
-contains (gram.micro_kernel, issue 24) and prints useful bit-ops/s, the fraction of the
+contains (gram.micro_kernel) and prints useful bit-ops/s, the fraction of the
 probe (the best micro-kernel of that build on L1-resident data) and the speed-up over the
 portable micro-kernel of the same build.
 

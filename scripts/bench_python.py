@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python module against the CLI (issue 22): the call overhead for tiny inputs,
+"""The Python module against the CLI: the call overhead for tiny inputs,
 and at the bench decks' sizes kmini.rk4 / kmini.discount against the CLI's timed
 kernel (results.json: rk4 loop_seconds, discount kernel.best_seconds) run by this
 script on the same machine, alternately. A benchmark, not a test.
@@ -67,7 +67,8 @@ def main():
     F0 = (np.random.default_rng(1).uniform(-1, 1, (N, N)) + 1j * np.random.default_rng(2).uniform(-1, 1, (N, N)))
     F0 = F0.astype(np.complex64)
     G0 = np.ones((N, N), np.complex64)
-    py = best(lambda: kmini.rk4(F0, G0, steps=steps, dt=1e-4, g=1 / (N * N), delta0=1.0), args.repeat)
+    py = best(lambda: kmini.rk4(F0, G0, steps=steps, dt=1e-4, g=1 / (N * N), coupling="per_step", delta0=1.0),
+              args.repeat)
     cli = min(cli_seconds(args.kmini, "rk4", [f"rk4.n={N}", f"rk4.steps={steps}", "rk4.dt=1e-4", "rk4.precision=single",
                                               "rk4.coupling=per_step", "rk4.delta0=[1.0, 0.0]",
                                               "rk4.init.G={fill: [1.0, 0.0]}"]) for _ in range(args.repeat))

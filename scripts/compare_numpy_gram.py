@@ -39,7 +39,7 @@ OPENBLAS_DIR = next((d for d in OPENBLAS_DIRS if os.path.isfile(os.path.join(d, 
 if os.environ.get("KMINI_GRAM_BLAS_SET") != "1":
     # The loader reads LD_LIBRARY_PATH, and OpenBLAS its variables, at start-up
     # only: run again with them (the forcing variables cleared for this process).
-    # --keep-openblas-forcing: the handicapped baseline of before issue 24, for comparison only.
+    # --keep-openblas-forcing: OpenBLAS forced onto the kernel the calling environment names, for comparison only.
     keep = "--keep-openblas-forcing" in sys.argv
     env = dict(os.environ if keep else baseline_env(), KMINI_GRAM_BLAS_SET="1", OPENBLAS_NUM_THREADS="1",
                OPENBLAS_VERBOSE="2")
@@ -139,7 +139,7 @@ def main():
         print(f"OpenBLAS core: {openblas_core()} (chosen by OpenBLAS for this CPU; cleared for numpy only: "
               f"{', '.join(f'{n}={v}' for n, v in forced.items()) or 'none was set'})")
     if not OPENBLAS_DIR:
-        print("  (not OpenBLAS: for the issue's baseline, apt-get install libopenblas0-serial, or set "
+        print("  (not OpenBLAS: for the OpenBLAS baseline, apt-get install libopenblas0-serial, or set "
               "KMINI_OPENBLAS_DIR to a folder with OpenBLAS's libblas.so.3; the script then uses it for numpy only)")
     print(f"kmini gram: {kmini_rate:.3e} useful bit-ops/s (slice loop, verified: {m.get('verified')})")
     print(f"numpy float32 GEMM: {numpy_rate:.3e} multiply-adds/s ({best:.3f} s for the panel)")

@@ -1,10 +1,12 @@
 """Reading kmini's results.json, for every script that does: one getter, and per kernel the
 metric paths (under kernels.<name>) that the benchmark and scaling scripts report.
 
-  from kmini_results import get, load, FIGURES, ROOF, BASELINES, TIME
+  from kmini_results import get, load, fom, roof_fraction, spread, run_verdict, verdict_text, FIGURES, ROOF, TIME
 """
 import json
 import os
+import shlex
+import statistics
 import subprocess
 import sys
 
@@ -34,6 +36,146 @@ TIME = {
     "discount": ["kernel", "best_seconds"],
     "gram": ["compute_seconds"],
 }
+
+
+# How each kernel's figure of merit reads from a results.json entry where the
+# entry has no `fom` of its own: the first figure of FIGURES.
+
+def fom(results, name):
+    """(label, value, unit, higher_is_better) of kernel `name`'s figure of merit in one results.json:
+    its `fom` object where the run wrote one, else the first of FIGURES (value in FIGURES' unit)."""
+    entry = results["kernels"][name]
+    f = entry.get("fom")
+    if isinstance(f, dict) and f.get("value") is not None:
+        return f.get("name", "figure of merit"), f["value"], f.get("unit", ""), f.get("higher_is_better", True)
+    label, path, unit, scale = FIGURES[name][0]
+    v = get(entry, path)
+    return label, (v * scale if v is not None else None), unit, True
+
+
+def describe(kmini):
+    """`kmini describe --json` of this binary: {name: declaration} (keys, fom, decks), or None for
+    a binary without it."""
+    try:
+        done = subprocess.run([kmini, "describe", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, env=kmini_env(), timeout=120)
+        if done.returncode == 0:
+            return {k["name"]: k for k in json.loads(done.stdout)["kernels"]}
+    except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+        pass
+    return None
+
+
+def roof_fraction(results, name):
+    """Kernel `name`'s fraction of its roof in one results.json (its `roof` object, else ROOF), or None."""
+    entry = results["kernels"][name]
+    r = entry.get("roof")
+    if isinstance(r, dict) and r.get("fraction") is not None:
+        return r["fraction"]
+    return get(entry, ROOF[name]) if name in ROOF else None
+
+
+def spread(values):
+    """(median, min, max) of the values that are not None, or (None, None, None)."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None, None, None
+    return statistics.median(values), values[0], values[-1]
+
+
+def run_verdict(results, name):
+    """(valid, loaded, reasons) of kernel `name` in one results.json: the run's own verdict (`valid`,
+    `invalid_reasons`, top-level `load.loaded`); a results.json without them (an older kmini) is
+    judged here by the same rules it can check: verified, and at most 100 % of its roof."""
+    entry = results["kernels"][name]
+    if "valid" in entry:
+        reasons = list(entry.get("invalid_reasons", []))
+        valid = bool(entry["valid"])
+    else:
+        reasons = []
+        if entry.get("verified") is not True:
+            reasons.append("not verified" if entry.get("verified") is None else "verification failed")
+        fraction = roof_fraction(results, name)
+        if fraction is not None and fraction > 1.0:
+            reasons.append(f"{100 * fraction:.0f} % of its roof: above 100 %, so the roof was measured low")
+        valid = not reasons
+    loaded = bool(get(results, "load", "loaded", default=False))
+    return valid, loaded, reasons
+
+
+def verdict_text(verdicts):
+    """One verdict for several runs of one kernel, from run_verdict() of each: 'valid',
+    'valid, loaded machine (k of N runs)', or 'INVALID (k of N runs: reasons)'."""
+    n = len(verdicts)
+    bad = [v for v in verdicts if not v[0]]
+    loaded = sum(1 for v in verdicts if v[1])
+    if bad:
+        reasons = sorted({r for v in bad for r in v[2]})
+        return f"INVALID ({len(bad)} of {n} run(s): {'; '.join(reasons)})"
+    if loaded:
+        return f"valid, loaded machine ({loaded} of {n} run(s))"
+    return "valid"
+
+
+def require_kmini(path, who):
+    """Exits with status 2 and one line when `path` is not an executable kmini."""
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        print(f"{who}: no kmini binary at {path}: build one (cmake --preset default && cmake --build "
+              f"--preset default, or scripts/bench.sh) or name it with --kmini PATH", file=sys.stderr)
+        sys.exit(2)
+
+
+# Launchers: the kmini command for `np` ranks. A template has {np} {exe} {args} and
+# optionally {cpus} and {mpi}.
+LAUNCHERS = {
+    "mpirun": "mpirun -n {np} {exe} {args}",
+    # Slurm 22.05-23.02 do not pass the job's --cpus-per-task on to srun: it is given
+    # explicitly ({cpus}: $SLURM_CPUS_PER_TASK, else 1). {mpi}: --mpi=$KMINI_SRUN_MPI when
+    # set (pmix for a Spack-built OpenMPI; see scripts/slurm/kmini.sbatch), else the site's default.
+    "srun": "srun -n {np} --cpus-per-task={cpus} {mpi}--gpus-per-task=1 --gpu-bind=single:1 {exe} {args}",
+}
+
+
+def launch_command(launcher, np_, exe, args):
+    """The shell command that starts `exe args` on np_ ranks through `launcher` (a LAUNCHERS name,
+    a template, or a launcher prefix such as 'mpirun --bind-to core', to which '-n {np}' and the
+    command are appended)."""
+    template = LAUNCHERS.get(launcher, launcher)
+    if "{exe}" not in template:
+        template = template + " -n {np} {exe} {args}"
+    mpi = os.environ.get("KMINI_SRUN_MPI", "")
+    return template.format(np=np_, exe=shlex.quote(exe), args=" ".join(shlex.quote(a) for a in args),
+                           cpus=shlex.quote(os.environ.get("SLURM_CPUS_PER_TASK", "1")),
+                           mpi=f"--mpi={shlex.quote(mpi)} " if mpi else "")
+
+
+def launch_env(max_ranks):
+    """OpenMPI refuses root and more ranks than cores unless told; both are common on
+    workstations and in containers (other MPIs ignore these variables)."""
+    env = dict(os.environ)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    if max_ranks > (os.cpu_count() or 1):
+        env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    # Kokkos' OpenMP backend warns on every run without them (see scripts/setup.sh).
+    env.setdefault("OMP_PROC_BIND", "spread")
+    env.setdefault("OMP_PLACES", "threads")
+    return env
+
+
+def host_load():
+    """(1-minute load average, busy CPU seconds of the host) from /proc, or (None, None)."""
+    try:
+        with open("/proc/loadavg") as f:
+            load = float(f.read().split()[0])
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        hz = os.sysconf("SC_CLK_TCK")
+        busy = sum(float(x) for x in (fields[1], fields[2], fields[3], fields[6], fields[7])) / hz
+        return load, busy
+    except (OSError, ValueError, IndexError):
+        return None, None
 
 
 def get(d, *path, default=None):

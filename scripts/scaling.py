@@ -1,29 +1,36 @@
 #!/usr/bin/python3
 """kmini scaling studies: strong and weak scaling over MPI ranks, CSV, plots, and a performance model.
 
-  scripts/scaling.py study DECK [--kernels K,...] [--ranks 1,2,4] [--mode strong|weak|both]
-                     [--launcher mpirun|srun|'TEMPLATE'] [--out DIR] [--dry-run]
-  scripts/scaling.py model [--rows 100000] [--cols 200000] [--max-gpus 1024] [--summary-only] [--out DIR]
+  scripts/scaling.py study DECK [--kernels K,...] [--ranks 1,2,4] [--mode strong|weak|both] [--repeat 3]
+                     [--launcher mpirun|srun|'TEMPLATE'] [--kmini build/bin/kmini] [--out DIR] [--dry-run]
+  scripts/scaling.py model [--device h100|h200|RESULTS.json|DIR] [--rows 100000] [--cols 200000]
+                     [--max-gpus 1024] [--summary-only] [--out DIR]
 
-`study` runs kmini once per (kernel, mode, rank count), collects every results.json into
-DIR/scaling.csv, plots DIR/<kernel>_<mode>.png (time, speedup, parallel efficiency against ranks,
-with the ideal line and the model's prediction overlaid) and writes DIR/summary.md.
-`model` predicts many-GPU scaling from stated single-GPU figures and network parameters.
-The formulas are in README.md ("Performance model"); they are implemented in `predict_seconds`.
+`study` runs kmini `--repeat` times per (kernel, mode, rank count), collects every results.json into
+DIR/scaling.csv (per point the median time and its min-max), plots DIR/<kernel>_<mode>.png (time,
+speedup, parallel efficiency against ranks: medians with min-max error bars, the ideal line and the
+model's prediction) and writes DIR/summary.md with each point's verdict (docs/benchmarks.md: the
+valid-result rules) and the machine's load. Efficiencies come from the medians.
+`model` predicts many-GPU scaling of gram from a measured device: the kernels' rates and the device's
+bandwidth are read from a results.json of that device (`--device h100` or `h200`: the committed GPU
+results in docs/results/; or a results.json or a folder of them). The formulas are in
+docs/benchmarks.md ("Performance model"); they are implemented in `predict_seconds`.
 
 Needs Debian's python3 with numpy, matplotlib and yaml (/usr/bin/python3 has them).
+Exit status: 0 done, 1 a kmini run failed, 2 bad usage or no kmini binary.
 """
 import argparse
 import csv
+import glob
 import json
 import math
 import os
 import platform
-import shlex
 import subprocess
 import sys
 
-from kmini_results import TIME, get
+from kmini_results import (TIME, describe, get, host_load, launch_command, launch_env, require_kmini,
+                           run_verdict, spread, verdict_text)
 
 try:
     import yaml
@@ -47,15 +54,6 @@ KERNELS = {
     "discount": {"key": "discount.dates", "growth": "linear"},
     "gram": {"key": "gram.A.random.rows", "growth": "sqrt"},  # work ∝ rows²·cols
 }
-
-LAUNCHERS = {
-    "mpirun": "mpirun -n {np} {exe} {args}",
-    # Slurm 22.05-23.02 do not pass the job's --cpus-per-task on to srun: it is given
-    # explicitly ({cpus}: $SLURM_CPUS_PER_TASK, else 1). {mpi}: --mpi=$KMINI_SRUN_MPI when
-    # set (pmix for a Spack-built OpenMPI; see scripts/slurm/kmini.sbatch), else the site's default.
-    "srun": "srun -n {np} --cpus-per-task={cpus} {mpi}--gpus-per-task=1 --gpu-bind=single:1 {exe} {args}",
-}
-
 
 # ------------------------------------------------------------------ model ----
 
@@ -139,29 +137,6 @@ def scaled_size(kernel, base, p, mode):
     return base * p if growth == "linear" else max(1, round(base * math.sqrt(p)))
 
 
-def command(launcher, np_, exe, args):
-    template = LAUNCHERS.get(launcher, launcher)
-    mpi = os.environ.get("KMINI_SRUN_MPI", "")
-    return template.format(np=np_, exe=shlex.quote(exe), args=" ".join(shlex.quote(a) for a in args),
-                           cpus=shlex.quote(os.environ.get("SLURM_CPUS_PER_TASK", "1")),
-                           mpi=f"--mpi={shlex.quote(mpi)} " if mpi else "")
-
-
-def launch_env(max_ranks):
-    """OpenMPI refuses root and more ranks than cores unless told; both are common on
-    workstations and in containers (other MPIs ignore these variables)."""
-    env = dict(os.environ)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    if max_ranks > (os.cpu_count() or 1):
-        env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
-    # Kokkos' OpenMP backend warns on every run without them (see scripts/setup.sh).
-    env.setdefault("OMP_PROC_BIND", "spread")
-    env.setdefault("OMP_PLACES", "threads")
-    return env
-
-
 def machine_caption(results, deck_path):
     cpu = platform.processor() or platform.machine()
     try:
@@ -175,32 +150,43 @@ def machine_caption(results, deck_path):
 
 
 def plot(kernel, mode, rows, caption, model_rows, path):
+    """Time, speedup and efficiency against ranks: medians with min-max error bars."""
     ranks = [r["ranks"] for r in rows]
     t = [r["seconds"] for r in rows]
+    lo = [r["seconds_min"] for r in rows]
+    hi = [r["seconds_max"] for r in rows]
     t1 = t[0] * ranks[0] if mode == "strong" else t[0]
     fig, ax = plt.subplots(1, 3, figsize=(13, 4.2))
-    ax[0].plot(ranks, t, "o-", label="measured")
+
+    def bars(values, low, high):  # asymmetric error bars from min-max
+        return [[max(0.0, v - l) for v, l in zip(values, low)], [max(0.0, h - v) for v, h in zip(values, high)]]
+
+    ax[0].errorbar(ranks, t, yerr=bars(t, lo, hi), fmt="o-", capsize=4, label="measured (median, min-max)")
     ideal_t = [t1 / p if mode == "strong" else t1 for p in ranks]
     ax[0].plot(ranks, ideal_t, "k--", label="ideal")
     if model_rows:
         ax[0].plot([m[0] for m in model_rows], [m[1] for m in model_rows], "s:", label="model")
-    ax[0].set(xlabel="MPI ranks", ylabel="time (s)", title="time", ylim=(0, 1.15 * max(t + ideal_t)))
+    ax[0].set(xlabel="MPI ranks", ylabel="time (s)", title="time", ylim=(0, 1.15 * max(hi + ideal_t)))
+    # Speedup and efficiency from the medians; their bars from the same point's min-max times.
     if mode == "strong":
         speedup = [t1 / x for x in t]
-        ax[1].plot(ranks, speedup, "o-", label="measured")
-        ax[1].plot(ranks, ranks, "k--", label="ideal")
+        s_lo = [t1 / x for x in hi]
+        s_hi = [t1 / x for x in lo]
         ax[1].set(xlabel="MPI ranks", ylabel="speedup (t₁ / tₚ)", title="speedup")
-        eff = [s / p for s, p in zip(speedup, ranks)]
     else:
-        scaled = [t1 * p / x for x, p in zip(t, ranks)]  # scaled speedup
-        ax[1].plot(ranks, scaled, "o-", label="measured")
-        ax[1].plot(ranks, ranks, "k--", label="ideal")
+        speedup = [t1 * p / x for x, p in zip(t, ranks)]  # scaled speedup
+        s_lo = [t1 * p / x for x, p in zip(hi, ranks)]
+        s_hi = [t1 * p / x for x, p in zip(lo, ranks)]
         ax[1].set(xlabel="MPI ranks", ylabel="scaled speedup (p · t₁ / tₚ)", title="scaled speedup")
-        eff = [t1 / x for x in t]
-    ax[2].plot(ranks, eff, "o-", label="measured")
+    ax[1].errorbar(ranks, speedup, yerr=bars(speedup, s_lo, s_hi), fmt="o-", capsize=4, label="measured")
+    ax[1].plot(ranks, ranks, "k--", label="ideal")
+    eff = [x / p for x, p in zip(speedup, ranks)]
+    e_lo = [x / p for x, p in zip(s_lo, ranks)]
+    e_hi = [x / p for x, p in zip(s_hi, ranks)]
+    ax[2].errorbar(ranks, eff, yerr=bars(eff, e_lo, e_hi), fmt="o-", capsize=4, label="measured")
     ax[2].axhline(1.0, color="k", ls="--", label="ideal")
     ax[2].set(xlabel="MPI ranks", ylabel="parallel efficiency (1 = ideal)", title="efficiency",
-              ylim=(0, max(1.1, max(eff) * 1.1)))
+              ylim=(0, max(1.1, max(e_hi) * 1.1)))
     for a in ax:
         a.set_xticks(ranks)
         a.grid(alpha=0.3)
@@ -223,46 +209,76 @@ def write_atomically(path, text):
 
 def study(args):
     deck_path = os.path.abspath(args.deck)
+    if not os.path.isfile(deck_path):
+        print(f"scaling.py: no deck {args.deck}", file=sys.stderr)
+        sys.exit(2)
     with open(deck_path) as f:
         deck = yaml.safe_load(f) or {}
-    kernels = args.kernels.split(",") if args.kernels else deck_value(deck, "run.kernels") or list(KERNELS)
+    exe = os.path.abspath(args.kmini)
+    if not args.dry_run:
+        require_kmini(exe, "scaling.py")
+    # The kernels the binary declares (kmini describe --json); KERNELS holds only how a study sizes each.
+    described = describe(exe) if os.access(exe, os.X_OK) else None
+    known = list(described) if described else list(KERNELS)
+    kernels = args.kernels.split(",") if args.kernels else deck_value(deck, "run.kernels") or known
     for k in kernels:
+        if k not in known:
+            print(f"scaling.py: unknown kernel '{k}' (expected one of {', '.join(known)})", file=sys.stderr)
+            sys.exit(2)
         if k not in KERNELS:
-            sys.exit(f"scaling.py: unknown kernel '{k}' (expected one of {', '.join(KERNELS)})")
+            print(f"scaling.py: kernel '{k}' has no scaling rule here (KERNELS: the deck key that sizes it "
+                  f"and how it grows in a weak study)", file=sys.stderr)
+            sys.exit(2)
     ranks = [int(r) for r in args.ranks.split(",")]
+    if args.repeat < 1:
+        print("scaling.py: --repeat must be at least 1", file=sys.stderr)
+        sys.exit(2)
     modes = ["strong", "weak"] if args.mode == "both" else [args.mode]
     net = Network(args.latency, args.bandwidth, args.io_per_rank, args.io_total)
-    exe = os.path.abspath(args.kmini)
     os.makedirs(args.out, exist_ok=True)
 
+    load_before, busy_before = host_load()
     table, last_results = [], None
     for kernel in kernels:
         key = KERNELS[kernel]["key"]
         base = deck_value(deck, key)
         if base is None:
-            sys.exit(f"scaling.py: {args.deck}: kernel {kernel} needs '{key}' in the deck for a study")
+            print(f"scaling.py: {args.deck}: kernel {kernel} needs '{key}' in the deck for a study", file=sys.stderr)
+            sys.exit(2)
         for mode in modes:
             rows = []
             for p in ranks:
                 size = scaled_size(kernel, int(base), p, mode)
-                out = os.path.join(args.out, kernel, mode, f"np{p}")
-                kargs = [deck_path, "--set", f"run.kernels=[{kernel}]", "--set", f"run.verify={str(args.verify).lower()}",
-                         "--set", f"{key}={size}", "--out", out] + args.set_args
-                cmd = command(args.launcher, p, exe, kargs)
-                print(cmd, flush=True)
+                times, verdicts, runs = [], [], []
+                for i in range(args.repeat):
+                    out = os.path.join(args.out, kernel, mode, f"np{p}" + (f"-run{i}" if args.repeat > 1 else ""))
+                    kargs = [deck_path, "--set", f"run.kernels=[{kernel}]", "--set",
+                             f"run.verify={str(args.verify).lower()}", "--set", f"{key}={size}", "--out", out] + args.set_args
+                    cmd = launch_command(args.launcher, p, exe, kargs)
+                    print(cmd, flush=True)
+                    if args.dry_run:
+                        continue
+                    done = subprocess.run(cmd, shell=True, env=launch_env(max(ranks)),
+                                          stdout=subprocess.DEVNULL if args.quiet else None)
+                    if done.returncode != 0:
+                        print(f"scaling.py: the run above failed with exit status {done.returncode}", file=sys.stderr)
+                        sys.exit(1)
+                    with open(os.path.join(out, "results.json")) as f:
+                        res = json.load(f)
+                    last_results = res
+                    kres = res["kernels"][kernel]
+                    times.append(get(kres, TIME.get(kernel, ["seconds"]), default=kres["seconds"]))
+                    verdicts.append(run_verdict(res, kernel))
+                    runs.append(res)
                 if args.dry_run:
                     continue
-                done = subprocess.run(cmd, shell=True, env=launch_env(max(ranks)),
-                                      stdout=subprocess.DEVNULL if args.quiet else None)
-                if done.returncode != 0:
-                    sys.exit(f"scaling.py: the run above failed with exit status {done.returncode}")
-                with open(os.path.join(out, "results.json")) as f:
-                    res = json.load(f)
-                last_results = res
-                kres = res["kernels"][kernel]
-                seconds = get(kres, TIME.get(kernel, ["seconds"]), default=kres["seconds"])
+                med, lo, hi = spread(times)
                 rows.append({"kernel": kernel, "mode": mode, "ranks": p, "size_key": key, "size": size,
-                             "seconds": seconds, "verified": kres.get("verified"), "results": res})
+                             "seconds": med, "seconds_min": lo, "seconds_max": hi, "repeats": len(times),
+                             "runs_seconds": " ".join(f"{t:.6g}" for t in times),
+                             "verified": all(get(r, "kernels", kernel, "verified") is True for r in runs),
+                             "valid": all(v[0] for v in verdicts), "loaded_runs": sum(1 for v in verdicts if v[1]),
+                             "verdict": verdict_text(verdicts), "results": runs[0]})
             if args.dry_run or not rows:
                 continue
             base_fig = single_rank_figures(kernel, rows[0]["results"])
@@ -271,37 +287,51 @@ def study(args):
                 p = r["ranks"]
                 r["speedup"] = (t1 / r["seconds"]) if mode == "strong" else (t1 * p / r["seconds"])
                 r["efficiency"] = r["speedup"] / p
+                r["efficiency_min"] = (t1 / r["seconds_max"] if mode == "strong" else t1 * p / r["seconds_max"]) / p
+                r["efficiency_max"] = (t1 / r["seconds_min"] if mode == "strong" else t1 * p / r["seconds_min"]) / p
                 r["model_seconds"] = predict_seconds(kernel, p, base_fig, mode, net) * (
                     t1 / predict_seconds(kernel, rows[0]["ranks"], base_fig, mode, net))
-            caption = machine_caption(rows[0]["results"], deck_path)
+            caption = machine_caption(rows[0]["results"], deck_path) + f"; medians of {args.repeat} run(s)"
             plot(kernel, mode, rows, caption, [(r["ranks"], r["model_seconds"]) for r in rows],
                  os.path.join(args.out, f"{kernel}_{mode}.png"))
             table += rows
     if args.dry_run:
         return
-    fields = ["kernel", "mode", "ranks", "size_key", "size", "seconds", "speedup", "efficiency", "model_seconds",
-              "verified"]
+    load_after, busy_after = host_load()
+    fields = ["kernel", "mode", "ranks", "size_key", "size", "seconds", "seconds_min", "seconds_max", "repeats",
+              "runs_seconds", "speedup", "efficiency", "efficiency_min", "efficiency_max", "model_seconds", "verified",
+              "valid", "loaded_runs", "verdict"]
     tmp = os.path.join(args.out, "scaling.csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows(table)
     os.replace(tmp, os.path.join(args.out, "scaling.csv"))
+    loaded = sum(r["loaded_runs"] for r in table)
+    total = sum(r["repeats"] for r in table)
+    fmt = lambda v: f"{v:.3g}" if isinstance(v, (int, float)) else "unknown"
     md = ["# kmini scaling study\n", f"{machine_caption(last_results, deck_path)}\n",
-          "| kernel | mode | ranks | size | seconds | speedup | efficiency | model (s) |",
-          "|---|---|---|---|---|---|---|---|"]
+          f"{args.repeat} run(s) per point: seconds is the median, with its min-max; speedup and efficiency "
+          f"from the medians (efficiency's range from the point's min-max). Machine load: load average "
+          f"{fmt(load_before)} before the study, {fmt(load_after)} after; {loaded} of {total} runs on a loaded "
+          f"machine (other processes took CPU time during the run: see each results.json's `load`).\n",
+          "| kernel | mode | ranks | size | seconds (median) | min-max | speedup | efficiency (min-max) | model (s) "
+          "| verdict |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for r in table:
         md.append(f"| {r['kernel']} | {r['mode']} | {r['ranks']} | {r['size_key']}={r['size']} | {r['seconds']:.4g} "
-                  f"| {r['speedup']:.3g} | {r['efficiency']:.3g} | {r['model_seconds']:.4g} |")
+                  f"| {r['seconds_min']:.4g}-{r['seconds_max']:.4g} | {r['speedup']:.3g} | {r['efficiency']:.3g} "
+                  f"({r['efficiency_min']:.3g}-{r['efficiency_max']:.3g}) | {r['model_seconds']:.4g} | {r['verdict']} |")
     md.append("\nPlots: " + ", ".join(f"`{k}_{m}.png`" for k in kernels for m in modes))
     write_atomically(os.path.join(args.out, "summary.md"), "\n".join(md) + "\n")
+    print("\n".join(md))
     print(f"wrote {args.out}/scaling.csv, {args.out}/summary.md and {len(kernels) * len(modes)} plots")
 
 
 # ------------------------------------------------------------- model only ----
 
 def ring_model(n, cols, p, rate, net, word_bytes=8):
-    """gram.distribution: ring, the circulant schedule of issue 23: rank r holds row block r
+    """gram.distribution: ring, the circulant schedule: rank r holds row block r
     (n/p rows) and pairs it with blocks r + s mod p for s = 0 .. floor(p/2) (the last round split
     in half when p is even): ceil((p+1)/2) rounds; each round costs the larger of a block pair's
     computation (its C block and, through the transpose, its mirror: 2 (n/p)^2 cols useful
@@ -346,10 +376,74 @@ def gpu_memory(n, cols, p, k=16, slice_rows=64, word_bytes=8):
     return replicated, ring
 
 
+def device_results(device):
+    """The results.json files of a measured device: `device` names a folder of docs/results/ by its
+    prefix (h100, h200: the newest such folder), a folder of results.json files, or one file."""
+    if os.path.isfile(device):
+        return [device]
+    folder = device if os.path.isdir(device) else None
+    if folder is None:
+        found = sorted(d for d in glob.glob(os.path.join(ROOT, "docs", "results", device.lower() + "-*"))
+                       if os.path.isdir(d))
+        if not found:
+            known = sorted({os.path.basename(d).split("-")[0]
+                            for d in glob.glob(os.path.join(ROOT, "docs", "results", "*-*"))})
+            print(f"scaling.py: --device {device}: no results.json or folder of that name, and no measured "
+                  f"device of that name in docs/results/ (measured: {', '.join(known) or 'none'})", file=sys.stderr)
+            sys.exit(2)
+        folder = found[-1]
+    return sorted(glob.glob(os.path.join(folder, "*.json")))
+
+
+def measured_rates(paths):
+    """What the model takes from a device's results: per kernel the best verified figure of merit
+    (gram useful bit-ops/s, rk4 element-steps/s, discount kernel bytes/s, stream roof bytes/s) per
+    rank, the device's bandwidth (the stream roof, else a roof another kernel measured), the
+    device's name, and which file gave each."""
+    rates = {"device": None, "files": {}}
+    paths_of = {"gram": ["useful_bit_ops_per_s"], "rk4": ["element_steps_per_s"],
+                "discount": ["kernel", "bandwidth_bytes_per_s_per_rank"], "stream": ["roof_bandwidth_bytes_per_s"]}
+    for path in paths:
+        try:
+            with open(path) as f:
+                res = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(res, dict) or "kernels" not in res:
+            continue
+        ranks = get(res, "mpi", "ranks", default=1) or 1
+        rates["device"] = rates["device"] or get(res, "device", "name")
+        for name, entry in res["kernels"].items():
+            if entry.get("verified") is False or name not in paths_of:
+                continue
+            v = get(entry, paths_of[name])
+            if name == "gram" and v is not None:
+                v /= ranks  # useful bit-ops/s of all ranks: per GPU
+            if v is not None and v > rates.get(name, 0):
+                rates[name] = v
+                rates["files"][name] = os.path.relpath(path, ROOT)
+            roof = get(entry, "roof_bandwidth_bytes_per_s") or get(entry, "kernel", "roof_bandwidth_bytes_per_s")
+            if roof and roof > rates.get("bandwidth", 0):
+                rates["bandwidth"] = roof
+                rates["files"]["bandwidth"] = os.path.relpath(path, ROOT)
+    return rates
+
+
 def model(args):
-    """Gram prediction for many GPUs from stated single-GPU throughput (no GPU measurement here)."""
+    """Gram prediction for many GPUs from a measured device's rate (--device) or a stated one."""
     net = Network(args.latency, args.bandwidth, args.io_per_rank, args.io_total)
     useful = args.rows * args.rows * args.cols
+    rates = None
+    if args.useful_bitops_per_gpu is None:
+        rates = measured_rates(device_results(args.device))
+        if "gram" not in rates:
+            print(f"scaling.py: --device {args.device}: no verified gram run in its results", file=sys.stderr)
+            sys.exit(2)
+        args.useful_bitops_per_gpu = rates["gram"]
+        source = (f"{rates['gram']:.3g} useful bit-ops/s per GPU, measured on {rates['device'] or args.device} "
+                  f"(`{rates['files']['gram']}`)")
+    else:
+        source = f"{args.useful_bitops_per_gpu:.3g} useful bit-ops/s per GPU (given, --useful-bitops-per-gpu)"
     base = {"compute_seconds": useful / args.useful_bitops_per_gpu,
             "a_bytes": args.rows * math.ceil(args.cols / 64) * 8,
             "c_bytes": 0 if args.summary_only else 4 * args.rows * args.rows}
@@ -365,7 +459,7 @@ def model(args):
     os.makedirs(args.out, exist_ok=True)
     gb = 1e9
     md = [f"# Gram {args.rows} × {args.cols} on 1–{args.max_gpus} GPUs (model)\n",
-          f"Assumptions: {args.useful_bitops_per_gpu:.3g} useful bit-ops/s per GPU; interconnect latency "
+          f"Assumptions: {source}; interconnect latency "
           f"{args.latency:g} s, bandwidth {args.bandwidth / 1e9:g} GB/s; output written at "
           f"{args.io_per_rank / 1e9:g} GB/s per rank, {args.io_total / 1e9:g} GB/s in all; "
           f"C {'not written (write.summary / top-k)' if args.summary_only else 'written as int32'}. "
@@ -381,6 +475,16 @@ def model(args):
     for p, t, b, c, w, ring, exposed, mr, mg in rows:
         md.append(f"| {p} | {t:.4g} | {b:.3g} | {c:.4g} | {w:.3g} | {ring:.4g} | {exposed:.3g} | {mr / gb:.3g} "
                   f"| {mg / gb:.3g} | {t1 / t:.3g} | {t1 / t / p:.3g} |")
+    if rates:
+        md += ["", f"Measured rates of {rates['device'] or args.device} (per GPU, best verified run of each kernel):", "",
+               "| kernel | figure | value | file |", "|---|---|---|---|"]
+        what = {"stream": ("stream roof", "B/s"), "rk4": ("element-steps/s", "1/s"),
+                "discount": ("kernel bandwidth", "B/s"), "gram": ("useful bit-ops/s", "1/s")}
+        for k, (label, unit) in what.items():
+            if k in rates:
+                md.append(f"| {k} | {label} | {rates[k]:.3g} {unit} | `{rates['files'][k]}` |")
+        if "bandwidth" in rates:
+            md.append(f"| (device) | bandwidth roof | {rates['bandwidth']:.3g} B/s | `{rates['files']['bandwidth']}` |")
     write_atomically(os.path.join(args.out, "gram_model.md"), "\n".join(md) + "\n")
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.loglog([r[0] for r in rows], [r[1] for r in rows], "o-", label="model: replicated")
@@ -394,7 +498,8 @@ def model(args):
            title=f"kmini gram {args.rows}×{args.cols}: predicted strong scaling")
     ax.grid(alpha=0.3, which="both")
     ax.legend()
-    fig.text(0.5, 0.01, f"model (README 'Performance model'); {args.useful_bitops_per_gpu:.2g} useful bit-ops/s/GPU,"
+    measured = f" ({rates['device']})" if rates and rates.get("device") else ""
+    fig.text(0.5, 0.01, f"model (docs/benchmarks.md); {args.useful_bitops_per_gpu:.2g} useful bit-ops/s/GPU{measured},"
              f" {args.bandwidth / 1e9:g} GB/s links, {args.io_total / 1e9:g} GB/s file system", ha="center", fontsize=7)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     tmp = os.path.join(args.out, "gram_model.png.tmp.png")
@@ -420,9 +525,14 @@ def main():
     s.add_argument("--launcher", default="mpirun",
                    help="mpirun, srun, or a template with {np} {exe} {args} and optionally {cpus} {mpi} "
                         "(default mpirun)")
-    s.add_argument("--kmini", default=os.path.join(ROOT, "build", "bin", "kmini"))
+    s.add_argument("--kmini", default=os.path.join(ROOT, "build", "bin", "kmini"),
+                   help="the kmini binary (default: build/bin/kmini of this checkout; build-cuda/bin/kmini for GPUs)")
+    s.add_argument("--repeat", type=int, default=1,
+                   help="runs per point: the median is reported with its min-max (default 1; 3 or more to compare)")
     s.add_argument("--out", default="scaling-out")
-    s.add_argument("--verify", action="store_true", help="verify every run (slower; off by default)")
+    s.add_argument("--verify", dest="verify", action="store_true", default=True,
+                   help="verify every run (the default: an unverified result is not valid)")
+    s.add_argument("--no-verify", dest="verify", action="store_false", help="skip verification (faster; invalid)")
     s.add_argument("--set", dest="set_args", action="append", default=[], type=lambda v: f"--set={v}",
                    help="extra deck override for every run")
     s.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
@@ -433,8 +543,11 @@ def main():
     m.add_argument("--rows", type=int, default=100000)
     m.add_argument("--cols", type=int, default=200000)
     m.add_argument("--max-gpus", type=int, default=1024)
-    m.add_argument("--useful-bitops-per-gpu", type=float, default=1.6e14,
-                   help="useful bit-ops/s of one GPU (default: H100 estimate, see README)")
+    m.add_argument("--device", default="h100",
+                   help="the measured device whose rates the model takes: h100 or h200 (the newest folder of "
+                        "docs/results/ of that name), a results.json, or a folder of them (default h100)")
+    m.add_argument("--useful-bitops-per-gpu", type=float, default=None,
+                   help="a stated gram rate per GPU instead of a measured device's")
     m.add_argument("--summary-only", action="store_true", help="C is not written (write.summary)")
     m.add_argument("--top-k", type=int, default=16, help="k of the top-k lists in the memory per GPU (default 16)")
     m.add_argument("--out", default="scaling-out")

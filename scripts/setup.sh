@@ -3,7 +3,7 @@
 #  1. installs what kmini needs from Debian/Ubuntu packages when missing (idempotent;
 #     sudo when not root);
 #  2. configures and builds the `default` CMake preset when needed (build/).
-# On a cluster, use Spack instead (see README: spack env activate . && spack install).
+# On a cluster, use Spack instead (see docs/install.md: spack env activate . && spack install).
 
 KMINI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -14,6 +14,7 @@ KMINI_APT_PACKAGES=(
   libyaml-cpp-dev libgtest-dev
   python3-numpy python3-matplotlib python3-yaml
   python3-dev pybind11-dev python3-pytest python3-numba
+  python3-pip python3-venv python3-mpi4py mypy
   clang-format
 )
 # The HIP build (scripts/gpu/build_deps.sh --backend hip, docs/amd.md): Debian's ROCm
@@ -35,7 +36,7 @@ kmini_install_packages() {  # [PACKAGE...]: these instead of KMINI_APT_PACKAGES
   done
   ((${#missing[@]} == 0)) && return 0
   if ! command -v apt-get >/dev/null; then
-    kmini_log "missing packages (${missing[*]}) and no apt-get: install them, or use the Spack environment (README)"
+    kmini_log "missing packages (${missing[*]}) and no apt-get: install them, or use the Spack environment (docs/install.md)"
     return 1
   fi
   local sudo=()

@@ -7,8 +7,8 @@
 # makes one), on a machine that needs no GPU, and packs a relocatable bundle into
 # OUTDIR (at most 60 MiB), for a GPU machine that has nvcc's driver, CMake and a
 # python3 but none of Debian's development packages, and packs it as
-# OUTDIR.tar.gz, what travels (at most 60 MiB; unpacked 68 MiB with the CUDA
-# build's test binaries on 2026-11-26, 19 MiB packed):
+# OUTDIR.tar.gz, what travels (at most 60 MiB; a CUDA build with its test
+# binaries is about 68 MiB unpacked, 19 MiB packed):
 #   OUTDIR/kmini/             the tracked source tree (decks, test data, scripts)
 #   OUTDIR/kmini/build-<b>/   stripped binaries, the ctest files (relocated at run time)
 #   OUTDIR/lib/               every non-glibc shared library the binaries need (ldd)

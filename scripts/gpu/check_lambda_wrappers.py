@@ -9,7 +9,7 @@ wrapper. The wrapper's out-of-line members are ordinary inline functions,
 merged across units by the linker. A lambda in a header function that two
 units instantiate therefore has two helpers, and a unit that calls the merged
 member reads the other unit's helper, unset until that unit has run the
-lambda: a call to address 0. On an H200 this crashed
+lambda: a call to address 0. This crashed
 unit.cuda.Gram_SummaryOfTwoInputsCoversEveryElementOnce (the destructor of
 summarise_slice's lambda, taken from test_gram's unit). The same bug is
 reported by ArborX (PR 1297), IPPL (PR 564) and cuCollections (PR 412); kmini

@@ -8,7 +8,7 @@ usage: peers.py --kmini BUILD/bin/kmini --out DIR [--gram-rows 4096 --gram-cols 
 
 Gram, A random 0/1 (density 0.5), written once to A.npy and read by every side:
   - kmini (gram.A.file, dense C written), its results.json rate;
-  - the seed's numba-cuda kernel: the shared-memory matrix product of numba's
+  - the users' numba-cuda kernel: the shared-memory matrix product of numba's
     documentation (TPB x TPB float32 tiles of A and A^T), its loop over k tiles
     counted from A's columns instead of gridDim.x so that it runs on a non-square A;
   - CuPy's matrix product of the 0/1 matrix in float32 (exact below 2^24) and
@@ -16,7 +16,7 @@ Gram, A random 0/1 (density 0.5), written once to A.npy and read by every side:
   Each C is compared with kmini's: float32 exactly; float16 within its rounding.
 RK4, the coupled F, G of kmini's rk4 deck (per_step coupling, affine model):
   - kmini (init.F/G from the same .npy files), its time loop;
-  - the seed's per-step numba-cuda loop: each step copies F and G to the device,
+  - the users' per-step numba-cuda loop: each step copies F and G to the device,
     launches the stage kernels, copies them back and sums F on the host for delta.
   delta histories compared (relative 1e-3 single precision).
 Prints one JSON document (also DIR/peers.json).
@@ -111,7 +111,7 @@ def gram_peers(args, report):
         from numba import cuda, float32
         TPB = 16
 
-        # numba's documented shared-memory matrix product, as the seed used it.
+        # numba's documented shared-memory matrix product, as the users' program used it.
         @cuda.jit
         def fast_matmul(A, B, C):
             sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
@@ -208,7 +208,7 @@ def rk4_peers(args, report):
             tpb = (16, 16)
             bpg = ((n + 15) // 16, (n + 15) // 16)
             for _ in range(steps):
-                dF, dG = cuda.to_device(F), cuda.to_device(G)  # the seed's per-step copies
+                dF, dG = cuda.to_device(F), cuda.to_device(G)  # the users' per-step copies
                 ks = [cuda.device_array((n, n), np.complex64) for _ in range(8)]
                 Fs, Gs = cuda.device_array((n, n), np.complex64), cuda.device_array((n, n), np.complex64)
                 for s, h in enumerate((dt / 2, dt / 2, dt, 0.0)):
@@ -217,7 +217,7 @@ def rk4_peers(args, report):
                                     np.float32(delta.real), np.float32(delta.imag), np.float32(h))
                 combine[bpg, tpb](dF, dG, *ks, np.float32(dt))
                 F, G = dF.copy_to_host(), dG.copy_to_host()
-                delta = np.complex64(g * F.sum())  # on the host, as the seed did
+                delta = np.complex64(g * F.sum())  # on the host, as the users' program did
                 hist.append(delta)
             return np.array(hist)
 

@@ -195,10 +195,10 @@ if want python; then
   elif enough 30 "python"; then
     wait "$py_build_pid"
     say "python: module build exit $?: $(tail -1 "$log/python_build.log")"
-    if [[ -n $(ls "$B"/pykit/python/kmini*.so 2>/dev/null) ]]; then
+    if [[ -n $(ls "$B"/pykit/python/kmini/_kmini*.so 2>/dev/null) ]]; then
       t0=$(date +%s)
-      # The machine's own pytest where it has one (its plugins need it: the
-      # kit's 7.2 failed on pytest-timeout's options, 2026-11-26), else the kit's.
+      # The machine's own pytest where it has one (its plugins need it: an
+      # older pytest fails on pytest-timeout's options), else the kit's.
       pypath=$B/pykit/python
       "$python" -c 'import pytest' 2>/dev/null || pypath+=:$B/pykit/pylib
       (cd "$B/kmini" && PYTHONPATH="$pypath" KMINI_BINARY="$kmini" \
@@ -210,8 +210,8 @@ if want python; then
   fi
 fi
 
-# --- profile: why rk4 and discount stop short of the stream roof (60 % and 79 % on the
-# H200, 2026-11-26): Nsight Systems' kernel trace (durations and the gaps between a
+# --- profile: why rk4 and discount stop short of the stream roof
+# (docs/performance.md): Nsight Systems' kernel trace (durations and the gaps between a
 # step's launches) and Nsight Compute's throughput, occupancy and launch sections of the
 # step kernels (kernel names are the functors', kmini::...). profile.txt; either tool
 # missing or refused (performance counters) is said there. --------------------------------

@@ -108,7 +108,19 @@ DeviceMemory query_device_memory() {
   return host_memory();
 }
 
+namespace {
+std::uint64_t planned_device_memory = 0;  // plan_for_device_memory; 0: ask the device
+}  // namespace
+
+void plan_for_device_memory(std::uint64_t bytes) { planned_device_memory = bytes; }
+
 RankMemory device_memory_per_rank(MPI_Comm comm) {
+  if (planned_device_memory > 0) {
+    RankMemory m;
+    m.per_rank = m.device_available = planned_device_memory;
+    m.named = true;
+    return m;
+  }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm node, same_device;
@@ -133,7 +145,7 @@ RankMemory device_memory_per_rank(MPI_Comm comm) {
 }
 
 std::string RankMemory::describe() const {
-  std::string s = format_bytes(double(device_available)) + " available";
+  std::string s = format_bytes(double(device_available)) + (named ? " (--device-memory)" : " available");
   if (sharing_ranks > 1)
     s += ", " + format_bytes(double(per_rank)) + " per rank for the " + std::to_string(sharing_ranks) +
          " ranks sharing it";

@@ -14,6 +14,11 @@ class Environment {
   // Kokkos uninitialised and is kept in usage_problem() (the same on every
   // rank), for run_app to report as a usage error.
   Environment(int& argc, char**& argv);
+  // A dry run planned from one process for `ranks` ranks (--devices): rank 0
+  // of `ranks` on the same communicator, owning nothing. Only planning
+  // (configure, plans, memory needs) may use it: no collective sized by size().
+  Environment(const Environment& real, int ranks)
+      : rank_(0), size_(ranks), local_rank_(0), usage_problem_(real.usage_problem_) {}
   ~Environment();
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;

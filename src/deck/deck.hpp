@@ -34,6 +34,54 @@ struct KeyRule {
 };
 using KeyRules = std::map<std::string, KeyRule>;  // dotted path -> rule
 
+// The name of a rule's kind, as `kmini describe` and the fault tests print it.
+const char* kind_name(KeyRule::Kind k);
+
+// One deck key as its kernel declares it (src/<kernel>/<kernel>_declaration.cpp):
+// what it accepts, its default, unit and a one-line help. The kernel's
+// configure() reads the deck through these (DeckNode's DeckKey accessors), so
+// the CLI, the Python module, `kmini describe` and the deck reference all take
+// a key's meaning from this one place.
+struct DeckKey {
+  std::string key;         // dotted path below the kernel's section: "n", "init.F.fill"
+  KeyRule rule;            // what it accepts
+  Json fallback;           // its default (null: none; the key is then optional or required)
+  bool required = false;   // must be given where its section is read
+  bool auto_word = false;  // the word `auto` is accepted besides a value of its kind
+  std::string unit;        // of the value: "s", "bytes", "elements"; empty for none
+  std::string help;        // one line
+
+  static DeckKey section(std::string key, std::string help);
+  static DeckKey integer(std::string key, Json fallback, double min,
+                         double max = static_cast<double>(std::numeric_limits<std::int64_t>::max()));
+  static DeckKey real(std::string key, Json fallback, double min, double max, bool min_exclusive = false);
+  static DeckKey byte_size(std::string key, Json fallback, double max);
+  static DeckKey boolean(std::string key, bool fallback);
+  static DeckKey choice(std::string key, std::string fallback, std::vector<std::string> options);
+  static DeckKey text(std::string key);
+  static DeckKey output_path(std::string key, std::vector<std::string> suffixes, std::string fallback = "");
+  static DeckKey reals(std::string key, std::vector<double> fallback, std::size_t count);
+  static DeckKey real_list(std::string key, double min, std::size_t max_count);
+  static DeckKey choice_list(std::string key, std::vector<std::string> fallback, std::vector<std::string> options);
+  DeckKey& with(std::string unit_, std::string help_) {
+    unit = std::move(unit_);
+    help = std::move(help_);
+    return *this;
+  }
+  DeckKey& or_auto() {
+    auto_word = true;
+    return *this;
+  }
+  DeckKey& must() {
+    required = true;
+    return *this;
+  }
+  // The last name of the dotted key: what the accessor reads in its node.
+  std::string name() const { return key.substr(key.rfind('.') + 1); }
+  // For `kmini describe --json`: the key's full path is `section.key`.
+  Json to_json(const std::string& section) const;
+};
+
 // A view of one map in the deck, at a dotted path ("rk4.init.F").
 class DeckNode {
  public:
@@ -67,6 +115,28 @@ class DeckNode {
                           const std::string& fallback = "") const;
   std::vector<std::string> choice_list(const std::string& key, const std::vector<std::string>& fallback,
                                        const std::vector<std::string>& options) const;
+  // The same accessors, reading a declared key (DeckKey): its rule, default and
+  // limits are the declaration's. The key must be `k.key` below the kernel's
+  // section (a mismatch is a programming error, std::logic_error). Overloads
+  // with a value take a default or limit only known at run time (the declared
+  // default then says so in words, e.g. "auto").
+  DeckNode child(const DeckKey& k) const;
+  std::int64_t integer(const DeckKey& k) const;
+  std::int64_t integer(const DeckKey& k, std::int64_t fallback) const;
+  std::int64_t required_integer(const DeckKey& k, std::int64_t max) const;
+  double real(const DeckKey& k) const;
+  double byte_size(const DeckKey& k) const;
+  bool boolean(const DeckKey& k) const;
+  std::string choice(const DeckKey& k) const;
+  std::string text(const DeckKey& k) const;
+  std::vector<double> reals(const DeckKey& k) const;
+  std::vector<double> real_list(const DeckKey& k) const;
+  std::string output_path(const DeckKey& k) const;
+  std::vector<std::string> choice_list(const DeckKey& k) const;
+  // For a key declared or_auto(): true (and `auto` recorded) when it is
+  // absent or the word auto; else read it with the accessor of its kind.
+  bool is_auto(const DeckKey& k) const;
+
   // For a map that must hold exactly one of `alternatives` (e.g. init.F: {fill|file|random}).
   std::string one_of(const std::vector<std::string>& alternatives) const;
   // For a deck value that may be the word `auto` or a number.
@@ -90,6 +160,8 @@ class DeckNode {
   std::string value_text(const std::string& key) const;
   void record(const std::string& key, Json value) const;
   void rule(const std::string& key, KeyRule r) const;  // records what `key` accepts
+  // The key name `k` reads here, after checking it is declared for this node.
+  std::string declared(const DeckKey& k) const;
 
   Deck* deck_;
   std::string path_;

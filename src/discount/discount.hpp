@@ -7,6 +7,7 @@
 #include "kernel/kernel.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace kmini::discount {
@@ -60,9 +61,12 @@ Config read_config(const DeckNode& section, MPI_Comm comm);
 // terms that the deck (or a --set) gives, else dates.
 std::string size_key(const DeckNode& section, const Config& c);
 
+// Its deck keys, figure of merit and decks (discount_declaration.cpp).
+const KernelDeclaration& declaration();
+
 class DiscountKernel final : public Kernel {
  public:
-  std::string name() const override { return "discount"; }
+  const KernelDeclaration& declaration() const override { return discount::declaration(); }
   void configure(const DeckNode& section, const Environment& env) override {
     config_ = read_config(section, env.comm());
     outputs_.clear();
@@ -80,10 +84,27 @@ class DiscountKernel final : public Kernel {
   std::string size_setting_;  // the size key blamed for memory (size_key), with where it comes from
 };
 
-// The last-level cache in bytes (0: unknown); the streaming-store choice of
-// discount.stores: auto (discount_run.cpp, and kmini::discount::apply) compares cv with it.
+// The last-level cache in bytes the machine reports (0: unknown), for
+// results.json: what a process can use of it is often far less (a VM shown
+// its host's L3), so discount.stores: auto does not decide by it.
 std::int64_t last_level_cache_bytes();
-// Whether a cv of this many bytes is beyond that cache (an unknown one counts as 32 MiB).
-bool cv_exceeds_cache(std::int64_t cv_bytes, std::int64_t llc);
+
+// discount.stores: auto. A cv of at most kMeasureStoresAbove bytes stays in
+// the caches of any host and gets regular stores; a larger one gets the store
+// kind that ran faster on it: `time_pass(streaming)` times one pass of the
+// multiply, kStorePairs times each, alternating, the best of each kind kept.
+// With `remember`, the answer is kept per size class (cv bytes rounded down
+// to a power of two, element size) for the rest of the process, and later
+// calls of that class reuse it without timing.
+inline constexpr std::int64_t kMeasureStoresAbove = std::int64_t(1) << 20;
+inline constexpr int kStorePairs = 3;
+struct StoreChoice {
+  bool streaming = false;
+  bool measured = false;                              // timed in this call
+  bool remembered = false;                            // an earlier call's answer
+  double regular_seconds = 0, streaming_seconds = 0;  // the best pass of each kind, where timed
+};
+StoreChoice choose_stores(std::int64_t cv_bytes, std::size_t element_size, const std::function<double(bool)>& time_pass,
+                          bool remember);
 
 }  // namespace kmini::discount

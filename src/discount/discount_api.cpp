@@ -13,13 +13,29 @@ void apply_any(const ApiExec& exec, const ApiRow<const T>& mult_by, const ApiRow
   ScopedRegion region("kmini::discount::apply");
   using S = ApplyParams::Stores;
   const std::int64_t cv_bytes = static_cast<std::int64_t>(cv.span() * sizeof(T));
-  const bool streaming =
-      kStreamingStores && (params.stores == S::Streaming ||
-                           (params.stores == S::Auto && cv_exceeds_cache(cv_bytes, last_level_cache_bytes())));
   const auto policy = params.policy == ApplyParams::Policy::Auto ? default_policy() : params.policy;
-  if (streaming) multiply_streaming(exec, mult_by, discount, cv);
-  else if (policy == ApplyParams::Policy::Flat) multiply_flat(exec, mult_by, discount, cv);
-  else multiply_mdrange(exec, mult_by, discount, cv);
+  auto multiply = [&](bool streaming) {
+    if (streaming) multiply_streaming(exec, mult_by, discount, cv);
+    else if (policy == ApplyParams::Policy::Flat) multiply_flat(exec, mult_by, discount, cv);
+    else multiply_mdrange(exec, mult_by, discount, cv);
+  };
+  bool streaming = kStreamingStores && params.stores == S::Streaming;
+  if (kStreamingStores && params.stores == S::Auto) {
+    // The first call of each size class times both kinds on the caller's
+    // arrays (the products are the same either way); later calls reuse it.
+    streaming = choose_stores(
+                    cv_bytes, sizeof(T),
+                    [&](bool s) {
+                      exec.fence();
+                      Kokkos::Timer timer;
+                      multiply(s);
+                      exec.fence();
+                      return timer.seconds();
+                    },
+                    true)
+                    .streaming;
+  }
+  multiply(streaming);
 }
 
 }  // namespace

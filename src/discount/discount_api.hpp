@@ -1,5 +1,5 @@
 #pragma once
-// The discount kernel as a library function (issue 22): what front ends (the
+// The discount kernel as a library function: what front ends (the
 // Python module) call. A light header: Views and a parameter struct, no kernel
 // code (that is discount_kernels.hpp, compiled into kmini_discount).
 #include <Kokkos_Core.hpp>
@@ -25,11 +25,10 @@ struct ApplyParams {
   enum class Policy { Auto, MDRange, Flat } policy = Policy::Auto;
 };
 
-// The policy `Auto` means on this build: Flat on GPUs (78.8 % of the stream
-// roof against MDRange's 72.2 % on an H200, 2026-11-26: one element per
-// thread of a flat range, where the 2-D tiles of 256 spread a row over
-// blocks), MDRange on hosts (flat's 64-bit division per element made it 2x
-// slower on one Zen 5 core, src/discount/README.md).
+// The policy `Auto` means on this build: Flat on GPUs (one element per thread
+// of a flat range, where the 2-D tiles of 256 spread a row over blocks: the
+// faster of the two on a GPU, docs/performance.md "NVIDIA H200"), MDRange on
+// hosts (flat divides per element, 2x slower on a CPU core).
 ApplyParams::Policy default_policy();
 
 // Whether this build has the streaming-store kernel (host builds for CPUs with AVX).

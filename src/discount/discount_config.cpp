@@ -16,23 +16,24 @@ namespace kmini::discount {
 
 namespace {
 
-InputSpec read_input(const DeckNode& init, const std::string& key, std::uint64_t default_seed, std::size_t dims,
-                     const std::string& dims_text) {
+InputSpec read_input(const DeckNode& init, const std::string& key, std::size_t dims, const std::string& dims_text) {
+  const KernelDeclaration& d = declaration();
+  const std::string p = "init." + key;
   InputSpec spec;
   if (!init.has(key)) {
-    init.child(key);  // absent: arange, like the original example
+    init.child(d.key(p));  // absent: arange, like the original example
     return spec;
   }
-  const DeckNode node = init.child(key);
+  const DeckNode node = init.child(d.key(p));
   const std::string kind = node.one_of({"file", "arange", "random"});
   if (kind == "arange") {
-    node.child("arange");
+    node.child(d.key(p + ".arange"));
   } else if (kind == "random") {
     spec.source = InputSpec::Source::Random;
-    spec.seed = static_cast<std::uint64_t>(node.child("random").integer("seed", default_seed, 0));
+    spec.seed = static_cast<std::uint64_t>(node.child(d.key(p + ".random")).integer(d.key(p + ".random.seed")));
   } else {
     spec.source = InputSpec::Source::File;
-    spec.path = node.required_text("file");
+    spec.path = node.text(d.key(p + ".file"));  // present: one_of found it
     try {
       spec.file = npy::read_info(spec.path);
     } catch (const UsageError& e) {
@@ -47,9 +48,11 @@ InputSpec read_input(const DeckNode& init, const std::string& key, std::uint64_t
   return spec;
 }
 
-// A size from the deck, else from an input file, else the original example's.
-std::int64_t read_size(const DeckNode& s, const std::string& key, std::int64_t from_file, std::int64_t fallback) {
-  return s.integer(key, from_file > 0 ? from_file : fallback, 1);
+// A size from the deck, else from an input file, else the original example's
+// (the declared default).
+std::int64_t read_size(const DeckNode& s, const std::string& key, std::int64_t from_file) {
+  const DeckKey& k = declaration().key(key);
+  return from_file > 0 ? s.integer(k, from_file) : s.integer(k);
 }
 
 void require_file_shape(const DeckNode& init, const std::string& key, const InputSpec& spec, const npy::Shape& expected,
@@ -95,45 +98,42 @@ ByteCount bytes_per_rank(const Config& c, std::int64_t local_dates) {
 
 Config read_config(const DeckNode& s, MPI_Comm) {
   Config c;
-  const DeckNode init = s.child("init");
-  c.mult_by = read_input(init, "mult_by", 1, 2, "ids x terms");
-  c.discount = read_input(init, "discount", 2, 3, "dates x ids x terms");
+  const KernelDeclaration& d = declaration();
+  const DeckNode init = s.child(d.key("init"));
+  c.mult_by = read_input(init, "mult_by", 2, "ids x terms");
+  c.discount = read_input(init, "discount", 3, "dates x ids x terms");
   const bool mb_file = c.mult_by.source == InputSpec::Source::File;
   const bool disc_file = c.discount.source == InputSpec::Source::File;
 
   // Sizes: from the deck, else from the files.
   const auto& ms = c.mult_by.file.shape;
   const auto& ds = c.discount.file.shape;
-  c.dates = read_size(s, "dates", disc_file ? ds[0] : 0, 100);
-  c.ids = read_size(s, "ids", mb_file ? ms[0] : disc_file ? ds[1] : 0, 4000);
-  c.terms = read_size(s, "terms", mb_file ? ms[1] : disc_file ? ds[2] : 0, 5);
+  c.dates = read_size(s, "dates", disc_file ? ds[0] : 0);
+  c.ids = read_size(s, "ids", mb_file ? ms[0] : disc_file ? ds[1] : 0);
+  c.terms = read_size(s, "terms", mb_file ? ms[1] : disc_file ? ds[2] : 0);
   require_file_shape(init, "mult_by", c.mult_by, {c.ids, c.terms}, "ids, terms");
   require_file_shape(init, "discount", c.discount, {c.dates, c.ids, c.terms}, "dates, ids, terms");
 
-  c.single = s.choice("precision", "double", {"double", "single"}) == "single";
-  const std::string reduce = s.choice("reduce", "none", {"none", "per_date", "per_id"});
+  c.single = s.choice(d.key("precision")) == "single";
+  const std::string reduce = s.choice(d.key("reduce"));
   c.reduce = reduce == "per_date" ? Reduce::PerDate : reduce == "per_id" ? Reduce::PerId : Reduce::None;
-  const std::string policy = s.choice("policy", "auto", {"auto", "mdrange", "flat"});
+  const std::string policy = s.choice(d.key("policy"));
   c.policy = policy == "flat"                                ? Policy::Flat
              : policy == "mdrange"                           ? Policy::MDRange
              : default_policy() == ApplyParams::Policy::Flat ? Policy::Flat
                                                              : Policy::MDRange;
-  c.repeat = s.integer("repeat", c.repeat, 1, 100000);
-  const std::string stores = s.choice("stores", "auto", {"auto", "regular", "streaming"});
+  c.repeat = s.integer(d.key("repeat"));
+  const std::string stores = s.choice(d.key("stores"));
   c.stores = stores == "streaming" ? Stores::Streaming : stores == "regular" ? Stores::Regular : Stores::Auto;
   if (c.stores == Stores::Streaming && !kStreamingStores)
     s.fail("stores", "auto or regular: this build has no streaming stores (a host build for a CPU with AVX)");
   if (c.stores == Stores::Streaming && c.reduce != Reduce::None)
     s.fail("stores", "auto or regular with discount.reduce " + reduce + " (streaming stores are for reduce: none)");
-  const DeckNode write = s.child("write");
-  if (write.has("cv")) c.write_cv = write.text("cv", "");
-  if (write.has("reduced")) {
-    c.write_reduced = write.text("reduced", "");
-    if (c.reduce == Reduce::None) write.fail("reduced", "no reduced output while discount.reduce is none");
-  } else {
-    write.text("reduced", "");  // known key, not written
-  }
-  if (c.write_cv.empty()) write.text("cv", "");
+  const DeckNode write = s.child(d.key("write"));
+  c.write_cv = write.text(d.key("write.cv"));
+  c.write_reduced = write.text(d.key("write.reduced"));
+  if (!c.write_reduced.empty() && c.reduce == Reduce::None)
+    write.fail("reduced", "no reduced output while discount.reduce is none");
 
   // The global array must be addressable (whether each rank's slice fits its
   // device is checked by the driver: memory_needs).

@@ -17,6 +17,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -25,9 +27,9 @@
 
 namespace kmini::discount {
 
-// The last-level cache in bytes: sysconf's L3 (glibc: all of the socket's,
-// 320 MiB on the Zen 5 VM), else the largest cache level of cpu0 in /sys
-// (there: one CCD's 32 MiB), else 0 (unknown).
+// The last-level cache in bytes: sysconf's L3 (glibc reports all of the
+// socket's), else the largest cache level of cpu0 in /sys (on a chiplet CPU
+// one chiplet's), else 0 (unknown).
 std::int64_t last_level_cache_bytes() {
 #ifdef _SC_LEVEL3_CACHE_SIZE
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
@@ -46,8 +48,38 @@ std::int64_t last_level_cache_bytes() {
   return best;
 }
 
-bool cv_exceeds_cache(std::int64_t cv_bytes, std::int64_t llc) {
-  return cv_bytes > (llc > 0 ? llc : std::int64_t(32) << 20);  // unknown: 32 MiB
+StoreChoice choose_stores(std::int64_t cv_bytes, std::size_t element_size, const std::function<double(bool)>& time_pass,
+                          bool remember) {
+  StoreChoice choice;
+  if (cv_bytes <= kMeasureStoresAbove) return choice;
+  // Size classes: a power of two of cv bytes, and the element size.
+  int size_class = 0;
+  while ((cv_bytes >> size_class) > 1) ++size_class;
+  const std::pair<int, std::size_t> key{size_class, element_size};
+  static std::mutex guard;
+  static std::map<std::pair<int, std::size_t>, StoreChoice> known;
+  if (remember) {
+    const std::lock_guard<std::mutex> lock(guard);
+    const auto it = known.find(key);
+    if (it != known.end()) {
+      choice = it->second;
+      choice.measured = false;
+      choice.remembered = true;
+      return choice;
+    }
+  }
+  choice.regular_seconds = choice.streaming_seconds = std::numeric_limits<double>::infinity();
+  for (int pair = 0; pair < kStorePairs; ++pair) {
+    choice.regular_seconds = std::min(choice.regular_seconds, time_pass(false));
+    choice.streaming_seconds = std::min(choice.streaming_seconds, time_pass(true));
+  }
+  choice.streaming = choice.streaming_seconds < choice.regular_seconds;
+  choice.measured = true;
+  if (remember) {
+    const std::lock_guard<std::mutex> lock(guard);
+    known.emplace(key, choice);
+  }
+  return choice;
 }
 
 namespace {
@@ -306,6 +338,8 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
   SummaryRow kernel_row = rate_row(label, size, kernel_seconds, t.kernel.mine(), total_bytes, env.size(), "B/s");
   kernel_row.roof_fraction = per_rank_bw / roof;
   kernel_row.roof = kRoofStream;
+  report.fom = kernel_row.aggregate;
+  report.roof = {kRoofStream, "B/s", roof * env.size(), kernel_row.roof_fraction};
   kernel_row.verified = report.verified;
   SummaryRow e2e_row = rate_row(label + ".e2e", size, t.end_to_end, t.my_end_to_end, total_bytes, env.size(), "B/s");
   e2e_row.roof = kRoofStream;
@@ -313,14 +347,29 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
   report.rows = {kernel_row, e2e_row};
 }
 
-// discount.stores resolved: streaming where asked, or (auto) where the build
-// has it, the reduction is none and this rank's cv exceeds the last-level
-// cache (an unknown cache size counts as 32 MiB). Measured on the Zen 5 VM
-// (bench deck, 1 core): see README.
-bool streams_cv(const Config& c, std::int64_t local_cv_bytes, std::int64_t llc) {
-  if (!kStreamingStores || c.reduce != Reduce::None || c.stores == Stores::Regular) return false;
-  if (c.stores == Stores::Streaming) return true;
-  return cv_exceeds_cache(local_cv_bytes, llc);
+// discount.stores resolved: streaming where asked, regular where asked or
+// where the build has no streaming stores or the kernel reduces; auto: the
+// faster of the two on these arrays (choose_stores), timed by every rank
+// together on the largest slice's size, so all ranks agree.
+template <class T>
+StoreChoice resolve_stores(RunContext& ctx, const Config& c, const Arrays<T>& arrays) {
+  StoreChoice choice;
+  if (!kStreamingStores || c.reduce != Reduce::None || c.stores == Stores::Regular) return choice;
+  if (c.stores == Stores::Streaming) {
+    choice.streaming = true;
+    return choice;
+  }
+  ScopedRegion region("kmini::discount::stores");
+  const std::int64_t largest = date_slice(c.dates, 0, ctx.env.size()).count * c.row() * std::int64_t(sizeof(T));
+  return choose_stores(
+      largest, sizeof(T),
+      [&](bool streaming) {
+        Config k = c;
+        k.stream_cv = streaming;
+        return allreduce_max(ctx.env.comm(),
+                             time_together(ctx.env.comm(), ctx.exec, [&] { compute(ctx.exec, k, arrays.a); }));
+      },
+      false);
 }
 
 template <class T>
@@ -333,9 +382,11 @@ KernelReport run_typed(const Config& deck_config, RunContext& ctx) {
   s.O = c.terms;
   s.row = c.row();
   const std::int64_t llc = last_level_cache_bytes();
-  c.stream_cv = streams_cv(c, s.D * s.row * static_cast<std::int64_t>(sizeof(T)), llc);
   std::int64_t nonfinite = 0;
+  ctx.probe_roof_bandwidth();  // before the arrays exist; again in the report
   const Arrays<T> arrays = load_inputs<T>(ctx, c, s, nonfinite);
+  const StoreChoice stores = resolve_stores<T>(ctx, c, arrays);
+  c.stream_cv = stores.streaming;
   const Timings t = time_kernel<T>(ctx, c, arrays);
   KernelReport report;
   if (ctx.verify) verify<T>(ctx, c, s, arrays, report);
@@ -343,6 +394,12 @@ KernelReport run_typed(const Config& deck_config, RunContext& ctx) {
   const double write_seconds = write_outputs<T>(ctx, c, s, arrays, reduced);
   report_run<T>(ctx, c, s, t, nonfinite, reduced.checksum, write_seconds, report);
   report.metrics["cv_stores"] = c.stream_cv ? "streaming" : "regular";
+  if (stores.measured) {  // stores: auto, timed on these arrays
+    Json& why = report.metrics["cv_stores_measured"];
+    why["regular_seconds"] = stores.regular_seconds;
+    why["streaming_seconds"] = stores.streaming_seconds;
+    why["passes_each"] = Json(kStorePairs);
+  }
   report.metrics["last_level_cache_bytes"] = Json(static_cast<long long>(llc));
   return report;
 }

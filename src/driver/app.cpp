@@ -3,6 +3,7 @@
 #include "core/collective.hpp"
 #include "core/device_memory.hpp"
 #include "core/errors.hpp"
+#include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
 #include "core/timer.hpp"
@@ -11,6 +12,7 @@
 #include "driver/kernels.hpp"
 #include "kernel/kernel.hpp"
 #include "results/results.hpp"
+#include "results/validity.hpp"
 #include "version.hpp"
 
 #include <filesystem>
@@ -58,6 +60,8 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
 // (the memory is agreed). A dry run only reports plans that do not fit here,
 // so decks for larger machines can be planned anywhere; plans that overflow
 // 64-bit byte counts fit nowhere and are errors in both modes.
+int plan_and_run(const Environment& env, const CommandLine& cl, Deck& deck, std::ostream& out, std::ostream& err);
+
 std::vector<std::string> check_device_memory(const Environment& env, const std::vector<const Kernel*>& kernels,
                                              bool verify, bool dry_run) {
   const RankMemory memory = device_memory_per_rank(env.comm());
@@ -67,7 +71,8 @@ std::vector<std::string> check_device_memory(const Environment& env, const std::
       const std::string shortfall = memory_shortfall(need.bytes, memory);
       if (shortfall.empty()) continue;
       if (!dry_run || !need.bytes.fits()) throw UsageError(need.setting + ": " + shortfall);
-      notes.push_back(need.setting + ": " + shortfall + " (a run here stops with exit 2)");
+      notes.push_back(need.setting + ": " + shortfall +
+                      (memory.named ? " (a run on that device stops with exit 2)" : " (a run here stops with exit 2)"));
     }
   return notes;
 }
@@ -80,6 +85,11 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
     if (env.is_root()) out << usage_text();
     return kExitSuccess;
   }
+  if (cl.describe) {
+    const std::string text = describe(cl.describe_kernel, cl.describe_format);  // throws on every rank alike
+    if (env.is_root()) out << text;
+    return kExitSuccess;
+  }
   if (cl.version) {
     if (env.is_root())
       out << "kmini " << kVersion << " (Kokkos " << compat::version_string() << ", " << compat::execution_space_name()
@@ -89,6 +99,19 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
 
   Deck deck = cl.deck.empty() ? Deck::from_text(kDefaultDeck, "built-in default deck") : Deck::from_file(cl.deck);
   for (const auto& s : cl.sets) deck.apply_set(s);
+  if (cl.devices > 0) {
+    // Planned from one process for N ranks, one device each (a login node).
+    if (env.size() > 1)
+      throw UsageError("--devices " + std::to_string(cl.devices) + " plans from one process; this run has " +
+                       std::to_string(env.size()) + " ranks");
+    const Environment planned(env, cl.devices);
+    return plan_and_run(planned, cl, deck, out, err);
+  }
+  return plan_and_run(env, cl, deck, out, err);
+}
+
+int plan_and_run(const Environment& env, const CommandLine& cl, Deck& deck, std::ostream& out, std::ostream& err) {
+  if (cl.device_memory > 0) plan_for_device_memory(cl.device_memory);
 
   // Validate everything before running anything.
   auto kernels = make_all_kernels();
@@ -114,6 +137,9 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
     out << "kmini " << kVersion << ": deck " << deck.origin() << ", " << env.size() << " MPI rank(s), Kokkos "
         << compat::version_string() << " on " << compat::execution_space_name() << " (" << ExecSpace().concurrency()
         << " threads/lanes per rank)\n";
+    if (cl.device_memory > 0 || cl.devices > 0)
+      out << "planned for another machine: " << env.size() << " rank(s), one device each"
+          << (cl.device_memory > 0 ? " of " + format_bytes(double(cl.device_memory)) : std::string(" as here")) << "\n";
     out << (cl.dry_run ? "plan (dry run, nothing is executed):\n" : "plan:\n");
     for (const auto& name : order) {
       out << "  ";
@@ -149,6 +175,7 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
   ctx.measure_stream_bandwidth = bandwidth_probe();
 
   Results results(env, deck.resolved());
+  LoadMonitor load(env.comm());  // the machine's load during the kernels (results.json "load")
   std::vector<std::string> failed;
   for (const auto& name : order) {
     if (env.is_root()) out << "running " << name << " ..." << std::endl;
@@ -163,12 +190,14 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
       rethrow_one_line(name);  // e.g. an allocation that failed although the plan fitted
     }
     if (report.verified && !*report.verified) failed.push_back(name);
-    results.add(name, report);
+    results.add(find(name).declaration(), report);
   }
+  results.judge(load.finish());
   on_root_collectively(env.comm(), [&] { results.write(cl.out_dir); });
   if (env.is_root()) {
     out << "\n";
     results.print_summary(out);
+    print_validity(out, results.json());
     out << "\nresults: " << cl.out_dir << "/results.json\n";
   }
   if (!failed.empty()) {

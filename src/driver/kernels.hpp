@@ -24,6 +24,14 @@ struct RunSettings {
 // rules() then hold every key read (tests/fault takes the keys' rules from it).
 RunSettings configure_all(Deck& deck, std::vector<std::unique_ptr<Kernel>>& kernels, const Environment& env);
 
+// The names of every kernel, in documentation order (from their declarations).
+std::vector<std::string> kernel_names(const std::vector<std::unique_ptr<Kernel>>& kernels);
+
+// `kmini describe [KERNEL] [--json | --markdown]`: the declarations of every
+// kernel (or of `kernel`, or of the run section), in `format` text, json or
+// markdown. A kernel no declaration names is a UsageError.
+std::string describe(const std::string& kernel, const std::string& format);
+
 // Device-only bandwidth of stream's add (float64), bytes/s per rank: what
 // RunContext::roof_bandwidth() measures on demand.
 std::function<double(RunContext&)> bandwidth_probe();

@@ -192,9 +192,12 @@ std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width);
 // extra matrices.
 ByteCount device_bytes(const Config& c, const Plan& plan, bool verify, bool host_copies_share_memory);
 
+// Its deck keys, figure of merit and decks (gram_declaration.cpp).
+const KernelDeclaration& declaration();
+
 class GramKernel final : public Kernel {
  public:
-  std::string name() const override { return "gram"; }
+  const KernelDeclaration& declaration() const override { return gram::declaration(); }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;

@@ -1,5 +1,5 @@
 #pragma once
-// The Gram product as a library function (issue 22): what front ends (the
+// The Gram product as a library function: what front ends (the
 // Python module) call. A light header: the input description, the parameters
 // and the function; the kernels (packing, tiles, sparse outputs) are in
 // impl/, compiled into kmini_gram.
@@ -44,7 +44,7 @@ BadValue first_bad_value(const ApiExec& exec, const ApiMatrix& m);
 constexpr int kMaxCountThresholds = 64;
 
 // What gram::compute produces, as the CLI's outputs are defined (gram.write.*,
-// gram.count_at_least; see README "gram"), computed slice by slice so that
+// gram.count_at_least; see docs/deck-reference.md), computed slice by slice so that
 // nothing of size rows x targets exists unless `dense` asks for it.
 struct ComputeParams {
   Similarity similarity = Similarity::Counts;  // the values of C, the pairs and the lists

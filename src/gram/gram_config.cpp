@@ -23,26 +23,27 @@ namespace {
 
 // Reads one input (gram.A or gram.B): a random matrix or a file. `size` gets
 // where its rows come from, `cols_setting` where its column count does.
-void read_source(const DeckNode& a, Source& src, std::string& size, std::string& cols_setting) {
+void read_source(const DeckNode& a, const std::string& m, Source& src, std::string& size, std::string& cols_setting) {
+  const KernelDeclaration& d = declaration();
   // No A at all: the default random matrix (every kernel is configured, run or not).
   const std::string kind = a.has("file") || a.has("random") ? a.one_of({"file", "random"}) : "random";
   if (kind == "random") {
-    const DeckNode r = a.child("random");
+    const DeckNode r = a.child(d.key(m + ".random"));
     src.kind = Source::Kind::Random;
-    src.rows = r.integer("rows", 1024, 1, kMaxDim);
+    src.rows = r.integer(d.key(m + ".random.rows"));
     size = r.located("rows");
-    src.cols = r.integer("cols", 4096, 1, kMaxDim);
+    src.cols = r.integer(d.key(m + ".random.cols"));
     cols_setting = r.located("cols");
-    src.density = r.real("density", 0.5, 0.0, 1.0);
-    src.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
+    src.density = r.real(d.key(m + ".random.density"));
+    src.seed = static_cast<std::uint64_t>(r.integer(d.key(m + ".random.seed")));
     return;
   }
-  src.path = a.required_text("file");
+  src.path = a.text(d.key(m + ".file"));  // present: one_of found it
   size = a.located("file");
   cols_setting = size;
-  const bool packed = a.boolean("packed", false);
+  const bool packed = a.boolean(d.key(m + ".packed"));
   if (packed) {
-    src.cols = a.required_integer("cols", 1, kMaxDim);
+    src.cols = a.integer(d.key(m + ".cols"));
     cols_setting = a.located("cols");
   }
   try {  // problems with the file name the deck line and key that gave it
@@ -73,67 +74,64 @@ void read_source(const DeckNode& a, Source& src, std::string& size, std::string&
 void GramKernel::configure(const DeckNode& s, const Environment& env) {
   Config c;
   std::string a_cols, b_size, b_cols;
-  read_source(s.child("A"), c.a, size_setting_, a_cols);
+  const KernelDeclaration& d = declaration();
+  read_source(s.child(d.key("A")), "A", c.a, size_setting_, a_cols);
   // gram.B needs file or random; a B with neither but other keys is left to
   // the unknown-key check, which names them.
-  const DeckNode b = s.child("B");
+  const DeckNode b = s.child(d.key("B"));
   if (s.has("B") && (b.has("file") || b.has("random") || b.empty())) {
     b.one_of({"file", "random"});
-    read_source(b, c.b, b_size, b_cols);
+    read_source(b, "B", c.b, b_size, b_cols);
     if (c.b.cols != c.a.cols)
       throw UsageError(b_cols + ": " + std::to_string(c.b.cols) + " columns in gram.B, expected the " +
                        std::to_string(c.a.cols) + " columns of gram.A (" + a_cols + ")");
   }
-  if (!s.has("row_slice") || s.is_word("row_slice", "auto")) {
-    s.text("row_slice", "auto");  // the chosen height is in the metrics (slice_rows)
-    c.row_slice = 0;
-  } else {
-    c.row_slice = s.integer("row_slice", 0, 1);
-  }
-  if (!s.has("memory_budget") || s.is_word("memory_budget", "auto")) {
-    s.text("memory_budget", "auto");
+  // auto: the chosen height is in the metrics (slice_rows)
+  c.row_slice = s.is_auto(d.key("row_slice")) ? 0 : s.integer(d.key("row_slice"), 0);
+  if (s.is_auto(d.key("memory_budget"))) {
     // Half of what this rank may use of its device (collective, same on every rank).
     c.memory_budget = 0.5 * double(device_memory_per_rank(env.comm()).per_rank);
   } else {
-    c.memory_budget = s.byte_size("memory_budget", 0, 1e18);
+    c.memory_budget = s.byte_size(d.key("memory_budget"));
     c.budget_given = true;
   }
   budget_setting_ = s.located("memory_budget");
-  const std::string sim = s.choice("similarity", "counts", {"counts", "jaccard", "dice", "cosine"});
+  const std::string sim = s.choice(d.key("similarity"));
   for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
     if (sim == similarity_name(k)) c.similarity = k;
-  c.upper = s.choice("triangle", "full", {"full", "upper"}) == "upper";
+  c.upper = s.choice(d.key("triangle")) == "upper";
   if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
-  const DeckNode w = s.child("write");
-  c.write_c = w.text("C", "");
-  c.write_summary = w.text("summary", "");
+  const DeckNode w = s.child(d.key("write"));
+  c.write_c = w.text(d.key("write.C"));
+  c.write_summary = w.text(d.key("write.summary"));
   if (w.has("pairs")) {
-    const DeckNode p = w.child("pairs");
-    c.write_pairs = p.required_text("path");
-    c.pairs_min = p.required_real("min", 0, std::numeric_limits<double>::max());
+    const DeckNode p = w.child(d.key("write.pairs"));
+    c.write_pairs = p.text(d.key("write.pairs.path"));
+    c.pairs_min = p.real(d.key("write.pairs.min"));
   }
   if (w.has("top_k")) {
-    const DeckNode t = w.child("top_k");
-    c.write_top_k = t.required_text("path");
+    const DeckNode t = w.child(d.key("write.top_k"));
+    c.write_top_k = t.text(d.key("write.top_k.path"));
     // Every row has targets partners (targets - 1 without itself).
-    c.top_k = t.required_integer("k", 1, std::max<std::int64_t>(1, c.targets() - (c.two_inputs() ? 0 : 1)));
+    c.top_k =
+        t.required_integer(d.key("write.top_k.k"), std::max<std::int64_t>(1, c.targets() - (c.two_inputs() ? 0 : 1)));
     if (!c.two_inputs() && c.a.rows < 2) t.fail("k", "no k: a matrix of one row has no partners");
   }
-  c.count_at_least = w.real_list("count_at_least", 0.0, kMaxThresholds);
-  c.baseline = s.boolean("baseline", false);
-  c.baseline_rows = s.integer("baseline_rows", 512, 1, kMaxDim);
-  c.repeat = s.integer("repeat", 1, 1, 1000);
-  // auto: the tensor-core engine where the build has it (verified bit-exact
-  // against popcount on an H100, 2026-11-25: 3.3x its rate), else popcount
+  c.count_at_least = w.real_list(d.key("write.count_at_least"));
+  c.baseline = s.boolean(d.key("baseline"));
+  c.baseline_rows = s.integer(d.key("baseline_rows"));
+  c.repeat = s.integer(d.key("repeat"));
+  // auto: the tensor-core engine where the build has it (bit-exact against
+  // popcount and about 3x its rate, docs/performance.md), else popcount
   // (HIP included: the engine is CUDA's 1-bit mma, AMD GPUs have no such instruction).
-  const std::string engine = s.choice("engine", "auto", {"auto", "popcount", "tensor_core"});
+  const std::string engine = s.choice(d.key("engine"));
   if (engine == "tensor_core" && !tensor_core::kAvailable)
     s.fail("engine", "popcount or auto: this build (Kokkos " + compat::execution_space_name() +
                          ") has no tensor-core engine (it needs Kokkos with CUDA for compute capability 8.0 or newer)");
   if (engine == "tensor_core" || (engine == "auto" && tensor_core::kAvailable)) c.engine = Engine::TensorCore;
   // auto: the one the target's instruction set selects (kAutoMicroKernel);
   // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).
-  const std::string mk = s.choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"});
+  const std::string mk = s.choice(d.key("micro_kernel"));
   if (mk != "auto") {
     std::string compiled;
     for (MicroKernel k : kMicroKernels) {
@@ -147,12 +145,12 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   }
   // replicated: every rank holds packed A (and B); ring: a 1/P share, the
   // rest travelling around the ranks; auto: replicated while it fits the budget.
-  const std::string distribution = s.choice("distribution", "replicated", {"replicated", "ring", "auto"});
+  const std::string distribution = s.choice(d.key("distribution"));
   for (Distribution d : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
     if (distribution == distribution_name(d)) c.distribution = d;
   // ring: the circulant block pairs for top-k, count_at_least and the summary,
   // the slices with write.C or write.pairs (auto); either one asked for.
-  const std::string schedule = s.choice("ring_schedule", "auto", {"auto", "circulant", "slices"});
+  const std::string schedule = s.choice(d.key("ring_schedule"));
   for (RingSchedule r : {RingSchedule::Auto, RingSchedule::Slices, RingSchedule::Circulant})
     if (schedule == ring_schedule_name(r)) c.ring_schedule = r;
   if (c.ring_schedule == RingSchedule::Circulant && !c.circulant_possible())

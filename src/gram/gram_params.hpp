@@ -99,7 +99,7 @@ struct TileParams {
 // micro-tiles, reading A's and B's rows in place, `chunk` words at a time: a
 // chunk of the tile's 64 B rows is 128 KiB (L2-resident), 4 rows x 2 KiB of
 // A stay in L1. The micro-kernels (rows_block, gram_micro_kernels.hpp): see
-// there; measured on the dev machine's Zen 5: see README.
+// there; measured: docs/performance.md, "gram: host parameters".
 struct TileParams {
   static constexpr int tile = 64;
   static constexpr int chunk = 256;
@@ -111,8 +111,8 @@ struct TileParams {
   static constexpr bool interleaved = false;  // micro-tile rows are contiguous
   static constexpr int pad = 8;               // (staged only) one cache line: avoids 4 KiB set aliasing
   // Not staged: the micro-tiles read A's and B's rows where they are. The
-  // copy into scratch bought nothing on a CPU (the rows are contiguous
-  // already) and cost 12% of the tile time (perf, bench deck, Zen 5).
+  // copy into scratch buys nothing on a CPU (the rows are contiguous
+  // already) and costs a tenth of the tile time (docs/performance.md).
   static constexpr bool staged = false;
   static constexpr int ct_pad = 0;
   static constexpr const char* micro_kernel = micro_kernel_name(kAutoMicroKernel);  // auto's

@@ -370,6 +370,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   GramRun r(ctx, config_);  // pack, compute (setup)
   const Config& c = r.c;
   const Plan& plan = r.plan;
+  const Probes probes_before = measure_probes(ctx, c);  // probe (again after the computation)
   std::unique_ptr<npy::DistributedWriter> writer;
   std::optional<SparseOutputs> sparse;
   if (plan.circulant()) {
@@ -399,9 +400,9 @@ KernelReport GramKernel::run(RunContext& ctx) {
   sparse->finish(report.metrics, &sparse_summary);  // sparse_outputs
   const Summary summary = r.gather_summary();
   if (ctx.verify) verify(ctx, c, plan, r.checked, summary, report);
-  report_throughput(ctx, c, plan, r.pass, r.in.pack_seconds, summary, r.want_summary, report);  // probe
-  if (c.baseline) report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);              // baseline_sgemm
-  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);            // write
+  report_throughput(ctx, c, plan, r.pass, r.in.pack_seconds, summary, r.want_summary, probes_before, report);
+  if (c.baseline) report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);    // baseline_sgemm
+  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);  // write
   return report;
 }
 

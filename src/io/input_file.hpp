@@ -1,6 +1,6 @@
 #pragma once
 // Reading the files a run is given (decks, .npy inputs, checkpoints) the way
-// a careful library does (issue 25): regular files only, opened without
+// a careful library does: regular files only, opened without
 // blocking, every failed or short read() an error naming the file and the OS
 // error. Each problem is a UsageError (exit 2) of one line.
 //

@@ -1,7 +1,7 @@
 #pragma once
 // Every output a run will write is checked on every rank before anything
 // runs: a bad path is exit 2 up front, not a failure (or a hang) after hours
-// of computation (issue 9, findings 4, 6 and 8).
+// of computation.
 #include <mpi.h>
 
 #include <string>

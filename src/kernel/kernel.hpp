@@ -8,9 +8,11 @@
 #include "deck/deck.hpp"
 #include "io/json.hpp"
 #include "io/output_files.hpp"
+#include "kernel/declaration.hpp"
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <iosfwd>
@@ -45,9 +47,21 @@ inline constexpr const char* kRoofStream = "stream BW";
 inline constexpr const char* kRoofPopcount = "popcount";
 inline constexpr const char* kRoofTensorCore = "tc probe";  // gram's tensor-core engine against its own probe
 
+// The roof a kernel's figure of merit is measured against, in this run.
+struct RoofReport {
+  std::string name;       // kRoofStream, kRoofPopcount, kRoofTensorCore
+  std::string unit;       // of value: "B/s", "bitop/s"
+  double value = NAN;     // all ranks together
+  double fraction = NAN;  // of the roof the kernel reached (per rank, of the slowest rank's time)
+};
+
 struct KernelReport {
   std::optional<bool> verified;  // unset when verification was off
   double seconds = 0;            // this rank's total wall time of the kernel's run
+  // The declaration's figure of merit, all ranks together, in its unit (NaN:
+  // not measured in this run), and its roof: results.json's fom and roof.
+  double fom = NAN;
+  RoofReport roof;
   Json metrics = Json::object();
   std::vector<SummaryRow> rows;
 };
@@ -66,12 +80,22 @@ struct RunContext {
   std::ostream& out;
   std::ostream& err;
   // Stream bandwidth (bytes/s per rank) measured in this run: the roof other
-  // kernels report their fraction of. Filled by the stream kernel or on demand.
+  // kernels report their fraction of. The best of every measurement of the
+  // run: the stream kernel's roof and each probe (a busy moment can make one
+  // probe low, never all of them high).
   std::optional<double> stream_bandwidth;
   std::function<double(RunContext&)> measure_stream_bandwidth;
 
+  // Probes the bandwidth now and keeps the best of the run: kernels call it
+  // before their timed loop, roof_bandwidth() after it.
+  void probe_roof_bandwidth() { keep_roof_bandwidth(measure_stream_bandwidth(*this)); }
+  void keep_roof_bandwidth(double bytes_per_s) {
+    stream_bandwidth = stream_bandwidth ? std::max(*stream_bandwidth, bytes_per_s) : bytes_per_s;
+  }
+  // The roof: probes once more (after the caller's timed loop) and returns the
+  // best measurement of the run.
   double roof_bandwidth() {
-    if (!stream_bandwidth) stream_bandwidth = measure_stream_bandwidth(*this);
+    probe_roof_bandwidth();
     return *stream_bandwidth;
   }
   // Output paths in decks are relative to --out DIR unless absolute.
@@ -88,7 +112,9 @@ struct MemoryNeed {
 class Kernel {
  public:
   virtual ~Kernel() = default;
-  virtual std::string name() const = 0;
+  // Its keys, figure of merit and decks (<kernel>_declaration.cpp).
+  virtual const KernelDeclaration& declaration() const = 0;
+  std::string name() const { return declaration().name; }
   // Reads and validates this kernel's deck section (all of it, defaults included).
   virtual void configure(const DeckNode& section, const Environment& env) = 0;
   // What --dry-run prints: sizes, memory per rank, slices.

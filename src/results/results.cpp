@@ -19,6 +19,7 @@ namespace kmini {
 
 Results::Results(const Environment& env, const Json& resolved_deck) : comm_(env.comm()), ranks_(env.size()) {
   const Json machine = machine_description(env);  // collective
+  json_["schema_version"] = kResultsSchemaVersion;
   json_["kmini_version"] = Json(kVersion);
   json_["build"] = build_description();
   json_["kokkos"] = kokkos_description();
@@ -47,7 +48,30 @@ Json stats_over_ranks(const std::vector<double>& per_rank) {
   return s;
 }
 
-void Results::add(const std::string& kernel, const KernelReport& report) {
+namespace {
+
+Json fom_json(const FigureOfMerit& fom, double value) {
+  Json j = Json::object();
+  j["name"] = fom.name;
+  j["value"] = std::isfinite(value) ? Json(value) : Json();
+  j["unit"] = fom.unit;
+  j["higher_is_better"] = fom.higher_is_better;
+  return j;
+}
+
+Json roof_json(const RoofReport& roof) {
+  Json j = Json::object();
+  j["name"] = roof.name;
+  j["value"] = std::isfinite(roof.value) ? Json(roof.value) : Json();
+  j["unit"] = roof.unit;
+  j["fraction"] = std::isfinite(roof.fraction) ? Json(roof.fraction) : Json();
+  return j;
+}
+
+}  // namespace
+
+void Results::add(const KernelDeclaration& decl, const KernelReport& report) {
+  const std::string& kernel = decl.name;
   // Every rank's own timings of this kernel, gathered to rank 0: its total,
   // then each summary row's share (SummaryRow::rank_seconds). Every rank runs
   // the same kernels and reports the same rows.
@@ -73,6 +97,9 @@ void Results::add(const std::string& kernel, const KernelReport& report) {
   Json entry = Json::object();
   entry["verified"] = report.verified ? Json(*report.verified) : Json();
   entry["seconds"] = *std::max_element(total.begin(), total.end());  // the slowest rank's
+  entry["fom"] = fom_json(decl.fom, report.fom);
+  entry["roof"] = roof_json(report.roof);
+  foms_.push_back({kernel, decl.fom, report.fom, report.roof});
   for (const auto& m : report.metrics.members()) entry[m.first] = m.second;
   Json& spread = entry["timings_over_ranks"];
   spread = Json::object();
@@ -89,23 +116,24 @@ void Results::write(const std::string& dir) const {
   write_text_file_atomically(dir + "/results.json", json_.dump(2) + "\n");
 }
 
-void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, int ranks, bool zero_copy) {
+void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, int ranks, bool zero_copy,
+                         const std::vector<FomLine>& foms) {
   // Under MPI every rate is shown per rank and for all ranks together.
   const bool mpi = ranks > 1;
   const std::string all = "all " + std::to_string(ranks) + " ranks";
-  char line[320];
-  auto print = [&](const char* label, const char* size, const char* seconds, const char* rate, const char* total,
-                   const char* roof, const char* verified) {
+  char line[360];
+  auto print = [&](const char* kernel, const char* variant, const char* size, const char* seconds, const char* rate,
+                   const char* total, const char* roof, const char* verified) {
     if (mpi)
-      std::snprintf(line, sizeof line, "%-28s %-20s %10s %15s %15s  %-16s %8s\n", label, size, seconds, rate, total,
-                    roof, verified);
+      std::snprintf(line, sizeof line, "%-9s %-24s %-20s %10s %15s %15s  %-16s %8s\n", kernel, variant, size, seconds,
+                    rate, total, roof, verified);
     else
-      std::snprintf(line, sizeof line, "%-28s %-20s %10s %15s  %-16s %8s\n", label, size, seconds, rate, roof,
-                    verified);
+      std::snprintf(line, sizeof line, "%-9s %-24s %-20s %10s %15s  %-16s %8s\n", kernel, variant, size, seconds, rate,
+                    roof, verified);
     os << line;
   };
-  print("kernel", "size", "seconds", mpi ? "per rank" : "throughput", all.c_str(), "of roof", "verified");
-  os << std::string(mpi ? 126 : 110, '-') << "\n";
+  print("kernel", "variant", "size", "seconds", mpi ? "per rank" : "throughput", all.c_str(), "of roof", "verified");
+  os << std::string(mpi ? 132 : 116, '-') << "\n";
   bool stream_roof = false, popcount_roof = false, tc_roof = false, e2e = false;
   for (const auto& r : rows) {
     std::string roof = "    -";  // under the percentages
@@ -119,8 +147,11 @@ void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, 
     }
     e2e = e2e || (r.label.size() >= 4 && r.label.compare(r.label.size() - 4, 4, ".e2e") == 0);
     const char* verified = !r.verified ? "skipped" : (*r.verified ? "yes" : "NO");
-    print(r.label.c_str(), r.size.c_str(), format_number(r.seconds, 4).c_str(), format_si(r.throughput, r.unit).c_str(),
-          format_si(r.aggregate, r.unit).c_str(), roof.c_str(), verified);
+    const std::size_t dot = r.label.find('.');
+    const std::string kernel = r.label.substr(0, dot);
+    const std::string variant = dot == std::string::npos ? "" : r.label.substr(dot + 1);
+    print(kernel.c_str(), variant.c_str(), r.size.c_str(), format_number(r.seconds, 4).c_str(),
+          format_si(r.throughput, r.unit).c_str(), format_si(r.aggregate, r.unit).c_str(), roof.c_str(), verified);
   }
   // Footnotes: what the columns mean, only for what the table shows.
   os << "seconds: the slowest rank's (best of repeat where a kernel repeats)"
@@ -139,10 +170,19 @@ void print_summary_table(std::ostream& os, const std::vector<SummaryRow>& rows, 
     if (zero_copy)
       os << "     (device memory is host memory here: the copies are no-ops, e2e = the kernel within noise)\n";
   }
+  // The last line: each kernel's figure of merit (results.json: kernels.<name>.fom).
+  std::string fom_line;
+  for (const auto& f : foms) {
+    if (!std::isfinite(f.value)) continue;
+    fom_line += (fom_line.empty() ? "" : "; ") + f.kernel + " " + f.fom.name + " = " + format_si(f.value, f.fom.unit);
+    if (std::isfinite(f.roof.fraction))
+      fom_line += " (" + format_number(100.0 * f.roof.fraction, 3) + "% of " + f.roof.name + ")";
+  }
+  if (!fom_line.empty()) os << "figure of merit, all ranks: " << fom_line << "\n";
 }
 
 void Results::print_summary(std::ostream& os) const {
-  print_summary_table(os, rows_, ranks_, compat::device_is_host_accessible);
+  print_summary_table(os, rows_, ranks_, compat::device_is_host_accessible, foms_);
 }
 
 }  // namespace kmini

@@ -34,9 +34,12 @@ struct Block {
 };
 Block block_of(std::int64_t n, int rank, int ranks);
 
+// Its deck keys, figure of merit and decks (rk4_declaration.cpp).
+const KernelDeclaration& declaration();
+
 class Rk4Kernel final : public Kernel {
  public:
-  std::string name() const override { return "rk4"; }
+  const KernelDeclaration& declaration() const override { return rk4::declaration(); }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;

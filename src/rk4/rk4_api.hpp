@@ -1,5 +1,5 @@
 #pragma once
-// The rk4 integrator as a library function (issue 22): what both front ends
+// The rk4 integrator as a library function: what both front ends
 // call, the Python module with complex F and G, the CLI's time_loop phase with
 // its own state, a restart and an observer for progress lines and
 // checkpoints. A light header: Views, parameter structs and the functions;
@@ -27,8 +27,8 @@ using ApiField =
 
 // One rank's fields as the integrator keeps them, updated in place: F complex,
 // G as its real and imaginary parts (the step kernels store Re G and only read
-// Im G: 7 of the 8 reals an interleaved G moved, 1.03-1.48x on Zen 5, see
-// impl/rk4_kernels.hpp SplitField). Views made from a pointer are the caller's
+// Im G: 7 of the 8 reals an interleaved G moved; impl/rk4_kernels.hpp
+// SplitField, docs/performance.md "rk4: G split into Re G and Im G"). Views made from a pointer are the caller's
 // storage, used in place.
 template <class T>
 struct State {

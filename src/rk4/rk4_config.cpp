@@ -50,18 +50,20 @@ Block block_of(std::int64_t n, int rank, int ranks) {
 namespace {
 
 InitSpec parse_init(const DeckNode& init, const std::string& key, std::int64_t n) {
+  const KernelDeclaration& d = declaration();
+  const std::string p = "init." + key + ".";
   InitSpec spec;  // default: all ones, like the original formulation
   if (!init.has(key)) return spec;
-  const DeckNode f = init.child(key);
+  const DeckNode f = init.child(d.key("init." + key));
   const std::string kind = f.one_of({"fill", "file", "random"});
   if (kind == "fill") {
-    const auto v = f.reals("fill", {1, 0}, 2);
+    const auto v = f.reals(d.key(p + "fill"));
     spec.kind = InitSpec::Kind::Fill;
     spec.re = v[0];
     spec.im = v[1];
   } else if (kind == "file") {
     spec.kind = InitSpec::Kind::File;
-    spec.path = f.text("file", "");
+    spec.path = f.text(d.key(p + "file"));
     try {
       const npy::Info info = npy::read_info(spec.path);
       npy::require_dtype(info, {npy::DType::C8, npy::DType::C16});
@@ -70,10 +72,10 @@ InitSpec parse_init(const DeckNode& init, const std::string& key, std::int64_t n
       throw UsageError(f.located("file") + ": " + e.what());
     }
   } else {
-    const DeckNode r = f.child("random");
+    const DeckNode r = f.child(d.key(p + "random"));
     spec.kind = InitSpec::Kind::Random;
-    spec.seed = static_cast<std::uint64_t>(r.integer("seed", 1, 0));
-    spec.scale = r.real("scale", 1.0, 0, kMaxReal);
+    spec.seed = static_cast<std::uint64_t>(r.integer(d.key(p + "random.seed")));
+    spec.scale = r.real(d.key(p + "random.scale"));
   }
   return spec;
 }
@@ -101,58 +103,57 @@ void check_restart(const CheckpointHeader& h, const Config& c, const std::string
 }  // namespace
 
 void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
-  const Config defaults;  // the deck's defaults are the structs' own
+  const KernelDeclaration& d = declaration();
   Config c;
   Problem& p = c.problem;
-  p.n = s.integer("n", defaults.problem.n, 1, kMaxN);
-  p.dt = s.real("dt", defaults.problem.dt, 0, kMaxReal, true);
-  p.steps = s.integer("steps", defaults.problem.steps, 0);
+  p.n = s.integer(d.key("n"));
+  p.dt = s.real(d.key("dt"));
+  p.steps = s.integer(d.key("steps"));
   n_setting_ = s.located("n");
   steps_setting_ = s.located("steps");
-  if (!s.has("g") || s.is_word("g", "auto")) {
-    s.text("g", "auto");
+  if (s.is_auto(d.key("g"))) {
     p.g = 1.0 / (static_cast<double>(p.n) * static_cast<double>(p.n));
   } else {
     c.g_auto = false;
-    p.g = s.real("g", 0, -kMaxReal, kMaxReal);
+    p.g = s.real(d.key("g"));
   }
-  p.per_stage = s.choice("coupling", "per_stage", {"per_step", "per_stage"}) == "per_stage";
+  p.per_stage = s.choice(d.key("coupling")) == "per_stage";
   // per_stage never uses delta0: not recorded unless given, so a re-run of the
   // recorded deck does not warn about it.
   if (!p.per_stage || s.has("delta0")) {
-    const auto d0 = s.reals("delta0", {0, 0}, 2);
+    const auto d0 = s.reals(d.key("delta0"));
     p.delta0 = Kokkos::complex<double>(d0[0], d0[1]);
   }
-  p.kerr = s.real("kerr", 0, -kMaxReal, kMaxReal);
-  const std::string method = s.choice("method", "auto", {"auto", "affine", "stages"});
+  p.kerr = s.real(d.key("kerr"));
+  const std::string method = s.choice(d.key("method"));
   p.method = method == "affine" ? Method::Affine : method == "stages" ? Method::Stages : Method::Auto;
   if (p.method == Method::Affine && p.kerr != 0)
     s.fail("method", "auto or stages (rk4.kerr = " + fmt(p.kerr) +
                          " makes the model nonlinear; affine needs a linear model, kerr = 0)");
   if (p.per_stage && s.has("delta0"))
     warn(s.where("delta0") + ": rk4.delta0 is ignored with coupling per_stage (delta(0) = g * sum F(0))");
-  c.single = s.choice("precision", "single", {"single", "double"}) == "single";
-  const std::string chunk = s.choice("chunk", "auto", {"auto", "1", "4"});
+  c.single = s.choice(d.key("precision")) == "single";
+  const std::string chunk = s.choice(d.key("chunk"));
   p.chunk = chunk == "auto" ? 0 : std::stoi(chunk);
-  p.full_occupancy = s.choice("occupancy", "auto", {"auto", "full"}) == "full";
+  p.full_occupancy = s.choice(d.key("occupancy")) == "full";
 
-  const DeckNode init = s.child("init");
+  const DeckNode init = s.child(d.key("init"));
   c.init_f = parse_init(init, "F", p.n);
   c.init_g = parse_init(init, "G", p.n);
 
-  const DeckNode write = s.child("write");
-  c.write_delta = write.output_path("delta", {".npy", ".csv"});
-  c.write_f = write.output_path("F", {".npy"});
-  c.write_g = write.output_path("G", {".npy"});
+  const DeckNode write = s.child(d.key("write"));
+  c.write_delta = write.output_path(d.key("write.delta"));
+  c.write_f = write.output_path(d.key("write.F"));
+  c.write_g = write.output_path(d.key("write.G"));
 
-  const DeckNode progress = s.child("progress");
-  c.progress_every = progress.integer("every", 0, 0);
-  c.progress_invariant = progress.boolean("invariant", false);
-  c.check_every = s.integer("check_every", defaults.check_every, 1);
-  const DeckNode checkpoint = s.child("checkpoint");
-  c.checkpoint_every = checkpoint.integer("every", 0, 0);
-  c.checkpoint_path = checkpoint.output_path("path", {".npy"}, "rk4_checkpoint.npy");
-  c.restart = s.has("restart") ? s.text("restart", "") : "";
+  const DeckNode progress = s.child(d.key("progress"));
+  c.progress_every = progress.integer(d.key("progress.every"));
+  c.progress_invariant = progress.boolean(d.key("progress.invariant"));
+  c.check_every = s.integer(d.key("check_every"));
+  const DeckNode checkpoint = s.child(d.key("checkpoint"));
+  c.checkpoint_every = checkpoint.integer(d.key("checkpoint.every"));
+  c.checkpoint_path = checkpoint.output_path(d.key("checkpoint.path"));
+  c.restart = s.has("restart") ? s.text(d.key("restart")) : "";
   if (!c.restart.empty()) {
     // Collective (every rank configures): integrity first, then the deck match;
     // problems with the file name the deck line and key that gave it.
@@ -163,7 +164,7 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
       throw UsageError(s.located("restart") + ": " + e.what());
     }
   }
-  c.verify_steps = s.integer("verify_steps", defaults.verify_steps, 0);
+  c.verify_steps = s.integer(d.key("verify_steps"));
   config_ = c;
   outputs_.clear();
   add_output(write, "delta", c.write_delta);

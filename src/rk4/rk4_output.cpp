@@ -136,6 +136,8 @@ void report_run(RunContext& ctx, const Config& c, const Block& b, const RunOutco
   row.throughput = rank_bandwidth;  // this rank's block, which may be one row larger than others'
   row.roof_fraction = rank_bandwidth / roof;
   row.roof = kRoofStream;
+  report.fom = element_steps / loop.seconds;
+  report.roof = {kRoofStream, "B/s", roof * env.size(), row.roof_fraction};
   if (check) {
     report_verification(*check, run, m, report);
     row.verified = report.verified;

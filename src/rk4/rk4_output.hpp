@@ -34,7 +34,7 @@ struct RunOutcome {
 };
 
 // Real values (of the field precision) moved per element-step, for the
-// bandwidth metrics. G is stored as Re G and Im G (issue 24). affine, and
+// bandwidth metrics. G is stored as Re G and Im G. affine, and
 // stages per_step: read F, Re G, Im G (4); write F, Re G (3), and Im G only
 // for a model that changes it. stages per_stage: stages 1..3 read the 4;
 // stage 4 reads the 4 and writes 3 (or 4). Double: 56 B (was 64 with G

@@ -201,6 +201,8 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   const std::int64_t k0 = c.resumed ? c.resumed->step : 0;
 
   const std::optional<Verification> check = verify_first<T>(ctx, c, b, k0, model);  // verify
+  // The bandwidth roof is probed before the fields exist and again in the report.
+  if (c.problem.steps > k0) ctx.probe_roof_bandwidth();
   Resume resume;
   const Fields<T> fields = setup<T>(ctx, c, b, resume);  // setup
   // time_loop (checkpoint inside): the library function, as the Python module calls it

@@ -1,5 +1,6 @@
 #pragma once
-// The stream benchmark: c = a + b (float64, int32) and c = exp(a) (float32).
+// The stream benchmark: c = a + b (float64, int32), a = a + b in place
+// (float64) and c = exp(a) (float32).
 // Measures device-only bandwidth (best of `repeat`) and the transfer-inclusive
 // time, verifies against the host reference, and sets the run's bandwidth roof.
 #include "kernel/kernel.hpp"
@@ -27,9 +28,12 @@ struct OpResult {
   double max_error = 0;
 };
 
+// Its deck keys, figure of merit and decks (stream_declaration.cpp).
+const KernelDeclaration& declaration();
+
 class StreamKernel final : public Kernel {
  public:
-  std::string name() const override { return "stream"; }
+  const KernelDeclaration& declaration() const override { return stream::declaration(); }
   void configure(const DeckNode& section, const Environment& env) override;
   void print_plan(std::ostream& os, const Environment& env) const override;
   std::vector<MemoryNeed> memory_needs(const Environment& env, bool verify) const override;
@@ -44,8 +48,9 @@ class StreamKernel final : public Kernel {
 // (24), exp a, c of float32 (8). Host mirrors alias them on host backends.
 std::uint64_t bytes_per_element(const Config& c);
 
-// Device-only bandwidth of add (float64) in bytes/s per rank, best of
-// `repeat`: the roof for kernels run without the stream kernel.
+// Device-only bandwidth in bytes/s per rank: the better of add and
+// add_in_place (float64), each the best of `repeat`: the roof for kernels run
+// without the stream kernel.
 double measure_add_bandwidth(RunContext& ctx, std::int64_t n, std::int64_t repeat);
 
 }  // namespace kmini::stream

@@ -2,7 +2,7 @@
 set(D ${CMAKE_CURRENT_SOURCE_DIR}/data/decks)
 
 kmini_cli_test(cli.default_run EXIT 0 VERIFIED stream rk4 discount gram RANKS 1 FILES results.json
-               STDOUT "stream.add_f64.*yes" ARGS "")
+               STDOUT "stream +add_f64.*yes" ARGS "")
 kmini_cli_test(cli.help EXIT 0 STDOUT "usage: kmini" ARGS --help)
 kmini_cli_test(cli.version EXIT 0 STDOUT "kmini [0-9]+\\.[0-9]+\\.[0-9]+ \\(Kokkos" ARGS --version)
 kmini_cli_test(cli.dry_run EXIT 0 STDOUT "dry run.*stream: n = 1000 per rank" ARGS --dry-run --set stream.n=1000)
@@ -87,7 +87,7 @@ foreach(_deck IN LISTS _decks)
   endif()
 endforeach()
 
-# Ambiguous decks and command lines (issue 9): exit 2, one line naming the deck
+# Ambiguous decks and command lines: exit 2, one line naming the deck
 # line or the --set / option, and nothing written.
 function(kmini_usage_test name)
   cmake_parse_arguments(U "" "NP;STDERR" "ARGS" ${ARGN})
@@ -161,3 +161,23 @@ string(REPEAT "1" 1000000 _ones)
 file(WRITE ${KMINI_TEST_WORK}/long_value.yaml "run:\n  kernels: [stream]\nstream:\n  n: ${_ones}\n")
 kmini_usage_test(cli.usage.long_deck_value ARGS ${KMINI_TEST_WORK}/long_value.yaml
                  STDERR "long_value.yaml:4: stream.n: got '1+\\.\\.\\.1+' \\(1000000 chars\\), expected an integer >= 1")
+
+# Planning for another machine from here (--dry-run --device-memory SIZE --devices N): the
+# plan for 8 ranks with a device of 80 GiB each; the budget gram's `auto` takes is half of
+# the named device; a device too small is a note, as for this machine's; both options need
+# --dry-run, and a bad size is one line.
+kmini_cli_test(cli.dry_run.named_device EXIT 0
+               STDOUT "8 MPI rank\\(s\\).*planned for another machine: 8 rank\\(s\\), one device each of 80 GiB.*32 row slice\\(s\\) of 3136 rows"
+               ARGS inputs/gram_100k.yaml --dry-run --device-memory 80GiB --devices 8)
+kmini_cli_test(cli.dry_run.named_device_auto_budget EXIT 0 STDOUT "of budget 65.7 GiB"
+               ARGS inputs/gram_100k.yaml --dry-run --set gram.memory_budget=auto --device-memory 141GB)
+kmini_cli_test(cli.dry_run.named_device_too_small EXIT 0
+               STDOUT "note: [^\n]*gram.memory_budget: needs 59.6 GiB of device memory per rank, the device has 40 GiB \\(--device-memory\\) \\(a run on that device stops with exit 2\\)"
+               ARGS inputs/gram_100k.yaml --dry-run --device-memory 40GiB)
+kmini_cli_test(cli.device_memory_needs_dry_run EXIT 2 STDERR "--device-memory plans for another machine: it needs --dry-run"
+               ARGS --device-memory 80GiB)
+kmini_cli_test(cli.device_memory_bad_size EXIT 2
+               STDERR "--device-memory '80 parsecs': expected a size such as 80GiB, 141GB or 8.5e10 \\(bytes\\)"
+               ARGS --dry-run --device-memory "80 parsecs")
+kmini_cli_test(cli.devices_bad_count EXIT 2 STDERR "--devices '0': expected a number of devices from 1 to 1048576"
+               ARGS --dry-run --devices 0)

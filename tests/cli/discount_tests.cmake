@@ -3,13 +3,13 @@ set(DD ${CMAKE_CURRENT_SOURCE_DIR}/data/discount)
 set(DSMALL --set run.kernels=[discount] --set discount.repeat=2)
 
 kmini_cli_test(cli.discount.example EXIT 0 VERIFIED stream discount FILES results.json cv.npy
-               STDOUT "discount.multiply_f64 +100x4000x5.*yes" ARGS inputs/discount.yaml --set stream.repeat=3)
+               STDOUT "discount +multiply_f64 +100x4000x5.*yes" ARGS inputs/discount.yaml --set stream.repeat=3)
 kmini_cli_test(cli.discount.dry_run EXIT 0 STDOUT "discount: D x M x O = 100 x 4000 x 5 \\(double\\)"
                ARGS --dry-run)
 kmini_cli_test(cli.discount.files_per_date_single EXIT 0 VERIFIED discount FILES cv.npy sums.npy
-               STDOUT "discount.per_date_f32 +5x3x4.*yes" ARGS ${DD}/files_single.yaml)
+               STDOUT "discount +per_date_f32 +5x3x4.*yes" ARGS ${DD}/files_single.yaml)
 kmini_cli_test(cli.discount.per_id_no_cv EXIT 0 VERIFIED discount FILES sums.npy
-               STDOUT "discount.per_id_f64 +33x101x7.*yes"
+               STDOUT "discount +per_id_f64 +33x101x7.*yes"
                ARGS ${DSMALL} --set discount.dates=33 --set discount.ids=101 --set discount.terms=7
                     --set discount.reduce=per_id "--set=discount.write={reduced: sums.npy}")
 kmini_cli_test(cli.discount.flat_policy EXIT 0 VERIFIED discount
@@ -48,7 +48,7 @@ add_test(NAME mpi.cli.discount.identical_across_ranks
                  -DFILES=cv.npy;sums.npy -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
 set_tests_properties(mpi.cli.discount.identical_across_ranks PROPERTIES FIXTURES_REQUIRED discount_ranks LABELS cli)
 
-# NaN/inf in inputs propagate as in numpy (README); the check treats NaN as equal to NaN,
+# NaN/inf in inputs propagate as in numpy (docs/running.md); the check treats NaN as equal to NaN,
 # a warning counts them; at 1 and 2 ranks.
 foreach(np 0 2)
   set(_name cli.discount.nan_inputs_propagate)
@@ -61,7 +61,7 @@ foreach(np 0 2)
                       "--set=discount.init.discount={file: ${DD}/discount_5x3x4_nan_f8.npy}")
 endforeach()
 
-# discount.stores (issue 24): streaming (non-temporal) stores of cv give the
+# discount.stores: streaming (non-temporal) stores of cv give the
 # same cv.npy as regular ones; rows of 1505 elements, so each date starts off
 # a vector boundary. Streaming exists in host builds for x86 CPUs with AVX.
 kmini_cli_test(cli.discount.bad.stores_name EXIT 2

@@ -13,7 +13,7 @@ endmacro()
 
 set(G ${CMAKE_CURRENT_SOURCE_DIR}/data/gram)
 
-kmini_cli_test(gram.small_deck EXIT 0 VERIFIED gram STDOUT "gram.counts.*yes" ARGS inputs/gram.yaml)
+kmini_cli_test(gram.small_deck EXIT 0 VERIFIED gram STDOUT "gram +counts.*yes" ARGS inputs/gram.yaml)
 kmini_cli_test(mpi.gram.dry_run_100k.np4 NP 4 EXIT 0
                STDOUT "gram: A 100000 x 200000.*top-k lists [0-9.]+ GiB; 16 row slice\\(s\\) of 6272 rows in 4 round\\(s\\).*device memory per rank [0-9.]+ GiB of budget 59.6 GiB.*busiest rank 25.*write.top_k gram_100k_top16.npy: 100000 x 16 partners, 0.0179 GiB"
                ARGS inputs/gram_100k.yaml --dry-run)
@@ -176,7 +176,7 @@ if(NOT "CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
                  STDERR "gram.engine: got 'tensor_core', expected popcount or auto: this build \\(Kokkos ${_space}\\) has no tensor-core engine"
                  ARGS ${_small} --set gram.engine=tensor_core)
 endif()
-# gram.micro_kernel (issue 24): a name not on the list is exit 2 naming the
+# gram.micro_kernel: a name not on the list is exit 2 naming the
 # key; the portable micro-kernel and auto's (the target's best) give the same C.
 kmini_cli_test(gram.bad.micro_kernel_name EXIT 2
                STDERR "gram.micro_kernel: got 'sse', expected one of auto \\| portable \\| avx2 \\| avx512bw \\| avx512_vpopcntdq"
@@ -211,7 +211,7 @@ if("CUDA" IN_LIST KMINI_KOKKOS_BACKENDS)
   set_tests_properties(gram.engine.identical_outputs PROPERTIES FIXTURES_REQUIRED gram_engines LABELS cli)
 endif()
 
-# gram.distribution: ring (issue 23): each rank holds the rows of its slices,
+# gram.distribution ring: each rank holds the rows of its slices,
 # the other ranks' rows pass around the ring. Every output byte-identical to
 # the replicated run on one rank, at 1, 2, 3 and 4 ranks: one input and A B^T
 # (rows(A) != rows(B)), odd sizes, slices (chunks) of 5, 40 and 48 rows (below
@@ -336,8 +336,8 @@ kmini_cli_test(gram.bad.circulant_with_c EXIT 2
 # blocks 1 and 2 of 25 000 rows sent, 3 steps); with ring_schedule: slices the
 # chunks of the replicated slices travel every round.
 # Slice heights, windows and the packed rows' padding are per-backend
-# parameters (gram_params.hpp), so some figures are too: CUDA's as the H200
-# printed them (2026-11-26), the host backends' as Serial and OpenMP do.
+# parameters (gram_params.hpp), so some figures are too: CUDA's as a CUDA
+# build prints them, the host backends' as Serial and OpenMP do.
 # auto on a real run (300 x 257 in slices of 16, 2 ranks): a budget between the
 # ring's and replicated's needs. Host backends: replicated packed A 19 200 +
 # 16 rows of C x 3 600 = 76 800 bytes, the ring 160 held rows + two pieces of

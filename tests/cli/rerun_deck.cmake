@@ -25,10 +25,12 @@ function(run_kmini dir)
   endif()
 endfunction()
 
-# Values that differ from run to run: timings, rates and fractions of them,
-# the memory this machine has free, and which micro-kernel set gram's probe
-# (the fastest in that run: close rates swap places on a busy machine).
-set(varying "seconds|_per_s|bandwidth|fraction|peak|speedup|memory_budget|over_ranks|probe_micro_kernel")
+# Values that differ from run to run: timings, rates and fractions of them
+# (the figure of merit's and the roof's `value` too), the memory this machine
+# has free, which micro-kernel set gram's probe (the fastest in that run: close
+# rates swap places on a busy machine), the verdicts that depend on them
+# (valid, invalid_reasons) and discount's measured store kind.
+set(varying "^value$|seconds|_per_s|bandwidth|fraction|peak|speedup|memory_budget|over_ranks|probe_micro_kernel|valid|cv_stores")
 
 # Fails unless documents `a` and `b` agree at the path of keys/indices in ARGN
 # (timings aside). GET returns scalars unquoted, so the walk keeps whole documents.

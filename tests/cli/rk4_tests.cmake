@@ -2,8 +2,8 @@
 set(R ${CMAKE_CURRENT_SOURCE_DIR}/data/rk4)
 set(RK4_SMALL --set run.kernels=[rk4] --set rk4.n=24 --set rk4.steps=60)
 
-kmini_cli_test(rk4.default_section EXIT 0 VERIFIED rk4 STDOUT "rk4.per_stage_c8.*yes" ARGS --set run.kernels=[rk4])
-kmini_cli_test(rk4.double_per_step EXIT 0 VERIFIED rk4 STDOUT "rk4.per_step_c16"
+kmini_cli_test(rk4.default_section EXIT 0 VERIFIED rk4 STDOUT "rk4 +per_stage_c8.*yes" ARGS --set run.kernels=[rk4])
+kmini_cli_test(rk4.double_per_step EXIT 0 VERIFIED rk4 STDOUT "rk4 +per_step_c16"
                ARGS ${RK4_SMALL} --set rk4.precision=double --set rk4.coupling=per_step)
 kmini_cli_test(rk4.deck EXIT 0 VERIFIED rk4 FILES delta.csv F.npy G.npy rk4_checkpoint.npy
                STDOUT "rk4: step 400/400 .*invariant drift"
@@ -52,7 +52,7 @@ kmini_cli_test(rk4.bad.restart_mismatch EXIT 2 STDERR "checkpoint has n = 20, th
                ARGS ${RK4_SMALL} --set rk4.restart=${KMINI_TEST_WORK}/rk4.restart_bitwise/part/ckpt.npy)
 set_tests_properties(rk4.bad.restart_mismatch PROPERTIES DEPENDS rk4.restart_bitwise)
 
-# Damaged checkpoints (issue 9): a good checkpoint (n = 20, step 20), then one
+# Damaged checkpoints: a good checkpoint (n = 20, step 20), then one
 # restart per damage, with verify on and off and at 2 ranks: exit 2 and one
 # line naming the file and what does not match. tests/tools/checkpoint_tamper.cpp
 # makes the damaged copies; "resealed" ones carry a matching checksum, so the
@@ -118,13 +118,13 @@ foreach(np 1 2 4)
 endforeach()
 kmini_cli_test(mpi.cli.rk4.original_np2 NP 2 EXIT 1 STDERR "non-finite at step" ARGS inputs/rk4_original.yaml)
 
-# Models and methods (issue 10): method stages for both models, verified
+# Models and methods: method stages for both models, verified
 # against the host reference in the run; bad keys; restart bitwise with stages.
-kmini_cli_test(rk4.stages.linear EXIT 0 VERIFIED rk4 STDOUT "rk4.per_stage_stages_c8.*yes"
+kmini_cli_test(rk4.stages.linear EXIT 0 VERIFIED rk4 STDOUT "rk4 +per_stage_stages_c8.*yes"
                ARGS ${RK4_SMALL} --set rk4.method=stages)
-kmini_cli_test(rk4.stages.kerr_per_stage EXIT 0 VERIFIED rk4 STDOUT "method stages, kerr = 0.8.*rk4.per_stage_stages_kerr_c8.*yes"
+kmini_cli_test(rk4.stages.kerr_per_stage EXIT 0 VERIFIED rk4 STDOUT "method stages, kerr = 0.8.*rk4 +per_stage_stages_kerr_c8.*yes"
                ARGS ${RK4_SMALL} --set rk4.kerr=0.8)
-kmini_cli_test(rk4.stages.kerr_per_step_double EXIT 0 VERIFIED rk4 STDOUT "rk4.per_step_stages_kerr_c16.*yes"
+kmini_cli_test(rk4.stages.kerr_per_step_double EXIT 0 VERIFIED rk4 STDOUT "rk4 +per_step_stages_kerr_c16.*yes"
                ARGS ${RK4_SMALL} --set rk4.kerr=-1.5 --set rk4.coupling=per_step --set rk4.precision=double
                     --set rk4.method=stages --set rk4.delta0=[0.3,0.1])
 kmini_cli_test(rk4.stages.original_blows_up EXIT 1 STDERR "non-finite at step [0-9]+"

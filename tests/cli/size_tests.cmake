@@ -13,7 +13,7 @@ set(_avail "the device has [0-9.]+ [KMGTPE]?i?B available")
 kmini_cli_test(size.stream.n_2e62 EXIT 2
                STDERR "${_line}kmini: error: --set stream.n=4611686018427387904: stream.n: needs 96 EiB of device memory per rank, ${_avail}.$"
                ARGS --set run.kernels=[stream] --set stream.n=4611686018427387904)
-# 2^63 - 1 used to hang in View construction: must answer at once.
+# 2^63 - 1 must not hang in View construction: it must answer at once.
 kmini_cli_test(size.stream.n_max EXIT 2
                STDERR "${_line}kmini: error: --set stream.n=9223372036854775807: stream.n: needs 192 EiB of device memory per rank, ${_avail}.$"
                ARGS --set run.kernels=[stream] --set stream.n=9223372036854775807)

@@ -1,5 +1,5 @@
 #pragma once
-// Generated bad inputs for kmini (issue 9): decks, --set/--out forms and
+// Generated bad inputs for kmini: decks, --set/--out forms and
 // mutated .npy files, each bad by construction, with what its one-line error
 // must name. Plain C++ (no MPI, no Kokkos): the in-process GoogleTest and the
 // subprocess driver share it, so a case fails the same way in both.
@@ -14,7 +14,7 @@ struct CaseFile {
   std::string name;
   std::string bytes;
   bool directory = false;
-  bool fifo = false;  // a named pipe (issue 25: kmini must not block on it)
+  bool fifo = false;  // a named pipe (kmini must not block on it)
 };
 
 struct BadCase {

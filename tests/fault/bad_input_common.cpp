@@ -168,7 +168,7 @@ std::vector<BadCase> controls() {
     c.args = {"deck.yaml", "--set", "run.kernels=[" + k + "]"};
     out.push_back(c);
   }
-  for (const std::string size : {"64M", "'1.5 GiB'", "67108864"}) {  // sizes with units (issue 25) run
+  for (const std::string size : {"64M", "'1.5 GiB'", "67108864"}) {  // sizes with units run
     BadCase c = base;
     c.what = "the base deck running gram with memory_budget " + size;
     c.args = {"deck.yaml", "--set", "run.kernels=[gram]", "--set", "gram.memory_budget=" + size};

@@ -115,7 +115,7 @@ std::vector<BadCase> cross_key(std::uint64_t) {
       "discount.write.reduced", "discount.write.reduced");
   // The budget and the slice disagree: either line, and the budget, named.
   for (const std::string budget : {"1", "100"}) {
-    add("gram.memory_budget of " + budget + " bytes with an explicit row_slice (issue 9: ignored)",
+    add("gram.memory_budget of " + budget + " bytes with an explicit row_slice (must not be ignored)",
         {{"gram.memory_budget", budget}}, "memory_budget", "gram.memory_budget");
     std::map<std::string, int> lines;
     base_deck().text(&lines);
@@ -187,8 +187,8 @@ std::vector<BadCase> long_value(std::uint64_t seed) {
   return out;
 }
 
-// Sizes the README allows that no machine holds (issue 9, item 3): crash or
-// hang today, so only through the real binary.
+// Sizes the README allows that no machine holds: crash or
+// hang, so only through the real binary.
 std::vector<BadCase> oversize(std::uint64_t) {
   std::vector<BadCase> out;
   for (const auto& [key, value, kernels] : std::vector<std::tuple<std::string, std::string, std::string>>{
@@ -207,7 +207,7 @@ std::vector<BadCase> oversize(std::uint64_t) {
       deck.set("gram.A.random.cols", "2147483647");
       c = value_case(*find_key(key), value, false, "a size no memory holds", deck);
     }
-    c.time_limit_s = 10;  // they hung before issue 9; each takes ~0.5 s now
+    c.time_limit_s = 10;  // a hang is a failure; each takes ~0.5 s
     out.push_back(c);
   }
   return out;
@@ -226,9 +226,9 @@ std::vector<BadCase> kokkos_flags(std::uint64_t) {
   return out;
 }
 
-// Issue 25, item 1-2: inputs that are not regular files, or cannot be read.
-// Before it: /dev/zero as the deck read 4.2 GB then threw bad_alloc, a named
-// pipe blocked open() forever, /proc/self/mem (EIO) ran as an empty deck.
+// Inputs that are not regular files, or cannot be read: /dev/zero as the deck
+// must not be read to the end, a named pipe must not block open(), and
+// /proc/self/mem (EIO) must not run as an empty deck.
 std::vector<BadCase> special_files(std::uint64_t) {
   std::vector<BadCase> out;
   auto deck_case = [&](const std::string& what, const std::string& deck_arg, std::vector<CaseFile> files,
@@ -271,9 +271,9 @@ std::vector<BadCase> special_files(std::uint64_t) {
   return out;
 }
 
-// Issue 25, items 3-4: Kokkos' environment and tools. Before it
-// KOKKOS_NUM_THREADS=abc died of SIGABRT (exit 134) and a tools library that
-// does not load ran on without it (exit 0).
+// Kokkos' environment and tools: KOKKOS_NUM_THREADS=abc must not abort
+// (SIGABRT in Kokkos) and a tools library that does not load must not be
+// skipped silently.
 std::vector<BadCase> kokkos_environment(std::uint64_t) {
   std::vector<BadCase> out;
   auto add = [&](const std::string& what, std::vector<std::string> env, std::vector<std::string> flags,
@@ -313,7 +313,7 @@ std::vector<BadCase> kokkos_environment(std::uint64_t) {
   return out;
 }
 
-// Issue 25, item 6: sizes with units; what is still refused lists the forms.
+// Sizes with units; what is still refused lists the forms.
 std::vector<BadCase> byte_sizes(std::uint64_t seed) {
   Rng rng(seed);
   std::vector<BadCase> out;

@@ -19,23 +19,6 @@ namespace kmini::fault {
 
 namespace {
 
-const char* kind_name(KeyRule::Kind k) {
-  switch (k) {
-    case KeyRule::Kind::Section: return "section";
-    case KeyRule::Kind::Integer: return "integer";
-    case KeyRule::Kind::Real: return "real";
-    case KeyRule::Kind::ByteSize: return "byte_size";
-    case KeyRule::Kind::Boolean: return "boolean";
-    case KeyRule::Kind::Choice: return "choice";
-    case KeyRule::Kind::Text: return "text";
-    case KeyRule::Kind::OutputPath: return "output_path";
-    case KeyRule::Kind::Reals: return "reals";
-    case KeyRule::Kind::RealList: return "real_list";
-    case KeyRule::Kind::ChoiceList: return "choice_list";
-  }
-  return "?";
-}
-
 RuleFields fields_of(const KeyRule& r) {
   RuleFields f;
   f.kind = kind_name(r.kind);

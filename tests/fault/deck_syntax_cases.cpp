@@ -231,7 +231,7 @@ std::vector<BadCase> multi_document(std::uint64_t) {
     out.push_back(c);
   };
   add("a second document naming a bogus kernel", base + "---\nrun: {kernels: [bogus]}\n");
-  add("two empty documents, then a bogus one (issue 9)", "---\n---\nrun: {kernels: [bogus]}\n");
+  add("two empty documents, then a bogus one", "---\n---\nrun: {kernels: [bogus]}\n");
   add("the base deck twice, each with ---", "---\n" + base + "---\n" + base);
   add("document end ... then a second document", base + "...\n---\nstream: {n: 5}\n");
   add("an empty flow map as a second document", "---\n" + base + "--- \n{}\n");
@@ -263,17 +263,17 @@ std::vector<BadCase> set_form(std::uint64_t) {
   add("no '=', as --set=", {"--set=stream.n"}, {"--set stream.n"});
   add("empty key", {"--set", "=5"}, {"--set =5"});
   add("empty value", {"--set", "stream.n="}, {"--set stream.n="});
-  add("trailing dot in the key (issue 9)", {"--set", "rk4.n.=5"}, {"--set rk4.n.=5"});
+  add("trailing dot in the key", {"--set", "rk4.n.=5"}, {"--set rk4.n.=5"});
   add("leading dot in the key", {"--set", ".rk4.n=5"}, {"--set .rk4.n=5"});
   add("empty component in the key", {"--set", "rk4..n=5"}, {"--set rk4..n=5"});
   add("only a dot as the key", {"--set", ".=5"}, {"--set .=5"});
   add("unclosed '[' in the value", {"--set", "stream.ops=[add,"}, {"--set stream.ops="});
   add("unclosed '{' in the value", {"--set", "rk4.init.F={fill: [1, 0]"}, {"--set rk4.init.F="});
   add("unterminated quote in the value", {"--set", "rk4.write.F=\"F.npy"}, {"--set rk4.write.F="});
-  add("value with a newline and a second document (issue 9)", {"--set", "stream.n=1000\n---\nrun: {kernels: [bogus]}"},
+  add("value with a newline and a second document", {"--set", "stream.n=1000\n---\nrun: {kernels: [bogus]}"},
       {"--set stream.n=", "stream.n"});
   add("value with a newline and a second key", {"--set", "stream.n=1000\nrepeat: 5"}, {"--set stream.n="});
-  add("unknown section (issue 9: blamed on the deck)", {"--set", "bogus.x=1"}, {"--set bogus.x=1", "bogus"});
+  add("unknown section (blamed on the deck)", {"--set", "bogus.x=1"}, {"--set bogus.x=1", "bogus"});
   add("unknown key in a section", {"--set", "stream.bogus=1"}, {"--set stream.bogus=1", "stream.bogus"});
   add("a key below a scalar", {"--set", "stream.n.x=1"}, {"--set stream.n.x=1"});
   add("a section replaced by a scalar", {"--set", "stream=5"}, {"--set stream=5", "stream"});
@@ -304,7 +304,7 @@ std::vector<BadCase> cli_args(std::uint64_t) {
     }
     out.push_back(c);
   };
-  add("two --out options (issue 9)", {"deck.yaml", "--out", "out", "--out", "out2"}, {"--out"}, {"out", "out2"});
+  add("two --out options", {"deck.yaml", "--out", "out", "--out", "out2"}, {"--out"}, {"out", "out2"});
   add("two --out options, = and space forms", {"deck.yaml", "--out=out", "--out", "out2"}, {"--out"}, {"out", "out2"});
   add("the same --out twice", {"deck.yaml", "--out", "out", "--out", "out"}, {"--out"}, {"out"});
   add("two --out options with --dry-run", {"deck.yaml", "--dry-run", "--out", "out", "--out", "out2"}, {"--out"},
@@ -321,7 +321,7 @@ std::vector<BadCase> cli_args(std::uint64_t) {
   add("misspelt option --outdir=", {"deck.yaml", "--outdir=o"}, {"--outdir"});
   add("two decks", {"deck.yaml", "other.yaml"}, {"other.yaml"}, {}, {CaseFile{"other.yaml", base, false}});
   add("missing deck file", {"missing.yaml"}, {"missing.yaml"});
-  add("a directory as the deck (issue 9: exit 1)", {"adir"}, {"adir"}, {}, {CaseFile{"adir", "", true}});
+  add("a directory as the deck", {"adir"}, {"adir"}, {}, {CaseFile{"adir", "", true}});
   add("an unreadable deck path below a file", {"afile/deck.yaml"}, {"afile/deck.yaml"}, {},
       {CaseFile{"afile", "not a directory\n", false}});
   return out;

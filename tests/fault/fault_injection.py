@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fault injection against the real kmini binary (issue 9): every scenario
+"""Fault injection against the real kmini binary: every scenario
 injects a fault a batch job meets and checks what the user is promised.
 
   full_disk OUTPUT NP     a small tmpfs filled up (needs root to mount; else skipped, exit 77)

@@ -1,14 +1,14 @@
-# Issue 9's fault tests (label `fault`), in two parts: generated bad input
+# The fault tests (label `fault`), in two parts: generated bad input
 # (below) and fault injection through the real binary (after it).
 #
-# Issue 9's generator-driven bad-input test (label `fault`): generated bad
+# The generator-driven bad-input test (label `fault`): generated bad
 # decks, --set/--out forms and mutated .npy files must each give exit 2, one
 # `kmini: error:` line naming what it should, and write nothing.
 #  - fault.Generated/...: in process, one ctest test per family (run_app is
 #    called with generated argv; a kmini start costs ~0.45 s, so hundreds of
 #    processes would not fit CI's two minutes);
 #  - fault.binary.*: a sample through the real binary (2 of them at 2 ranks),
-#    and the families that crash or hang a process today.
+#    and the families that would crash or hang the test process on a regression.
 # KMINI_FAULT_SEED=N in the environment generates other cases.
 
 # The generators: plain C++, no MPI or Kokkos.
@@ -25,7 +25,8 @@ target_link_libraries(kmini_fault_cases PUBLIC kmini_flags)
 add_executable(kmini_fault_tests fault/test_main.cpp fault/in_process.cpp fault/test_bad_input_generator.cpp
                                  fault/deck_key_rules_writer.cpp)
 target_link_libraries(kmini_fault_tests PRIVATE kmini_fault_cases kmini_lib GTest::gtest)
-target_compile_definitions(kmini_fault_tests PRIVATE KMINI_TEST_WORK="${KMINI_TEST_WORK}" KMINI_TEST_TMP="${KMINI_TEST_TMP}")
+target_compile_definitions(kmini_fault_tests PRIVATE KMINI_TEST_WORK="${KMINI_TEST_WORK}" KMINI_TEST_TMP="${KMINI_TEST_TMP}"
+                                                   KMINI_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
 # What every deck key accepts, read from the code that checks it (deck/ records
 # each accessor's rule as configure() reads the deck): written once by the
@@ -54,7 +55,7 @@ if(KMINI_TEST_BACKEND MATCHES "cuda|hip|sycl")
 endif()
 foreach(_t decks:SampleOfGeneratedDecks npy:SampleOfMutatedNpyFiles mpi_np2:TwoRanks oversize:OversizeValues
            kokkos_flags:MalformedKokkosFlags special_files:SpecialFiles kokkos_environment:KokkosEnvironmentAndTools
-           issue25_np2:SpecialFilesAndKokkosEnvironmentTwoRanks)
+           special_files_np2:SpecialFilesAndKokkosEnvironmentTwoRanks)
   string(REPLACE ":" ";" _t "${_t}")
   list(GET _t 0 _name)
   list(GET _t 1 _filter)
@@ -72,7 +73,7 @@ foreach(_t decks:SampleOfGeneratedDecks npy:SampleOfMutatedNpyFiles mpi_np2:TwoR
 endforeach()
 
 # ---------------------------------------------------------------------------------
-# Fault injection through the real binary (issue 9): full disk, file-size
+# Fault injection through the real binary: full disk, file-size
 # limit, signals mid-write, SIGKILL, long names, read-only file systems, at 1
 # and 2 ranks. Scenarios that need root (mount) report "skipped" (exit 77)
 # without it. The driver uses only Python's standard library.
@@ -101,7 +102,7 @@ kmini_fault_test(signal.SIGTERM.np1 1 signal SIGTERM 1)
 kmini_fault_test(signal.SIGINT.np1 1 signal SIGINT 1)
 kmini_fault_test(signal.SIGTERM.np2 2 signal SIGTERM 2)
 kmini_fault_test(sigkill 1 sigkill)
-# gram.distribution: ring, one rank signalled mid-ring (issue 23).
+# gram.distribution: ring, one rank signalled mid-ring.
 kmini_fault_test(ring_rank.np2 2 ring_rank 2)
 kmini_fault_test(ring_rank.np3 3 ring_rank 3)
 kmini_fault_test(ring_rank_circulant.np2 2 ring_rank_circulant 2)

@@ -306,7 +306,7 @@ void shape_overflow(Rng&, const NpyBase& b, std::vector<BadCase>& out) {
     out.push_back(npy_case(b, with_shape(b, s), "shape " + s + ": elements x itemsize wraps to the file's size"));
   }
   const std::string s = "(4, 4611686018427387904)";
-  out.push_back(npy_case(b, with_shape(b, s), "shape " + s + " (issue 9): the byte count wraps to 0"));
+  out.push_back(npy_case(b, with_shape(b, s), "shape " + s + ": the byte count wraps to 0"));
 }
 
 void ndim(Rng&, const NpyBase& b, std::vector<BadCase>& out) {

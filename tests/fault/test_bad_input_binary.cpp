@@ -1,7 +1,7 @@
 // The generated bad inputs through the real kmini binary: a sample of the
 // in-process families (the binary behaves as run_app does: exit 2, one
 // `kmini: error:` line, nothing written), two of them at 2 MPI ranks, and the
-// families that crash or hang a process today (oversize values, malformed
+// families that would crash or hang a process on a regression (oversize values, malformed
 // Kokkos flags), which only a separate process can survive.
 #include "bad_input_cases.hpp"
 #include "case_support.hpp"
@@ -187,8 +187,8 @@ TEST(BadInputBinary, MalformedKokkosFlags) {
   run_group("deck.kokkos_flags", generate(family("deck.kokkos_flags"), seed_from_environment()), 0);
 }
 
-// Issue 25: files that are not regular files, or cannot be read (a hang or
-// 4 GB read before), at 1 rank; at 2 ranks a sample of them, of Kokkos'
+// Files that are not regular files, or cannot be read (a hang or a
+// 4 GB read is a failure), at 1 rank; at 2 ranks a sample of them, of Kokkos'
 // environment and tools, and of the sizes with units.
 TEST(BadInputBinary, SpecialFiles) {
   run_group("deck.special_files", generate(family("deck.special_files"), seed_from_environment()), 0);
@@ -199,7 +199,7 @@ TEST(BadInputBinary, KokkosEnvironmentAndTools) {
 }
 
 TEST(BadInputBinary, SpecialFilesAndKokkosEnvironmentTwoRanks) {
-  run_group("binary.issue25_np2",
+  run_group("binary.special_files_np2",
             {find_case("deck.special_files", "a named pipe as the deck"), find_case("deck.special_files", "(EIO)"),
              find_case("deck.kokkos_environment", "KOKKOS_NUM_THREADS=abc"),
              find_case("deck.kokkos_environment", "--kokkos-tools-libs naming a missing library"),

@@ -1,16 +1,19 @@
-// Issue 9's generator-driven bad-input test, in process: every generated bad
+// The generator-driven bad-input test, in process: every generated bad
 // deck, --set, option and mutated .npy file must give exit 2, exactly one
 // `kmini: error:` line naming what it should, and write nothing. One test per
 // family, so failures come grouped; each failure prints how to reproduce it
 // with the real binary (KMINI_FAULT_SEED=N changes the generated cases).
 #include "bad_input_cases.hpp"
 #include "case_support.hpp"
+#include "driver/kernels.hpp"
 #include "in_process.hpp"
+#include "kernel/declaration.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -81,7 +84,7 @@ void register_family_tests() {
 
 namespace {
 
-// The issue's counts: at least 200 generated bad decks and 200 mutated .npy
+// Enough cases to cover every key: at least 200 generated bad decks and 200 mutated .npy
 // files; every case names something and ids are unique.
 TEST(FaultGenerator, CountsPerFamily) {
   const std::uint64_t seed = seed_from_environment();
@@ -166,6 +169,71 @@ TEST(DeckKeyRules, EveryKeyConfigureReadsHasASample) {
     if (!rule.sampled && !without_cases.count(path)) missing.push_back(path + " (" + rule.kind + ")");
   EXPECT_TRUE(missing.empty()) << "keys with no sample in key_samples() (tests/fault/case_support.cpp): "
                                << ::testing::PrintToString(missing);
+}
+
+}  // namespace
+}  // namespace kmini::fault
+
+namespace kmini::fault {
+namespace {
+
+// The declared key of a dotted deck path, or null ("rk4.init.F.fill" ->
+// rk4's declaration of "init.F.fill"; "run.seed" -> the run section's).
+const DeckKey* declared_key(const std::vector<KernelDeclaration>& all, const std::string& path) {
+  const std::size_t dot = path.find('.');
+  if (dot == std::string::npos) return nullptr;
+  for (const auto& d : all)
+    if (d.name == path.substr(0, dot)) return d.find(path.substr(dot + 1));
+  return nullptr;
+}
+
+std::vector<KernelDeclaration> all_declarations() {
+  const auto kernels = make_all_kernels();
+  std::vector<KernelDeclaration> all{run_declaration(kernel_names(kernels))};
+  for (const auto& k : kernels) all.push_back(k->declaration());
+  return all;
+}
+
+// Configure reads every deck key through its kernel's declaration: each key
+// read (the base deck and every sample) is declared with the rule it was
+// checked by, and each declared key is read by some sample, so a declaration
+// cannot promise a key, a range or an option that configure does not check.
+TEST(DeckKeyRules, EveryKeyReadIsDeclaredWithTheRuleItIsCheckedBy) {
+  const auto all = all_declarations();
+  std::vector<std::string> problems;
+  std::set<std::string> read;
+  for (const auto& [path, rule] : key_rules()) {
+    read.insert(path);
+    if (path.find('.') == std::string::npos) continue;  // a kernel's section itself
+    const DeckKey* k = declared_key(all, path);
+    if (!k) {
+      problems.push_back(path + ": read but not declared");
+      continue;
+    }
+    if (kind_name(k->rule.kind) != rule.kind)
+      problems.push_back(path + ": declared " + kind_name(k->rule.kind) + ", read as " + rule.kind);
+    else if (k->rule.min != rule.min || k->rule.max != rule.max || k->rule.min_exclusive != rule.min_exclusive ||
+             k->rule.count != rule.count || k->rule.options != rule.options)
+      problems.push_back(path + ": its declared limits or options differ from the ones configure checks");
+  }
+  for (const auto& d : all)
+    for (const auto& k : d.keys)
+      if (!read.count(d.name + "." + k.key)) problems.push_back(d.name + "." + k.key + ": declared but never read");
+  EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+}
+
+// The declarations are complete: every key and section has a help line, and
+// every kernel a figure of merit with its unit and roof, and its decks exist.
+TEST(DeckKeyRules, EveryDeclarationIsComplete) {
+  for (const auto& d : all_declarations()) {
+    EXPECT_FALSE(d.summary.empty()) << d.name;
+    for (const auto& k : d.keys) EXPECT_FALSE(k.help.empty()) << d.name << "." << k.key;
+    if (d.name == "run") continue;
+    EXPECT_FALSE(d.fom.name.empty() || d.fom.unit.empty() || d.fom.roof.empty() || d.fom.counts.empty()) << d.name;
+    EXPECT_FALSE(d.decks.empty()) << d.name;
+    for (const auto& deck : d.decks)
+      EXPECT_TRUE(std::ifstream(std::string(KMINI_SOURCE_DIR) + "/" + deck).good()) << d.name << ": " << deck;
+  }
 }
 
 }  // namespace

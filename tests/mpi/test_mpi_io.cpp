@@ -53,7 +53,7 @@ TEST(MpiIo, AgreeOnStatusTakesTheWorstAndItsMessage) {
 
 // An error only one rank sees (a failed write on rank 0, a bad read on the
 // last rank) becomes the same exception on every rank: nobody is left
-// waiting in a collective the others never reach (issue 9, finding 6).
+// waiting in a collective the others never reach.
 TEST(MpiIo, OneRanksFailureIsEveryRanksException) {
   const int p = size(), r = rank();
   std::string what;

@@ -1,4 +1,4 @@
-// rk4's in-run verification (issue 25, item 5), through run_app at 1, 2 and 4
+// rk4's in-run verification, through run_app at 1, 2 and 4
 // ranks: every valid deck of a sweep passes its own check (it once failed a
 // valid single-precision deck: delta error 2.8e-5 against a tolerance of
 // 1.9e-6), and the check still fails, exit 1 and `verification failed: rk4`,
@@ -63,7 +63,7 @@ struct SweepDeck {
 };
 
 // Sizes, dt from 1e-3 to 1, both couplings, both precisions; F random around
-// zero, so delta = g sum F cancels (the hard case: issue 25's deck), G filled
+// zero, so delta = g sum F cancels (the hard case: the cancelling deck), G filled
 // (all elements alike: coherent roundings) or random. A wider sweep run once
 // by hand through the binary (n 3, 64, 1000; dt 1e-3, 0.01, 0.1, 0.5, 1; both
 // couplings, precisions and methods; 5 and 20 steps: 480 decks) all passed,
@@ -87,10 +87,10 @@ std::vector<SweepDeck> sweep() {
           for (const auto& s : d.sets) d.label += s + " ";
           decks.push_back(d);
         }
-  // Issue 25's deck as reported.
+  // The cancelling deck: n 1000, random F, G 0.25, dt 0.5, single.
   decks.push_back({{"rk4.n=1000", "rk4.dt=0.5", "rk4.steps=5", "rk4.coupling=per_step", "rk4.precision=single",
                     "rk4.verify_steps=2", "rk4.init.F={random: {seed: 1}}", "rk4.init.G={fill: [0.25, 0]}"},
-                   "issue 25's deck"});
+                   "the cancelling deck"});
   return decks;
 }
 
@@ -100,7 +100,7 @@ void expect_passes(const SweepDeck& d) {
   EXPECT_NE(r.results.find("\"verified\": true"), std::string::npos) << d.label;
 }
 
-// The sweeps run at 1 and 2 ranks, as issue 25 asks; at 3 and 4 (oversubscribed
+// The sweeps run at 1 and 2 ranks; at 3 and 4 (oversubscribed
 // here) they would add two minutes to the suite and no other code path.
 #define KMINI_SWEEP_RANKS_ONLY() \
   if (mpi_test::size() > 2) GTEST_SKIP() << "the sweep runs at 1 and 2 ranks"
@@ -135,12 +135,12 @@ TEST(MpiRk4Verify, AmplifiedRoundingIsMeasuredWithTheWiderReference) {
   EXPECT_NE(wide.results.find("\"verified\": true"), std::string::npos) << wide.results;
 }
 
-// On the sweep's larger decks at the two ends of dt and issue 25's deck (each
+// On the sweep's larger decks at the two ends of dt and the cancelling deck (each
 // run costs ~0.4 s, most of it the stream probe every report divides by).
 TEST(MpiRk4Verify, AWrongFieldOrCouplingFailsTheCheck) {
   KMINI_SWEEP_RANKS_ONLY();
   for (const auto& d : sweep()) {
-    if (d.label.find("rk4.n=300 ") == std::string::npos && d.label != "issue 25's deck") continue;
+    if (d.label.find("rk4.n=300 ") == std::string::npos && d.label != "the cancelling deck") continue;
     if (d.label.find("rk4.dt=0.500000") != std::string::npos || d.label.find("rk4.dt=0.001000") != std::string::npos)
       continue;
     for (const bool coupling : {false, true}) {

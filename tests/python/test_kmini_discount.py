@@ -1,4 +1,4 @@
-"""The Python module kmini (issue 22): discount and info, against numpy.
+"""The Python module kmini: discount and info, against numpy.
 
 Run by ctest (python.kmini) with PYTHONPATH at the build tree's python/ folder:
     PYTHONPATH=build/python /usr/bin/python3 -m pytest -q tests/python
@@ -39,12 +39,12 @@ def test_out_is_written_in_place():
 
 def test_inputs_of_the_right_layout_are_not_copied():
     a = np.arange(12, dtype=np.float64).reshape(3, 4)
-    assert kmini._input_pointer(a, "float64") == a.ctypes.data  # wrapped, not copied
+    assert kmini._kmini._input_pointer(a, "float64") == a.ctypes.data  # wrapped, not copied
     b = np.arange(12, dtype=np.float32).reshape(3, 4)
-    assert kmini._input_pointer(b, "float32") == b.ctypes.data
+    assert kmini._kmini._input_pointer(b, "float32") == b.ctypes.data
     # Another layout or dtype that converts exactly: one copy.
-    assert kmini._input_pointer(a.T, "float64") != a.ctypes.data
-    assert kmini._input_pointer(b, "float64") != b.ctypes.data
+    assert kmini._kmini._input_pointer(a.T, "float64") != a.ctypes.data
+    assert kmini._kmini._input_pointer(b, "float64") != b.ctypes.data
 
 
 def test_exact_conversions_are_copied_once_and_others_refused():

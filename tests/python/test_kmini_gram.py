@@ -193,21 +193,21 @@ def test_output_options_are_checked():
         kmini.gram(A, similarity="overlap")
     with pytest.raises(ValueError, match=r"top_k: got 5, expected an integer in \[1, 4\]"):
         kmini.gram(A, top_k=5)  # 4 partners besides itself
-    with pytest.raises(TypeError, match="top_k: expected an integer"):
+    with pytest.raises(TypeError, match="top_k: got 2.5, expected an integer"):
         kmini.gram(A, top_k=2.5)
-    with pytest.raises(ValueError, match="pairs_min: got -1, expected a number >= 0"):
+    with pytest.raises(ValueError, match="pairs_min: got -1, expected a finite real number >= 0"):
         kmini.gram(A, pairs_min=-1)
-    with pytest.raises(ValueError, match="count_at_least: got nan, expected a finite number"):
+    with pytest.raises(ValueError, match=r"count_at_least\[1\]: got nan, expected a finite real number >= 0"):
         kmini.gram(A, count_at_least=[1, float("nan")])
-    with pytest.raises(ValueError, match="count_at_least: 65 thresholds, expected at most 64"):
+    with pytest.raises(ValueError, match="count_at_least: more than 64 values, expected an iterable of at most 64"):
         kmini.gram(A, count_at_least=range(65))
-    with pytest.raises(TypeError, match="count_at_least: expected a sequence"):
+    with pytest.raises(TypeError, match="count_at_least: got '0.5', expected an iterable of at most 64 real numbers"):
         kmini.gram(A, count_at_least="0.5")
-    with pytest.raises(ValueError, match="triangle: 'upper' needs one input"):
+    with pytest.raises(ValueError, match="triangle: got 'upper' with B, expected 'full'"):
         kmini.gram(A, A, triangle="upper")
     with pytest.raises(ValueError, match="triangle: got 'lower'"):
         kmini.gram(A, triangle="lower")
-    with pytest.raises(ValueError, match=r"slice_rows: got 0, expected an integer in \[1, "):
+    with pytest.raises(ValueError, match=r"slice_rows: got 0, expected an integer >= 1"):
         kmini.gram(A, slice_rows=0)
 
 
@@ -232,14 +232,33 @@ def test_the_cli_writes_the_same_bytes(tmp_path, two):
     run = subprocess.run([os.environ["KMINI_BINARY"], str(tmp_path / "deck.yaml"), "--out", str(out)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
+    mine = tmp_path / "mine"
+    mine.mkdir()
     res = kmini.gram(A, B, similarity="jaccard", top_k=5, pairs_min=0.25, count_at_least=[0.3, 0.1, 0.2],
-                     slice_rows=8)
+                     slice_rows=8, write={"C": mine / "c.npy", "top_k": str(mine / "t.npy"), "pairs": mine / "p.npy"})
     for name, ours in (("c.npy", res.C), ("t.npy", res.top_k), ("p.npy", res.pairs)):
         theirs = np.load(out / name)
         assert theirs.dtype == ours.dtype and theirs.shape == ours.shape, name
         assert theirs.tobytes() == ours.tobytes(), name
+        # write=: the CLI's file, byte for byte (header included)
+        assert (mine / name).read_bytes() == (out / name).read_bytes(), name
     summary = json.loads((out / "s.json").read_text())
     assert [e["pairs"] for e in summary["count_at_least"]] == list(res.counts)
+
+
+def test_write_is_checked_before_anything_is_computed(tmp_path):
+    A = np.ones((4, 8), bool)
+    for write, error, text in (({"D": "d.npy"}, ValueError, "write: got key 'D', expected 'C', 'pairs' or 'top_k'"),
+                               ({"C": 3}, TypeError, "write: C: got int, expected a path"),
+                               ({"pairs": "p.npy"}, ValueError, "write: 'pairs' needs pairs_min"),
+                               ({"top_k": "t.npy"}, ValueError, "write: 'top_k' needs top_k"),
+                               ({"C": "c.npy"}, ValueError, "write: 'C' needs dense=True"),
+                               ("c.npy", TypeError, "write: got str, expected a mapping")):
+        with pytest.raises(error, match=text):
+            kmini.gram(A, write=write, dense="C" not in write or write == "c.npy")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(RuntimeError, match="write: "):
+        kmini.gram(A, write={"C": tmp_path / "no" / "such" / "dir" / "c.npy"})
 
 
 def test_ctrl_c_interrupts_a_long_product_between_slices():

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layers of src/ (issue 22): a file may include only from its own layer and
+# The layers of src/: a file may include only from its own layer and
 # the layers below it, and a kernel never from another kernel:
 #   core <- io <- deck <- kernel <- {stream, rk4, discount, gram} <- results <- {driver, python}
 # The CMake libraries (src/CMakeLists.txt) enforce the same at link time; this

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""rk4 with the Kerr term (issue 10) against an independent numpy RK4, and across rank counts.
+"""rk4 with the Kerr term against an independent numpy RK4, and across rank counts.
 
 Usage: check_rk4_kerr.py OUT_DIR KMINI [MPIEXEC NUMPROC_FLAG [FLAGS...]]
 

@@ -4,7 +4,7 @@
 # Why: OpenMPI puts its per-job session directories under TMPDIR (/tmp by
 # default); two jobs creating them at once can fail with `mkdir /tmp/ompi...:
 # File exists` / `orte_init failed`. A private TMPDIR per test keeps the suite
-# independent of any other MPI job on the machine (issue 9, finding 10).
+# independent of any other MPI job on the machine.
 base=$1
 shift
 mkdir -p "$base" || exit 1

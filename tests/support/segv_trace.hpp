@@ -1,7 +1,7 @@
 #pragma once
 // KMINI_TEST_SEGV_TRACE=1: a SIGSEGV prints where it happened, for a crash on
-// a machine without a usable debugger (the H200 of 2026-11-26: no gdb, and
-// cuda-gdb stopped in the driver). OpenMPI's own handler printed one frame:
+// a machine without a usable debugger (no gdb, or a cuda-gdb that stops in
+// the driver). OpenMPI's own handler prints one frame:
 // a jump to address 0 leaves no frame to unwind from, so this one also prints
 // the return address on top of the stack (the call that jumped) and resolves
 // the addresses with dladdr (unstripped test binaries: bundle.sh --debug-copy).

@@ -2,6 +2,7 @@
 #include "core/kokkos_compat.hpp"
 #include "driver/app.hpp"
 #include "driver/cli.hpp"
+#include "driver/kernels.hpp"
 #include "unit/test_support.hpp"
 
 #include <sstream>
@@ -183,6 +184,43 @@ TEST(KokkosFlags, EnvironmentReportsABadFlagThroughRunApp) {
     EXPECT_EQ(err.str(), "kmini: error: " + env.usage_problem() + "\n");
   }
   EXPECT_TRUE(Kokkos::is_initialized());
+}
+
+}  // namespace kmini
+
+namespace kmini {
+
+TEST(Describe, ParsesKernelAndFormat) {
+  const char* json[] = {"kmini", "describe", "rk4", "--json"};
+  const CommandLine a = parse_command_line(4, json);
+  EXPECT_TRUE(a.describe);
+  EXPECT_EQ(a.describe_kernel, "rk4");
+  EXPECT_EQ(a.describe_format, "json");
+  const char* all[] = {"kmini", "describe", "--markdown"};
+  const CommandLine b = parse_command_line(3, all);
+  EXPECT_TRUE(b.describe_kernel.empty());
+  EXPECT_EQ(b.describe_format, "markdown");
+  const char* bad[] = {"kmini", "describe", "--yaml"};
+  EXPECT_THROW(parse_command_line(3, bad), UsageError);
+  const char* two[] = {"kmini", "describe", "rk4", "gram"};
+  EXPECT_THROW(parse_command_line(4, two), UsageError);
+}
+
+TEST(Describe, OneKernelOrAllAndUnknownNamesTheChoices) {
+  const std::string rk4 = describe("rk4", "json");
+  EXPECT_NE(rk4.find("\"name\": \"rk4\""), std::string::npos);
+  EXPECT_EQ(rk4.find("\"name\": \"gram\""), std::string::npos);
+  EXPECT_NE(rk4.find("\"key\": \"rk4.coupling\""), std::string::npos);
+  const std::string text = describe("", "text");
+  for (const char* line :
+       {"run: ", "stream: ", "rk4: ", "discount: ", "gram: ", "  rk4.coupling (choice, default per_stage)"})
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  try {
+    describe("rk5", "text");
+    ADD_FAILURE() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "describe: unknown kernel 'rk5' (expected one of run, stream, rk4, discount, gram)");
+  }
 }
 
 }  // namespace kmini

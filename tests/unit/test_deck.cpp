@@ -297,7 +297,7 @@ TEST(MessageText, EscapesControlCharactersAndCutsLongText) {
   EXPECT_EQ(cut, std::string(greek, 0, 56) + "..." + std::string(greek, 100, 20));
 }
 
-// Issue 25, item 6: sizes as HPC tools and Slurm write them, M = MiB.
+// Sizes as HPC tools and Slurm write them, M = MiB.
 TEST(Deck, ByteSizesTakeBinaryUnits) {
   const std::vector<std::pair<std::string, double>> good = {{"65536", 65536.0},
                                                             {"512M", 512.0 * (1 << 20)},

@@ -64,7 +64,7 @@ TEST(DiscountDeck, ReduceWithoutCvDoesNotComputeCv) {
   EXPECT_TRUE(configure("discount: {reduce: per_date, write: {cv: cv.npy}}\n").computes_cv());
 }
 
-// discount.stores (issue 24): auto by default; streaming only where this
+// discount.stores: auto by default; streaming only where this
 // build has it, and only without a reduction; one-line errors otherwise.
 TEST(DiscountDeck, StoresAreChosenOrRefused) {
   EXPECT_EQ(configure("discount: {}\n").stores, discount::Stores::Auto);
@@ -78,6 +78,77 @@ TEST(DiscountDeck, StoresAreChosenOrRefused) {
                            "this build has no streaming stores");
   }
   KMINI_EXPECT_THROW_MSG(configure("discount: {stores: nt}\n"), UsageError, "auto | regular | streaming");
+}
+
+// discount.stores: auto decides by timing both store kinds, never by the
+// cache size the machine reports (a VM can be shown its host's whole L3, far
+// more than its process can use). Here the "measurements" are given, so the
+// rule itself is checked: a 256 MiB cv, below a claimed 320 MiB L3, is timed.
+TEST(DiscountStores, AutoTakesTheFasterMeasuredKindWhateverTheCacheSays) {
+  const std::int64_t mib = std::int64_t(1) << 20;
+  int passes = 0;
+  auto streaming_faster = [&](bool streaming) {
+    ++passes;
+    return streaming ? 0.010 : 0.015;
+  };
+  auto regular_faster = [&](bool streaming) {
+    ++passes;
+    return streaming ? 0.020 : 0.015;
+  };
+  // 256 MiB of cv, below a claimed 320 MiB L3: measured, streaming wins.
+  auto c = discount::choose_stores(256 * mib, 8, streaming_faster, false);
+  EXPECT_TRUE(c.measured);
+  EXPECT_TRUE(c.streaming);
+  EXPECT_EQ(passes, 2 * discount::kStorePairs);
+  EXPECT_DOUBLE_EQ(c.streaming_seconds, 0.010);
+  EXPECT_DOUBLE_EQ(c.regular_seconds, 0.015);
+  // 1 GiB where regular stores ran faster: regular.
+  c = discount::choose_stores(1024 * mib, 8, regular_faster, false);
+  EXPECT_TRUE(c.measured);
+  EXPECT_FALSE(c.streaming);
+  // The best pass of each kind decides, not the first: one slow regular pass among fast ones.
+  int call = 0;
+  c = discount::choose_stores(
+      64 * mib, 4, [&](bool streaming) { return streaming ? 0.012 : (call++ == 0 ? 0.050 : 0.011); }, false);
+  EXPECT_FALSE(c.streaming);
+  EXPECT_DOUBLE_EQ(c.regular_seconds, 0.011);
+  // A cv that fits any cache is not timed: regular.
+  passes = 0;
+  c = discount::choose_stores(discount::kMeasureStoresAbove, 8, streaming_faster, false);
+  EXPECT_FALSE(c.measured);
+  EXPECT_FALSE(c.streaming);
+  EXPECT_EQ(passes, 0);
+}
+
+// Remembered per process and size class: the second call of a class reuses
+// the first's answer without timing; another class (size or element) is timed.
+TEST(DiscountStores, AutoIsMeasuredOncePerSizeClass) {
+  const std::int64_t mib = std::int64_t(1) << 20;
+  int passes = 0;
+  auto streaming_faster = [&](bool streaming) {
+    ++passes;
+    return streaming ? 0.010 : 0.015;
+  };
+  auto regular_faster = [&](bool streaming) {
+    ++passes;
+    return streaming ? 0.020 : 0.015;
+  };
+  // Sizes no other test uses (the memory is per process).
+  auto first = discount::choose_stores(96 * mib + 3, 8, streaming_faster, true);
+  EXPECT_TRUE(first.measured && first.streaming);
+  EXPECT_EQ(passes, 2 * discount::kStorePairs);
+  auto again = discount::choose_stores(127 * mib, 8, regular_faster, true);  // same power of two: remembered
+  EXPECT_TRUE(again.remembered);
+  EXPECT_FALSE(again.measured);
+  EXPECT_TRUE(again.streaming);
+  EXPECT_EQ(passes, 2 * discount::kStorePairs);
+  auto other = discount::choose_stores(96 * mib, 4, regular_faster, true);  // float: its own class
+  EXPECT_TRUE(other.measured);
+  EXPECT_FALSE(other.streaming);
+  auto larger = discount::choose_stores(129 * mib, 8, regular_faster, true);  // the next power of two
+  EXPECT_TRUE(larger.measured);
+  EXPECT_FALSE(larger.streaming);
+  EXPECT_EQ(passes, 6 * discount::kStorePairs);
 }
 
 TEST(DiscountDeck, BadInputsAreUsageErrors) {

@@ -1,5 +1,5 @@
 // Output safety: bounded temporary names, the SIGTERM clean-up registry, and
-// the checks every output path passes before a run (issue 9).
+// the checks every output path passes before a run.
 #include "core/errors.hpp"
 #include "core/termination.hpp"
 #include "io/atomic_file.hpp"

@@ -104,13 +104,17 @@ TEST(SummaryTable, OneRankNamesTheRoofAndFitsLargeRates) {
   const auto lines = lines_of(os.str());
   ASSERT_EQ(lines.size(), 9u) << os.str();
   EXPECT_EQ(lines[0],
-            "kernel                       size                    seconds      throughput  of roof          verified");
+            "kernel    variant                  size                    seconds      throughput  of roof          "
+            "verified");
   EXPECT_EQ(lines[2],
-            "stream.add_f64               n=10                    0.00125       47.9 GB/s    100% stream BW      yes");
+            "stream    add_f64                  n=10                    0.00125       47.9 GB/s    100% stream BW    "
+            "  yes");
   EXPECT_EQ(lines[3],
-            "discount.per_date_f64.e2e    n=10                    0.00125       23.3 GB/s      -                 yes");
+            "discount  per_date_f64.e2e         n=10                    0.00125       23.3 GB/s      -               "
+            "  yes");
   EXPECT_EQ(lines[4],
-            "gram.counts                  n=10                    0.00125   1.33 Tbitop/s   3.38% popcount       yes");
+            "gram      counts                   n=10                    0.00125   1.33 Tbitop/s   3.38% popcount     "
+            "  yes");
   for (std::size_t i = 2; i <= 4; ++i) EXPECT_EQ(lines[i].size(), lines[0].size()) << lines[i];
   EXPECT_EQ(lines[5], "seconds: the slowest rank's (best of repeat where a kernel repeats)");
   EXPECT_EQ(lines[6],
@@ -129,14 +133,15 @@ TEST(SummaryTable, SeveralRanksShowPerRankAndAggregateRates) {
   const auto lines = lines_of(os.str());
   ASSERT_EQ(lines.size(), 6u) << os.str();
   EXPECT_EQ(lines[0],
-            "kernel                       size                    seconds        per rank     all 2 ranks  of roof "
-            "         verified");
-  EXPECT_EQ(lines[2],
-            "rk4.per_stage_c8             n=10                    0.00125       5.49 GB/s       11.0 GB/s   5.58% "
-            "stream BW      yes");
+            "kernel    variant                  size                    seconds        per rank     all 2 ranks  of "
+            "roof          verified");
+  EXPECT_EQ(
+      lines[2],
+      "rk4       per_stage_c8             n=10                    0.00125       5.49 GB/s       11.0 GB/s   5.58% "
+      "stream BW      yes");
   EXPECT_EQ(lines[3],
-            "gram.baseline_sgemm          n=10                    0.00125      2.25 Gop/s               -      -    "
-            "         skipped");
+            "gram      baseline_sgemm           n=10                    0.00125      2.25 Gop/s               -      - "
+            "            skipped");
   EXPECT_EQ(lines[4],
             "seconds: the slowest rank's (best of repeat where a kernel repeats); rates per rank and of all 2 ranks "
             "together");
@@ -193,6 +198,24 @@ TEST(BuildInfo, DescribesTheBuildAndEveryEnabledBackend) {
   const auto backends = kokkos_backends();
   EXPECT_NE(std::find(backends.begin(), backends.end(), space), backends.end()) << space;
   EXPECT_EQ(k.find("backends")->items().size(), backends.size());
+}
+
+}  // namespace kmini
+
+namespace kmini {
+
+TEST(SummaryTable, LastLineGivesEachKernelsFigureOfMerit) {
+  std::ostringstream os;
+  FomLine stream{"stream", {"bandwidth_bytes_per_s", "B/s", "", kRoofStream, true}, 47.9e9, {}};
+  stream.roof = {kRoofStream, "B/s", 50e9, 0.958};
+  FomLine gram{"gram", {"useful_bit_ops_per_s", "bitop/s", "", kRoofPopcount, true}, 1.33e12, {}};
+  FomLine unmeasured{"rk4", {"element_steps_per_s", "element-step/s", "", kRoofStream, true}, NAN, {}};
+  print_summary_table(os, {}, 1, false, {stream, gram, unmeasured});
+  const std::string text = os.str();
+  const std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  EXPECT_EQ(last,
+            "figure of merit, all ranks: stream bandwidth_bytes_per_s = 47.9 GB/s (95.8% of stream BW); gram "
+            "useful_bit_ops_per_s = 1.33 Tbitop/s\n");
 }
 
 }  // namespace kmini

@@ -115,7 +115,7 @@ TEST(Rk4Checkpoint, WrittenChecksumMatchesTheDocumentedDefinition) {
 TEST(Rk4Checkpoint, ChangingAnySingleStoredValueChangesTheChecksum) {
   const auto v = load_doubles(write_sample("ckpt_every_value.npy"));
   const std::uint64_t good = ck::checksum_share(0, v.data(), v.size());
-  // The named cases of issue 9, then every stored double: last bit flipped,
+  // The named damage cases, then every stored double: last bit flipped,
   // replaced by NaN, and (for zeros) by -0.0.
   for (const std::size_t i : {kSumReF, kSumImG, kF0, kF0 + 3, kDelta2, kFlag, kDt}) {
     auto w = v;

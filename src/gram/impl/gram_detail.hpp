@@ -210,9 +210,19 @@ void copy_to_host(const ExecSpace& exec, const View& v, std::int64_t n, void* ou
 void verify(RunContext& ctx, const Config& c, const Plan& plan, const CheckedRows& checked, const Summary& summary,
             KernelReport& report);
 
+// The probes of this rank (phase "probe"): AND+popcount per micro-kernel and,
+// for the tensor-core engine, its own. Run before and after the computation;
+// the report keeps the better of the two, so a busy moment during one of them
+// cannot lower the roof.
+struct Probes {
+  ProbeResult popcount;
+  double tensor_core = 0;
+};
+Probes measure_probes(RunContext& ctx, const Config& c);
+
 // Phases "probe" and "baseline_sgemm" and the report (gram_report.cpp).
 void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
-                       const Summary& summary, bool with_checksum, KernelReport& report);
+                       const Summary& summary, bool with_checksum, const Probes& before, KernelReport& report);
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report);
 void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary);
 

@@ -45,8 +45,8 @@ KOKKOS_INLINE_FUNCTION bool random_bit(std::uint64_t seed, std::int64_t i, std::
 // extended __host__ __device__ lambda's copy/destroy pointers in a helper
 // private to each translation unit, while the wrapper's out-of-line members
 // are merged across units, so a header lambda instantiated in two units can
-// call the other unit's unset pointer (a jump to address 0; it crashed
-// unit.cuda.Gram_SummaryOfTwoInputsCoversEveryElementOnce on an H200).
+// call the other unit's unset pointer (a jump to address 0; docs/design.md,
+// "Known problems").
 // scripts/gpu/check_lambda_wrappers.py finds such pairs in a CUDA binary.
 
 template <class Packed>
@@ -111,14 +111,22 @@ struct PackPackedBytes {
     Word word = 0;
     for (int b = 0; b < 8; ++b) {
       const std::int64_t at = w * 8 + b;
-      if (at < nbytes) word |= Word(bytes(r, at)) << (8 * b);
+      if (at < nbytes) word |= Word(reversed(bytes(r, at))) << (8 * b);
     }
     a(row0 + r, w) = word;
+  }
+  // packbits puts the first column in the high bit of a byte; a word has it in bit 0.
+  KOKKOS_INLINE_FUNCTION static unsigned reversed(unsigned v) {
+    v = ((v & 0xF0u) >> 4) | ((v & 0x0Fu) << 4);
+    v = ((v & 0xCCu) >> 2) | ((v & 0x33u) << 2);
+    return ((v & 0xAAu) >> 1) | ((v & 0x55u) << 1);
   }
 };
 
 // Copies numpy packbits rows (nrows x ceil(cols/8) bytes) into rows
-// [row0, row0 + nrows): byte 8w + b becomes byte b of word w.
+// [row0, row0 + nrows): byte 8w + b becomes byte b of word w, its bits
+// reversed, so column k is bit k % 64 of word k / 64 in every input form (and
+// packed, unpacked and word inputs can be mixed).
 template <class Exec, class Packed, class Bytes>
 void pack_packed_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
   const std::int64_t nrows = bytes.extent(0), nbytes = bytes.extent(1), nw = (nbytes + 7) / 8;
@@ -247,8 +255,7 @@ KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const std::uint32_t* 
   if constexpr (!P::staged && P::team_size == 1) {
     // Hosts (one thread per team): row by row with the bounds hoisted, so the
     // row copies vectorise. The element loops below (a division and two
-    // bounds checks per element) took 13% of the AVX2 tiles' samples (perf,
-    // bench deck, x86-64-v3 build, Zen 5).
+    // bounds checks per element) cost an eighth of the AVX2 tiles' time.
     store_tile_host<P>(ct, out, i0, j0, r0, r1, col0, cols, width, mirror);
   } else {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {

@@ -80,7 +80,7 @@ KOKKOS_FORCEINLINE_FUNCTION void stage_run(Word* KOKKOS_RESTRICT panel, int row,
 // dispatch rows_block below; staged panels (micro_tile, GPUs) are word-major,
 // KStride words apart. Plain C++: GCC vectorises the unit-stride k loop, but
 // reloads both operands for each of the 16 AND+popcount+add (32 loads per 48
-// vector ops: load-bound on Zen 5).
+// vector ops: load-bound).
 template <class P, int FixedK, int KStride = 1>
 KOKKOS_FORCEINLINE_FUNCTION void rows_block_portable(const Word* const* ra, const Word* const* rb, int runtime_nk,
                                                      std::uint32_t* KOKKOS_RESTRICT c, int c_row, int c_col) {
@@ -383,7 +383,7 @@ decltype(auto) with_micro_kernel(MicroKernel k, F&& f) {
 // A probe's time: launch(reps) runs the probe kernel for `reps` repeats and
 // returns the checksum it reduced (used here, so the work cannot be dropped).
 // One warm-up, then the best of 3 runs: a peak is the best rate seen, as the
-// kernel's time is the best of its repeats (one run varied by +-7% on a Zen 5 VM).
+// kernel's time is the best of its repeats (single runs vary by several per cent).
 template <class Exec, class Launch>
 double best_probe_seconds(const Exec& exec, const Launch& launch, int repeats, std::uint64_t* checksum = nullptr) {
   auto run = [&](int reps) {
@@ -458,11 +458,11 @@ struct HostProbeKernel {
     }
     for (int e = 0; e < 16; ++e) sum += std::uint64_t(c[e]) * (e + 1);
   }
-  // The repeats read the same rows, so a compiler may count them once: GCC 12
-  // did in the Kokkos 4.6 OpenMP build (-march=native, Zen 5), where the AVX2
-  // and AVX-512BW probes read 1.7e14 and 8.6e13 bit-ops/s on 2 cores, 50x (the
-  // repeats) the portable kernel's. An empty asm that may write any memory the
-  // rows point to makes every repeat load and count again (host code only).
+  // The repeats read the same rows, so a compiler may count them once (GCC 12
+  // does for the AVX2 and AVX-512BW probes with -march=native, which then
+  // report the repeat count times the real rate). An empty asm that may write
+  // any memory the rows point to makes every repeat load and count again
+  // (host code only).
   KOKKOS_INLINE_FUNCTION static void reload_barrier(const Word* const* ra, const Word* const* rb) {
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
     asm volatile("" : : "r"(ra), "r"(rb) : "memory");

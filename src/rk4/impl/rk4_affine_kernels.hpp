@@ -62,8 +62,8 @@ struct StepFunctor {
       for (int j = 0; j < Chunk; ++j) pa[j] = a[j];
       // Chunk sums in double over kLanes interleaved lanes (a fixed order,
       // vectorisable), then the lanes pairwise; chunks shorter than the
-      // lanes (GPUs: one element) are summed as they are. (Without that
-      // guard the lanes read past x[0] on the H100: delta off by 1.5e-3.)
+      // lanes (GPUs: one element) are summed as they are: the lanes would
+      // read past x[0].
       constexpr int kLanes = 4;
       if constexpr (Chunk % kLanes == 0) {
         double sx[kLanes] = {}, sy[kLanes] = {}, sa[kLanes] = {};

@@ -131,8 +131,8 @@ class Integrator {
   void step_affine() {
     // A tuning choice (rk4.chunk): 4 elements per GPU thread share its loads of
     // the step's map; the backend's default otherwise. (Four or two elements a
-    // warp's width apart, coalesced with more loads in flight, were slower on
-    // the H200: 53 % of the stream roof against 60 % with one, 2026-11-26.)
+    // warp's width apart, coalesced with more loads in flight, are slower on a
+    // GPU than one: docs/performance.md, "NVIDIA H200".)
     if (p_.full_occupancy) return step_affine_bounded<true>();
     step_affine_bounded<false>();
   }

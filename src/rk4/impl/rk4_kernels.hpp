@@ -31,8 +31,8 @@ struct StepTuning {
   // (2048 threads: a register cap of 32). Kokkos 4.6 sizes a reduction's grid
   // to the device's concurrency (2048 threads x SMs) in blocks of 256, but
   // ptxas gives the single-precision step kernel 45 registers on sm_90: 5
-  // blocks fit per SM, so the grid runs in 1.6 waves at 62.5 % occupancy (the
-  // H200 ran it at 60 % of the stream roof). Capped at 32 registers it spills
+  // blocks fit per SM, so the grid runs in 1.6 waves at 62.5 % occupancy
+  // (docs/performance.md, "NVIDIA H200"). Capped at 32 registers it spills
   // 56 B per thread (ptxas -v, nvcc 13). Which wins is for a GPU to measure
   // (inputs/gpu/rk4_full_occupancy.yaml); hosts ignore launch bounds.
 #if defined(KOKKOS_ENABLE_HIP)
@@ -44,7 +44,7 @@ struct StepTuning {
 #endif
 };
 
-// G stored as two real Views (issue 24): Re G, which the step kernels read
+// G stored as two real Views: Re G, which the step kernels read
 // and write, and Im G, which they only read where the model keeps it constant
 // (Model::kConstantImG; dG/dt is real in both models). Interleaved in one
 // complex View, storing Re G dirtied every line of G, so Im G was written back

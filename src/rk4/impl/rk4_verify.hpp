@@ -22,7 +22,7 @@
 
 namespace kmini::rk4 {
 
-// Fault injection for the tests only (issue 25): the verification's device
+// Fault injection for the tests only: the verification's device
 // run made wrong on purpose, to show that the check fails. No deck key, flag
 // or environment variable reaches it; tests set it in process.
 struct VerifyFaultForTests {
@@ -118,7 +118,7 @@ std::vector<std::complex<W>> widen(const std::vector<std::complex<T>>& v) {
 // field precision, and when the values share a binade these roundings are the
 // same for every element: they add up coherently, up to eps_T |F_i| per
 // element and step, not as a random walk. delta = g sum F then cancels: in
-// issue 25's deck (n 1000, random F, G 0.25, dt 0.5, single) |delta| is 1/1000
+// a deck of n 1000, random F, G 0.25, dt 0.5, single, |delta| is 1/1000
 // of g sum |F|, and affine's error was 2.8e-5 against a float reference 1.4e-6
 // from a double one (stages, which rounds as the reference does, was exact).
 // Bound: steps * eps_T * g sum|F| / max |delta|; 4.4x the error measured there.

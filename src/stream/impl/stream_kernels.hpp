@@ -55,6 +55,22 @@ void add(const Exec& exec, const InView& a, const InView& b, const OutView& c) {
                        StreamAdd<InView, OutView>{a, b, c});
 }
 
+template <class InView, class InOutView>
+struct StreamAddInPlace {
+  const InView b;
+  const InOutView a;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { a(i) = a(i) + b(i); }
+};
+
+// a = a + b: reads a and b, writes a. Every byte counted is a byte moved: the
+// line written was just read, so caches add no write-allocate read of it
+// (add's c = a + b moves c twice on write-allocate caches, counted once).
+template <class InView, class InOutView, class Exec>
+void add_in_place(const Exec& exec, const InOutView& a, const InView& b) {
+  Kokkos::parallel_for("kmini::stream::add_in_place", Kokkos::RangePolicy<Exec>(exec, 0, a.extent(0)),
+                       StreamAddInPlace<InView, InOutView>{b, a});
+}
+
 template <class InView, class OutView>
 struct StreamExp {
   const InView a;

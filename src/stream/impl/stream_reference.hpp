@@ -30,6 +30,26 @@ Check add(const HostView& c, std::uint64_t seed_a, std::uint64_t seed_b, std::ui
   return r;
 }
 
+// a after `calls` in-place adds a = a + b, from a = input(seed_a), b =
+// input(seed_b): each the same rounding as the device's, so exactly equal.
+template <class T, class HostView>
+Check add_in_place(const HostView& a, std::uint64_t seed_a, std::uint64_t seed_b, std::uint64_t first_index,
+                   std::int64_t calls) {
+  Check r;
+  for (std::size_t i = 0; i < a.extent(0); ++i) {
+    T expect = input_value<T>(seed_a, first_index + i);
+    const T b = input_value<T>(seed_b, first_index + i);
+    for (std::int64_t k = 0; k < calls; ++k) expect = expect + b;
+    const double err = std::fabs(static_cast<double>(a(i)) - static_cast<double>(expect));
+    if (err > r.max_error) r.max_error = err;
+    if (a(i) != expect && r.ok) {
+      r.ok = false;
+      r.first_bad = first_index + i;
+    }
+  }
+  return r;
+}
+
 // Relative error bound for float exp: 4 ulp (CUDA's expf is within 2 ulp, glibc's within 1).
 constexpr double kExpRelativeTolerance = 4.0 * 0x1.0p-23;
 

@@ -443,8 +443,8 @@ TEST(TEST_CATEGORY, Gram_PeakProbeIsTheBestOfTheCompiledInMicroKernels) {
 }
 
 #if KMINI_GRAM_HOST_SIMD  // host builds (GPU builds have the staged probe)
-// The host probe checked against what it must have done (issue 25: the test it
-// replaces passed for any positive number): its checksum equals a plain bit
+// The host probe checked against what it must have done (a positive
+// number alone would pass a probe that did nothing): its checksum equals a plain bit
 // loop's over the same block (the work was done, by a correct micro-kernel),
 // its count of bit-ops is the test's own, its best run is at most a third of
 // the whole call as the test's clock times it (3 timed runs and a warm-up),

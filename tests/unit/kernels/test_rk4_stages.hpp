@@ -1,11 +1,11 @@
-// Method stages and the Kerr model (issue 10) on the category's execution
+// Method stages and the Kerr model on the category's execution
 // space: against the host reference and the affine path, fourth-order
 // convergence, the invariant, bitwise repeats, method resolution.
 #include "unit/kernels/rk4_test_support.hpp"
 
 namespace kmini::rk4 {
 
-// ---- Models and methods (issue 10) -------------------------------------------
+// ---- Models and methods -------------------------------------------
 
 // Stage by stage against the host reference: the F/G model with method
 // stages, and the Kerr model (|F| ~ 0.6, kappa = 1.3: the Kerr term is as
@@ -169,7 +169,7 @@ TEST(TEST_CATEGORY, Rk4Stages_FlagsTheFirstNonFiniteStep) {
   }
 }
 
-// ---- G stored as (Re G, Im G) (issue 24) ------------------------------------
+// ---- G stored as (Re G, Im G) ------------------------------------
 
 namespace {
 

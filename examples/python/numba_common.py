@@ -1,4 +1,4 @@
-"""What the three seed examples share: numba or a skip, a best-of timer, and the
+"""What the three numba examples share: numba or a skip, a best-of timer, and the
 report (both times, the ratio, whether they agree)."""
 import time
 
@@ -22,10 +22,10 @@ def best_of(fn, repeat):
     return min(times)
 
 
-def report(title, seed_label, t_seed, kmini_label, t_kmini, rate, agreement, agree):
+def report(title, numba_label, t_numba, kmini_label, t_kmini, rate, agreement, agree):
     """Prints the comparison; returns the exit status (0 when they agree). `rate(t)` formats a throughput."""
     print(title)
-    print(f"  {seed_label:<34}{t_seed:10.4f} s  {rate(t_seed)}")
-    print(f"  {kmini_label:<34}{t_kmini:10.4f} s  {rate(t_kmini)}  ({t_seed / t_kmini:.1f}x)")
+    print(f"  {numba_label:<34}{t_numba:10.4f} s  {rate(t_numba)}")
+    print(f"  {kmini_label:<34}{t_kmini:10.4f} s  {rate(t_kmini)}  ({t_numba / t_kmini:.1f}x)")
     print(f"  {agreement}{'' if agree else ': DISAGREE'}")
     return 0 if agree else 1

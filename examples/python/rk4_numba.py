@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The rk4 seed: RK4 for the coupled fields F, G with delta = g * sum(F), written
+"""The users' rk4 program in numba: RK4 for the coupled fields F, G with delta = g * sum(F), written
 by its author as numba kernels (stage and combine) called from a Python loop that
 copies F and G out and sums F on the host every step (here on the CPU target:
-numba njit kernels, the copies as the seed made them), beside the one kmini call.
+numba njit kernels, the copies as the program made them), beside the one kmini call.
 Prints both times; exit 1 if the delta histories disagree.
 
-    PYTHONPATH=build/python /usr/bin/python3 examples/python/rk4_seed.py [--n N --steps S]
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/rk4_numba.py [--n N --steps S]
 """
 import argparse
 import sys
@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 import kmini
-from seed_common import best_of, numba_or_skip, report
+from numba_common import best_of, numba_or_skip, report
 
 
 def main():
@@ -53,12 +53,12 @@ def main():
     F0 = ((rng.random((n, n)) - 0.4) + 1j * (rng.random((n, n)) - 0.5)).astype(np.complex64)
     G0 = rng.random((n, n)).astype(np.complex64)
 
-    def seed_loop(steps):
+    def numba_loop(steps):
         F, G = F0.copy(), G0.copy()
         delta = np.complex64(1.0)
         hist = [complex(delta)]
         for _ in range(steps):
-            dF, dG = F.copy(), G.copy()  # the seed's per-step copies (to the device, there)
+            dF, dG = F.copy(), G.copy()  # the program's per-step copies (to the device, there)
             ks = [np.empty((n, n), np.complex64) for _ in range(8)]
             Fs, Gs = np.empty((n, n), np.complex64), np.empty((n, n), np.complex64)
             for s, h in enumerate((dt / 2, dt / 2, dt, 0.0)):
@@ -66,21 +66,21 @@ def main():
                 stage(dF, dG, Fin, Gin, ks[2 * s], ks[2 * s + 1], Fs, Gs, np.complex64(delta), np.float32(h))
             combine(dF, dG, *ks, np.float32(dt))
             F, G = dF.copy(), dG.copy()  # and back to the host
-            delta = np.complex64(g * F.sum())  # summed on the host, as the seed did
+            delta = np.complex64(g * F.sum())  # summed on the host, as the program did
             hist.append(complex(delta))
         return np.array(hist)
 
-    seed_loop(1)  # compiles
-    seed_hist = seed_loop(steps)
-    t_seed = best_of(lambda: seed_loop(steps), 1)
+    numba_loop(1)  # compiles
+    numba_hist = numba_loop(steps)
+    t_numba = best_of(lambda: numba_loop(steps), 1)
     kmini.rk4(F0, G0, steps=1, dt=dt, g=g, delta0=1.0)  # starts Kokkos
     _, _, kmini_hist = kmini.rk4(F0, G0, steps=steps, dt=dt, g=g, coupling="per_step", delta0=1.0)
     t_kmini = best_of(lambda: kmini.rk4(F0, G0, steps=steps, dt=dt, g=g, coupling="per_step", delta0=1.0), 1)
-    rel = float(np.max(np.abs(kmini_hist - seed_hist) / np.maximum(np.abs(seed_hist), 1e-30)))
+    rel = float(np.max(np.abs(kmini_hist - numba_hist) / np.maximum(np.abs(numba_hist), 1e-30)))
     es = n * n * steps
     # Single precision, different summation orders: agreement within 1e-3.
     return report(f"rk4 n = {n}, {steps} steps, single precision, per_step coupling:", "numba per-step loop (cpu):",
-                  t_seed, "kmini.rk4:", t_kmini, lambda t: f"{es / t:10.3e} element-steps/s",
+                  t_numba, "kmini.rk4:", t_kmini, lambda t: f"{es / t:10.3e} element-steps/s",
                   f"delta histories agree within {rel:.1e} (relative)", rel < 1e-3)
 
 

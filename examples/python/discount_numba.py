@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The discount seed: cv[d, i, n] = multBy[i, n] * discount[d, i, n], written by
+"""The users' discount program in numba: cv[d, i, n] = multBy[i, n] * discount[d, i, n], written by
 its author as a numba guvectorize over the dates (here on the CPU target), beside
 the one kmini call on the same data. Prints both times; exit 1 if they disagree.
 
-    PYTHONPATH=build/python /usr/bin/python3 examples/python/discount_seed.py [--dates D --ids M --terms O]
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/discount_numba.py [--dates D --ids M --terms O]
 """
 import argparse
 import sys
@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 import kmini
-from seed_common import best_of, numba_or_skip, report
+from numba_common import best_of, numba_or_skip, report
 
 
 def main():
@@ -26,9 +26,9 @@ def main():
         return 77
     guvectorize = numba.guvectorize
 
-    # The seed's kernel: one date per call, every (i, n) of it.
+    # The program's kernel: one date per call, every (i, n) of it.
     @guvectorize(["void(f8[:, :], f8[:, :], f8[:, :])"], "(m,o),(m,o)->(m,o)", target="cpu", nopython=True)
-    def discount_seed(mult_by, discount, cv):
+    def discount_numba(mult_by, discount, cv):
         for i in range(mult_by.shape[0]):
             for n in range(mult_by.shape[1]):
                 cv[i, n] = mult_by[i, n] * discount[i, n]
@@ -36,17 +36,17 @@ def main():
     r = np.random.default_rng(1)
     mult_by = r.random((args.ids, args.terms))
     discount = r.random((args.dates, args.ids, args.terms))
-    seed_out = np.empty_like(discount)
+    numba_out = np.empty_like(discount)
     kmini_out = np.empty_like(discount)
-    discount_seed(mult_by, discount, seed_out)  # compiles
+    discount_numba(mult_by, discount, numba_out)  # compiles
     kmini.discount(mult_by, discount, out=kmini_out)
 
-    t_seed = best_of(lambda: discount_seed(mult_by, discount, seed_out), args.repeat)
+    t_numba = best_of(lambda: discount_numba(mult_by, discount, numba_out), args.repeat)
     t_kmini = best_of(lambda: kmini.discount(mult_by, discount, out=kmini_out), args.repeat)
     gb = 3 * discount.nbytes / 1e9
     return report(f"discount {args.dates} x {args.ids} x {args.terms} (float64, {gb:.2f} GB moved per call), "
-                  f"best of {args.repeat}:", "numba guvectorize (cpu):", t_seed, "kmini.discount:", t_kmini,
-                  lambda t: f"{gb / t:6.2f} GB/s", "results identical", np.array_equal(seed_out, kmini_out))
+                  f"best of {args.repeat}:", "numba guvectorize (cpu):", t_numba, "kmini.discount:", t_kmini,
+                  lambda t: f"{gb / t:6.2f} GB/s", "results identical", np.array_equal(numba_out, kmini_out))
 
 
 if __name__ == "__main__":

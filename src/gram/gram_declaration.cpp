@@ -1,0 +1,87 @@
+// The gram kernel, declared once: its deck keys, figure of merit and decks.
+#include "gram/gram.hpp"
+#include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_outputs.hpp"
+
+#include <limits>
+#include <string>
+
+namespace kmini::gram {
+
+namespace {
+
+// gram.A and gram.B take the same forms.
+void add_input(std::vector<DeckKey>& keys, const std::string& m, const std::string& what) {
+  const double max_dim = static_cast<double>(detail::kMaxDim);
+  keys.push_back(DeckKey::section(m, what + ": random or file"));
+  keys.push_back(DeckKey::section(m + ".random", what + " with random 0/1 entries"));
+  keys.push_back(DeckKey::integer(m + ".random.rows", 1024, 1, max_dim).with("rows", "Rows of " + m));
+  keys.push_back(DeckKey::integer(m + ".random.cols", 4096, 1, max_dim).with("columns", "Columns of " + m));
+  keys.push_back(DeckKey::real(m + ".random.density", 0.5, 0.0, 1.0).with("", "Probability of a 1"));
+  keys.push_back(DeckKey::integer(m + ".random.seed", 1, 0).with("", "Seed of the random entries"));
+  keys.push_back(DeckKey::text(m + ".file").with("", m + " from a 2-D .npy file: bool or uint8 0/1, or packed bits"));
+  keys.push_back(DeckKey::boolean(m + ".packed", false)
+                     .with("", "The file holds np.packbits rows (uint8, rows x ceil(cols/8), big bit order)"));
+  keys.push_back(DeckKey::integer(m + ".cols", Json(), 1, max_dim).must().with("columns", "Columns of a packed file"));
+}
+
+}  // namespace
+
+const KernelDeclaration& declaration() {
+  static const KernelDeclaration d = [] {
+    KernelDeclaration k;
+    k.name = "gram";
+    k.summary = "C = A A^T (or A B^T) of 0/1 matrices by AND+popcount of 64-bit words, with similarities, top-k, pairs";
+    auto& keys = k.keys;
+    add_input(keys, "A", "The 0/1 matrix A (absent: random 1024 x 4096)");
+    add_input(keys, "B", "A second matrix: C = A B^T (absent: C = A A^T)");
+    const double max_dim = static_cast<double>(detail::kMaxDim);
+    const std::vector<DeckKey> rest = {
+        DeckKey::integer("row_slice", "auto", 1).or_auto().with("rows", "Rows of C per slice; auto fits memory_budget"),
+        DeckKey::byte_size("memory_budget", "auto", 1e18)
+            .or_auto()
+            .with("bytes", "Device memory for a slice of C; auto is half of what this rank may use"),
+        DeckKey::choice("similarity", "counts", {"counts", "jaccard", "dice", "cosine"})
+            .with("", "What C holds: the counts, or a similarity computed from them"),
+        DeckKey::choice("triangle", "full", {"full", "upper"}).with("", "upper: only j >= i (symmetric C only)"),
+        DeckKey::section("write", "Output files (relative to --out unless absolute)"),
+        DeckKey::text("write.C").with("", "C as a .npy file"),
+        DeckKey::text("write.summary").with("", "A JSON summary of C (sums, histogram, checksums)"),
+        DeckKey::section("write.pairs", "Every pair whose value is at least min"),
+        DeckKey::text("write.pairs.path").must().with("", "The pairs as a .npy file of records"),
+        DeckKey::real("write.pairs.min", Json(), 0, std::numeric_limits<double>::max())
+            .must()
+            .with("", "The least value of a pair written"),
+        DeckKey::section("write.top_k", "Each row's k largest partners"),
+        DeckKey::text("write.top_k.path").must().with("", "The top-k lists as a .npy file of records"),
+        DeckKey::integer("write.top_k.k", Json(), 1, max_dim).must().with("partners", "Partners per row"),
+        DeckKey::real_list("write.count_at_least", 0.0, kMaxThresholds)
+            .with("", "Count the entries of C at least each of these values"),
+        DeckKey::boolean("baseline", false).with("", "Also time KokkosBlas::gemm on float copies of A"),
+        DeckKey::integer("baseline_rows", 512, 1, max_dim).with("rows", "Rows of A the baseline multiplies"),
+        DeckKey::integer("repeat", 1, 1, 1000).with("", "Timed repeats; the best one is reported"),
+        DeckKey::choice("engine", "auto", {"auto", "popcount", "tensor_core"})
+            .with("", "tensor_core: 1-bit mma on NVIDIA GPUs (sm_80+); auto: it where built, else popcount"),
+        DeckKey::choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"})
+            .with("", "Host AND+popcount loop; auto: the best the build's instruction set has"),
+        DeckKey::choice("distribution", "replicated", {"replicated", "ring", "auto"})
+            .with("",
+                  "replicated: every rank holds A; ring: a 1/P share each, passed around; auto: replicated if it fits"),
+        DeckKey::choice("ring_schedule", "auto", {"auto", "circulant", "slices"})
+            .with("", "The ring's order: circulant block pairs (no C written) or slices; auto picks"),
+    };
+    keys.insert(keys.end(), rest.begin(), rest.end());
+    k.fom = {"useful_bit_ops_per_s", "bitop/s",
+             "one AND+popcount bit pair of a requested entry of C (rows x targets x cols)", kRoofPopcount, true};
+    k.decks = {"inputs/gram.yaml",
+               "inputs/gram_100k.yaml",
+               "inputs/bench/gram.yaml",
+               "inputs/bench/gram_10k.yaml",
+               "inputs/gpu/gram_tensor_core.yaml",
+               "inputs/gpu/gram_10k_tensor_core.yaml"};
+    return k;
+  }();
+  return d;
+}
+
+}  // namespace kmini::gram

@@ -1,0 +1,382 @@
+// kmini._kmini.gram: C = A A^T (or A B^T) of 0/1 matrices, with the CLI's
+// outputs (similarities, top-k, pairs, counts at thresholds).
+//
+// One bit convention for every input form: column k of a row is element k
+// (bool/uint8 0/1), bit 7 - k % 8 of byte k / 8 (np.packbits(A, axis=1), its
+// default big bit order) or bit k % 64 of the uint64 word k / 64 (native or
+// either explicit byte order); forms can be mixed between A and B.
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "core/device_memory.hpp"
+#include "core/format.hpp"
+#include "cuda_array.hpp"
+#include "gram/gram.hpp"
+#include "gram/gram_api.hpp"
+#include "io/npy.hpp"
+
+#include <pybind11/stl.h>
+#include "runtime.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+namespace kmini::python {
+
+namespace {
+
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+// The keyword arguments that are gram's deck keys: their defaults, limits,
+// options and help are the declaration's (gram_declaration.cpp).
+const std::vector<Argument> kArguments = {{"similarity", "similarity"},     {"top_k", "write.top_k.k"},
+                                          {"pairs_min", "write.pairs.min"}, {"count_at_least", "write.count_at_least"},
+                                          {"triangle", "triangle"},         {"memory_budget", "memory_budget"},
+                                          {"slice_rows", "row_slice"}};
+
+const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
+
+// One 0/1 matrix argument: bool/uint8 elements, np.packbits bytes (uint8 with
+// cols=) or uint64 words (with cols=), held C-contiguous in `keep`; or the
+// same as a device array (__cuda_array_interface__), read in place.
+struct GramInput {
+  py::object keep;
+  kmini::gram::ApiMatrix m;
+};
+
+// The format `cols` and the dtype's kind and size give, and the row length it
+// implies; a TypeError naming `name` for other dtypes.
+kmini::gram::ApiMatrix gram_format(const char* name, const std::string& dtype, char kind, py::ssize_t itemsize,
+                                   py::ssize_t rows, py::ssize_t width, std::int64_t cols) {
+  using Format = kmini::gram::ApiMatrix::Format;
+  kmini::gram::ApiMatrix m;
+  m.rows = rows;
+  if (cols < 0) {
+    m.format = Format::Unpacked;
+    m.cols = width;
+    return m;
+  }
+  m.cols = cols;
+  if (kind == 'u' && itemsize == 1) m.format = Format::PackBits;
+  else if (kind == 'u' && itemsize == 8) m.format = Format::Words;
+  else
+    throw py::type_error(std::string(name) + ": dtype " + dtype +
+                         " with cols=, expected uint8 (np.packbits(A, axis=1)) or uint64 words");
+  const std::int64_t per_row = m.format == Format::PackBits ? (cols + 7) / 8 : (cols + 63) / 64;
+  if (width != per_row)
+    throw py::value_error(std::string(name) + ": shape (" + std::to_string(rows) + ", " + std::to_string(width) +
+                          "), expected (" + std::to_string(rows) + ", " + std::to_string(per_row) +
+                          ") for cols=" + std::to_string(cols));
+  return m;
+}
+
+// The library's check of the values (where they are), as the CLI words it.
+// Runs kernels: call it inside a KernelCall.
+void check_gram_values(const char* name, const kmini::gram::ApiMatrix& m) {
+  const kmini::gram::BadValue bad = kmini::gram::first_bad_value(kmini::gram::ApiExec(), m);
+  if (bad.row < 0) return;
+  if (m.format == kmini::gram::ApiMatrix::Format::Unpacked)
+    throw py::value_error(std::string(name) + ": element (" + std::to_string(bad.row) + ", " + std::to_string(bad.col) +
+                          ") is " + std::to_string(bad.value) + ", expected 0 or 1");
+  const bool words = m.format == kmini::gram::ApiMatrix::Format::Words;
+  throw py::value_error(std::string(name) + ": bits set past cols=" + std::to_string(m.cols) + " in the last " +
+                        (words ? "word" : "byte") + " of row " + std::to_string(bad.row) + ", expected zeros");
+}
+
+GramInput gram_device_input(const py::handle& obj, const char* name, std::int64_t cols) {
+  const CudaArrayView v = cuda_array_view(obj, name);
+  if (v.shape.size() != 2)
+    throw py::value_error(std::string(name) + ": shape " + v.shape_string() + ", expected (rows, cols)");
+  const py::dtype dt(v.typestr);
+  const char kind = dt.kind();
+  if (cols < 0 && !(kind == 'b' || (kind == 'u' && dt.itemsize() == 1)))
+    throw py::type_error(std::string(name) + ": device dtype " + v.typestr +
+                         ", expected 0/1 values as bool or uint8 (or np.packbits bytes / uint64 words with cols=)");
+  if (dt.byteorder() == '>')
+    throw py::type_error(std::string(name) + ": device dtype " + v.typestr + ", expected native byte order");
+  GramInput in;
+  in.m = gram_format(name, v.typestr, kind, dt.itemsize(), v.shape[0], v.shape[1], cols);
+  in.m.data = reinterpret_cast<const void*>(v.data);
+  in.m.on_device = true;
+  in.keep = v.owner;
+  return in;
+}
+
+GramInput gram_input(const py::handle& obj, const char* name, std::int64_t cols) {
+  if (has_cuda_array_interface(obj)) return gram_device_input(obj, name, cols);
+  const py::module_ np = py::module_::import("numpy");
+  py::array a = array_arg(obj, name);
+  if (a.ndim() != 2) throw py::value_error(std::string(name) + ": shape " + shape_of(a) + ", expected (rows, cols)");
+  const char kind = a.dtype().kind();
+  GramInput in;
+  in.m = gram_format(name, dtype_of(a), kind, a.itemsize(), a.shape(0), a.shape(1), cols);
+  if (in.m.format == kmini::gram::ApiMatrix::Format::Unpacked) {
+    if (kind != 'b' && kind != 'u' && kind != 'i' && kind != 'f')
+      throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) +
+                           ", expected 0/1 values as bool or uint8 (or np.packbits bytes / uint64 words with cols=)");
+    const bool bytes = kind == 'b' || (kind == 'u' && a.itemsize() == 1);
+    if (!bytes) {
+      // Other dtypes are checked before the conversion to bytes (0.5 is not 0).
+      const py::array bad = np.attr("argwhere")((a.attr("__ne__")(0)).attr("__and__")(a.attr("__ne__")(1)));
+      if (bad.shape(0) > 0) {
+        const auto i = bad.attr("__getitem__")(0).attr("__getitem__")(0).cast<std::int64_t>();
+        const auto j = bad.attr("__getitem__")(0).attr("__getitem__")(1).cast<std::int64_t>();
+        throw py::value_error(std::string(name) + ": element (" + std::to_string(i) + ", " + std::to_string(j) +
+                              ") is " + describe(a.attr("__getitem__")(py::make_tuple(i, j)).attr("item")()) +
+                              ", expected 0 or 1");
+      }
+    }
+    in.keep = np.attr("ascontiguousarray")(a, "uint8");
+  } else {
+    // Words in this machine's byte order (a big-endian array is swapped once).
+    in.keep = np.attr("ascontiguousarray")(a, a.dtype().attr("newbyteorder")("="));
+  }
+  in.m.data = in.keep.cast<py::array>().data();
+  return in;
+}
+
+// The structured dtype of the CLI's .npy records (gram_sparse.cpp), little-endian.
+py::dtype record_dtype(bool pairs, kmini::gram::Similarity s) {
+  const char* value = s == kmini::gram::Similarity::Counts ? "<i4" : "<f4";
+  py::list fields;
+  if (pairs) fields.append(py::make_tuple("i", "<i8"));
+  fields.append(py::make_tuple("j", "<i8"));
+  fields.append(py::make_tuple("value", value));
+  return py::dtype::from_args(fields);
+}
+
+// `bytes` (whole records) as a new numpy array of `dtype` and `shape`.
+py::array records_array(const std::vector<char>& bytes, const py::dtype& dtype, std::vector<py::ssize_t> shape) {
+  py::array out(dtype, shape);
+  if (!bytes.empty()) std::memcpy(out.mutable_data(), bytes.data(), bytes.size());
+  return out;
+}
+
+py::object gram(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
+                const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
+                const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
+                const py::object& budget_obj, const py::object& slice_rows) {
+  check_running("gram");
+  using kmini::gram::Similarity;
+  kmini::gram::ComputeParams p;
+  const std::string similarity = declared_choice_arg(similarity_obj, "similarity", key("similarity"));
+  for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
+    if (similarity == kmini::gram::similarity_name(k)) p.similarity = k;
+  const std::string triangle = declared_choice_arg(triangle_obj, "triangle", key("triangle"));
+  p.dense = bool_arg(dense_obj, "dense");
+  p.upper = triangle == "upper";
+  const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
+  const GramInput a = gram_input(a_obj, "A", cols);
+  std::optional<GramInput> b;
+  if (!b_obj.is_none()) {
+    b = gram_input(b_obj, "B", cols);
+    if (b->m.cols != a.m.cols)
+      throw py::value_error("B: " + std::to_string(b->m.cols) + " columns, expected " + std::to_string(a.m.cols) +
+                            " (the columns of A)");
+    if (p.upper) throw py::value_error("triangle: got 'upper' with B, expected 'full' (A B^T has no symmetry)");
+  }
+  const std::int64_t rows_b = b ? b->m.rows : a.m.rows;
+  if (!top_k.is_none()) p.top_k = integer_arg(top_k, "top_k", 1, std::max<std::int64_t>(1, rows_b - (b ? 0 : 1)));
+  if (!pairs_min.is_none()) {
+    p.pairs = true;
+    p.pairs_min = declared_real_arg(pairs_min, "pairs_min", key("write.pairs.min"));
+  }
+  if (!count_at_least.is_none())
+    p.count_at_least = real_list_arg(count_at_least, "count_at_least", key("write.count_at_least").rule.count);
+  const bool auto_rows = slice_rows.is_none() || (py::isinstance<py::str>(slice_rows) && key("row_slice").auto_word &&
+                                                  choice_arg(slice_rows, "slice_rows", {"auto"}) == "auto");
+  if (!auto_rows)
+    p.slice_rows =
+        integer_arg(slice_rows, "slice_rows", static_cast<std::int64_t>(key("row_slice").rule.min), kMaxInt64);
+  // Sizes from the arguments, checked before they are multiplied.
+  const kmini::gram::ApiMatrix* bm = b ? &b->m : nullptr;
+  const std::int64_t dense_elements = p.dense ? checked_bytes(a.m.rows, rows_b, "gram: dense C of rows x targets") : 0;
+  checked_bytes(dense_elements, 4, "gram: dense C");
+  checked_bytes(a.m.rows, std::max<std::int64_t>(p.top_k, 1) * 16, "gram: top_k lists of rows x k");
+  const double budget =
+      budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) && budget_obj.cast<std::string>() == "auto")
+          ? 0.5 * double(kmini::query_device_memory().available)  // the CLI's auto
+          : byte_size_arg(budget_obj, "memory_budget", key("memory_budget").rule.max);
+  // Memory as in the CLI: dense C only when asked for and within the budget;
+  // else slices of as many rows as the budget allows (bisection: the bytes
+  // grow with the slice height), so a top-k of 10^5 rows never builds C.
+  const double dense_bytes = 4.0 * double(kmini::gram::dense_elements(a.m, bm, p));
+  const auto need = [&](std::int64_t h) {
+    kmini::gram::ComputeParams q = p;
+    q.slice_rows = h;
+    return dense_bytes + double(kmini::gram::compute_device_bytes(a.m, bm, q));
+  };
+  const auto too_much = [&](std::int64_t h, const std::string& advice) {
+    const std::string what = p.dense ? "dense C of " + std::to_string(a.m.rows) + " x " + std::to_string(rows_b) +
+                                           (p.similarity == Similarity::Counts ? " int32 (" : " float32 (") +
+                                           kmini::format_bytes(dense_bytes) + ") and slices of " + std::to_string(h) +
+                                           " rows need "
+                             : h == 1 ? std::string("the packed inputs and a slice of one row need ")
+                                      : "slices of " + std::to_string(h) + " rows need ";
+    return "gram: " + what + kmini::format_bytes(need(h)) + ", more than memory_budget " + kmini::format_bytes(budget) +
+           "; nothing was allocated" + advice;
+  };
+  if (p.slice_rows > 0 && a.m.rows > 0 && need(std::min(p.slice_rows, a.m.rows)) > budget)
+    throw py::value_error("slice_rows: got " + std::to_string(p.slice_rows) + ", expected a height within " +
+                          "memory_budget (" + too_much(std::min(p.slice_rows, a.m.rows), "") + ")");
+  if (p.slice_rows == 0 && a.m.rows > 0 && need(a.m.rows) > budget) {
+    std::int64_t lo = 1, hi = a.m.rows;  // need(hi) > budget
+    if (need(lo) > budget) memory_error(too_much(1, p.dense ? " (dense=False computes in slices)" : ""));
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (need(mid) <= budget ? lo : hi) = mid;
+    }
+    p.slice_rows = lo;
+  }
+  const std::int64_t elements = kmini::gram::dense_elements(a.m, bm, p);
+  py::object C = py::none();
+  void* dense_out = nullptr;
+  ensure_kokkos();
+  if (p.dense) {
+    const std::vector<py::ssize_t> shape =
+        p.upper ? std::vector<py::ssize_t>{elements} : std::vector<py::ssize_t>{a.m.rows, rows_b};
+    const bool counts = p.similarity == Similarity::Counts;
+    if (a.m.on_device || (b && b->m.on_device)) {
+      // Device inputs: C stays on the device too (kmini.DeviceArray).
+      DeviceArray d(shape, counts ? typestr_of<std::int32_t>() : typestr_of<float>());
+      dense_out = d.data();
+      p.dense_on_device = true;
+      C = py::cast(std::move(d));
+    } else {
+      py::array h = counts ? py::array(py::array_t<std::int32_t>(shape)) : py::array(py::array_t<float>(shape));
+      dense_out = h.mutable_data();
+      C = h;
+    }
+  }
+  Stop stop;
+  p.interrupted = stop.check();  // between slices
+  kmini::gram::ComputeResult r;
+  {
+    KernelCall call("gram");
+    if (a.m.on_device || (b && b->m.on_device)) synchronize_producers();
+    check_gram_values("A", a.m);  // bytes: any value but 0 and 1; packed: bits past cols
+    if (b) check_gram_values("B", b->m);
+    try {
+      r = kmini::gram::compute(kmini::gram::ApiExec(), a.m, bm, p, dense_out);
+    } catch (const std::bad_alloc&) {
+      memory_error(too_much(p.slice_rows ? p.slice_rows : a.m.rows, " (an allocation failed)"));
+    } catch (const std::runtime_error& e) {  // Kokkos' failed allocations
+      if (std::string(e.what()).find("alloc") == std::string::npos) throw;
+      memory_error("gram: an allocation failed (" + first_line(e.what()) + ") planning " +
+                   kmini::format_bytes(need(p.slice_rows ? p.slice_rows : a.m.rows)) + " for slices of " +
+                   std::to_string(p.slice_rows ? p.slice_rows : a.m.rows) + " rows");
+    }
+  }
+  stop.raise_if_stopped("gram");
+  py::object ns = py::module_::import("types").attr("SimpleNamespace")();
+  ns.attr("C") = C;
+  ns.attr("top_k") = p.top_k > 0 ? py::object(records_array(r.top_k, record_dtype(false, p.similarity),
+                                                            {a.m.rows, static_cast<py::ssize_t>(p.top_k)}))
+                                 : py::object(py::none());
+  ns.attr("pairs") = p.pairs ? py::object(records_array(r.pairs, record_dtype(true, p.similarity), {r.pair_count}))
+                             : py::object(py::none());
+  ns.attr("counts") =
+      p.count_at_least.empty()
+          ? py::object(py::none())
+          : py::object(py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.counts.size()), r.counts.data()));
+  ns.attr("row_counts") = py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.row_counts.size()), r.row_counts.data());
+  ns.attr("slices") = r.slices;
+  return ns;
+}
+
+// `A` (any input form) checked as gram checks it and returned as uint64 words,
+// column k in bit k % 64 of word k / 64, and its number of columns: what the
+// ranks of a communicator exchange (comm= in the package).
+py::tuple gram_words(const py::object& a_obj, const py::object& cols_obj, const std::string& name) {
+  check_running("gram");
+  const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
+  if (has_cuda_array_interface(a_obj))
+    throw py::type_error(name + ": a device array, expected a numpy array with comm=");
+  const GramInput in = gram_input(a_obj, name.c_str(), cols);
+  const std::int64_t rows = in.m.rows, nw = (in.m.cols + 63) / 64;
+  checked_bytes(rows, checked_bytes(nw, 8, name + ": words"), name + ": words");
+  py::array_t<std::uint64_t> words({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(nw)});
+  std::uint64_t* w = words.mutable_data();
+  const auto* bytes = static_cast<const std::uint8_t*>(in.m.data);
+  const std::int64_t row_bytes = in.m.row_bytes(), ncols = in.m.cols;
+  ensure_kokkos();
+  {
+    KernelCall call("gram");
+    check_gram_values(name.c_str(), in.m);
+    using Format = kmini::gram::ApiMatrix::Format;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const std::uint8_t* r = bytes + i * row_bytes;
+      std::uint64_t* out = w + i * nw;
+      if (in.m.format == Format::Words) {
+        std::memcpy(out, r, static_cast<std::size_t>(nw) * 8);
+        continue;
+      }
+      std::fill(out, out + nw, std::uint64_t(0));
+      for (std::int64_t k = 0; k < ncols; ++k) {
+        const bool bit = in.m.format == Format::Unpacked ? r[k] != 0 : ((r[k / 8] >> (7 - k % 8)) & 1) != 0;
+        out[k / 64] |= std::uint64_t(bit) << (k % 64);
+      }
+    }
+  }
+  return py::make_tuple(words, ncols);
+}
+
+// A numpy dtype of the CLI's files as the .npy writer's element type.
+kmini::npy::DType npy_dtype(const py::dtype& d, const std::string& path) {
+  const std::string s = py::str(d.attr("str")).cast<std::string>();
+  using kmini::npy::DType;
+  for (const auto& [text, t] : std::vector<std::pair<std::string, DType>>{
+           {"<i4", DType::I4}, {"<i8", DType::I8}, {"<f4", DType::F4}, {"<f8", DType::F8}, {"|u1", DType::U1}})
+    if (s == text) return t;
+  throw py::type_error("write: " + path + ": dtype " + s + " is not one of the CLI's");
+}
+
+// Collective over `comm` (None: this process): this rank's `array` at element
+// `first` of the .npy file `path` of `shape`, written as the CLI writes its
+// outputs (atomically: a temporary file renamed when every rank has written).
+void write_npy(const py::object& path_obj, const py::array& array, std::int64_t first,
+               const std::vector<std::int64_t>& shape, const py::object& comm_obj) {
+  bool given = false;
+  const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
+  if (!given) ensure_mpi("gram");
+  const std::string path = py::str(py::module_::import("os").attr("fspath")(path_obj)).cast<std::string>();
+  std::vector<kmini::npy::Field> fields;
+  const py::object names = array.dtype().attr("names");
+  std::optional<kmini::npy::ElementType> element;
+  if (names.is_none()) {
+    element.emplace(npy_dtype(array.dtype(), path));
+  } else {
+    for (const py::handle n : names) {
+      const py::dtype f = array.dtype().attr("fields")[n].cast<py::tuple>()[0].cast<py::dtype>();
+      fields.push_back({n.cast<std::string>(), npy_dtype(f, path)});
+    }
+    element.emplace(fields);
+  }
+  const py::array data = py::module_::import("numpy").attr("ascontiguousarray")(array);
+  const void* p = data.data();
+  const auto count = static_cast<std::uint64_t>(data.size());
+  const kmini::npy::Shape global(shape.begin(), shape.end());
+  KernelCall call("gram");  // no Python objects below; MPI-IO, one call at a time
+  try {
+    kmini::npy::DistributedWriter writer(comm, path, *element, global);
+    writer.write_elements_independent(static_cast<std::uint64_t>(first), count, p);
+    writer.commit();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("write: ") + e.what());
+  }
+}
+
+}  // namespace
+
+void bind_gram(py::module_& m) {
+  m.def("_gram_arguments", [] { return declared_arguments(kmini::gram::declaration(), kArguments); });
+  m.def("_write_npy", &write_npy, py::arg("path"), py::arg("array"), py::arg("first"), py::arg("shape"),
+        py::arg("comm"));
+  m.def("_gram_words", &gram_words, py::arg("A"), py::arg("cols"), py::arg("name"));
+  m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
+        py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
+        py::arg("memory_budget"), py::arg("slice_rows"));
+}
+
+}  // namespace kmini::python

@@ -1,0 +1,93 @@
+// The rk4 kernel, declared once: its deck keys, figure of merit and decks.
+#include "rk4/rk4.hpp"
+#include "rk4/rk4_checkpoint.hpp"
+#include "rk4/rk4_detail.hpp"
+
+#include <string>
+
+namespace kmini::rk4 {
+
+namespace {
+
+// rk4.init.F and rk4.init.G take the same three forms.
+void add_init(std::vector<DeckKey>& keys, const std::string& field, const std::vector<double>& fill) {
+  const std::string p = "init." + field;
+  keys.push_back(DeckKey::section(p, field + "(0): exactly one of fill, file or random (absent: fill [1, 0])"));
+  keys.push_back(
+      DeckKey::reals(p + ".fill", fill, 2).with("", "Every element of " + field + "(0) = re + i im, as [re, im]"));
+  keys.push_back(DeckKey::text(p + ".file").with("", field + "(0) from an n x n complex64 or complex128 .npy file"));
+  keys.push_back(DeckKey::section(p + ".random", field + "(0) with random real and imaginary parts"));
+  keys.push_back(DeckKey::integer(p + ".random.seed", 1, 0).with("", "Seed of the random values"));
+  keys.push_back(DeckKey::real(p + ".random.scale", 1.0, 0, detail::kMaxReal)
+                     .with("", "Real and imaginary parts uniform in [-scale, scale]"));
+}
+
+}  // namespace
+
+const KernelDeclaration& declaration() {
+  static const KernelDeclaration d = [] {
+    const Config c;  // the defaults are the structs' own
+    const Problem& p = c.problem;
+    KernelDeclaration k;
+    k.name = "rk4";
+    k.summary = "Classical RK4 for coupled complex fields F, G whose coupling delta = g * sum(F) is a global sum";
+    auto& keys = k.keys;
+    keys = {
+        DeckKey::integer("n", static_cast<long long>(p.n), 1, static_cast<double>(kMaxN))
+            .with("elements per side", "The fields are n x n complex values, rows split over the ranks"),
+        DeckKey::real("dt", p.dt, 0, detail::kMaxReal, true).with("time units", "Time step"),
+        DeckKey::integer("steps", static_cast<long long>(p.steps), 0).with("steps", "RK4 steps to take"),
+        DeckKey::real("g", "auto", -detail::kMaxReal, detail::kMaxReal)
+            .or_auto()
+            .with("", "Coupling constant in delta = g * sum(F); auto is 1/n^2"),
+        DeckKey::choice("coupling", "per_stage", {"per_step", "per_stage"})
+            .with("", "per_stage recomputes delta at every RK stage (4th order); per_step once per step (1st order)"),
+        DeckKey::reals("delta0", {0, 0}, 2)
+            .with("", "delta(0) as [re, im] for coupling per_step (per_stage computes it from F(0))"),
+        DeckKey::real("kerr", 0.0, -detail::kMaxReal, detail::kMaxReal)
+            .with("", "Kerr term: G' gains i kerr |G|^2 G (nonzero makes the model nonlinear)"),
+        DeckKey::choice("method", "auto", {"auto", "affine", "stages"})
+            .with("", "affine: one fused update per step (linear model only); stages: the four stages; auto picks"),
+        DeckKey::choice("precision", "single", {"single", "double"}).with("", "Precision of F and G (delta is double)"),
+        DeckKey::choice("chunk", "auto", {"auto", "1", "4"}).with("", "Elements per thread in the step kernels"),
+        DeckKey::choice("occupancy", "auto", {"auto", "full"})
+            .with("", "full: launch bounds for every SM's full occupancy on GPUs (ignored on hosts)"),
+        DeckKey::section("init", "Initial values of F and G"),
+    };
+    add_init(keys, "F", {1, 0});
+    add_init(keys, "G", {1, 0});
+    const std::vector<DeckKey> rest = {
+        DeckKey::section("write", "Output files (relative to --out unless absolute)"),
+        DeckKey::output_path("write.delta", {".npy", ".csv"}).with("", "The delta history, steps + 1 values"),
+        DeckKey::output_path("write.F", {".npy"}).with("", "F at the end, n x n complex"),
+        DeckKey::output_path("write.G", {".npy"}).with("", "G at the end, n x n complex"),
+        DeckKey::section("progress", "Progress lines during the time loop"),
+        DeckKey::integer("progress.every", 0, 0).with("steps", "A progress line every this many steps (0: none)"),
+        DeckKey::boolean("progress.invariant", false).with("", "Add the invariant's drift to each progress line"),
+        DeckKey::integer("check_every", static_cast<long long>(c.check_every), 1)
+            .with("steps", "Steps between checks that F and G are finite"),
+        DeckKey::section("checkpoint", "Checkpoints for a restart"),
+        DeckKey::integer("checkpoint.every", 0, 0).with("steps", "A checkpoint every this many steps (0: none)"),
+        DeckKey::output_path("checkpoint.path", {".npy"}, "rk4_checkpoint.npy").with("", "The checkpoint file"),
+        DeckKey::text("restart").with("", "Continue from this checkpoint (it must match the deck)"),
+        DeckKey::integer("verify_steps", static_cast<long long>(c.verify_steps), 0)
+            .with("steps", "Steps checked against the host reference when run.verify is true"),
+    };
+    keys.insert(keys.end(), rest.begin(), rest.end());
+    k.fom = {"element_steps_per_s", "element-step/s", "one element of F and G advanced by one RK4 step", kRoofStream,
+             true};
+    k.decks = {"inputs/rk4.yaml",
+               "inputs/rk4_original.yaml",
+               "inputs/bench/rk4.yaml",
+               "inputs/bench/rk4_kerr.yaml",
+               "inputs/gpu/rk4.yaml",
+               "inputs/gpu/rk4_chunk4.yaml",
+               "inputs/gpu/rk4_full_occupancy.yaml",
+               "inputs/gpu/rk4_per_stage.yaml",
+               "inputs/gpu/rk4_per_stage_full_occupancy.yaml"};
+    return k;
+  }();
+  return d;
+}
+
+}  // namespace kmini::rk4

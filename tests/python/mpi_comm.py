@@ -1,0 +1,161 @@
+"""One problem over the ranks of an mpi4py communicator (comm=), run by ctest
+at 1, 2 and 3 ranks: each rank passes its contiguous block of the elements
+(rk4) or of the rows of A (gram), and gets its own part of the result.
+rk4: delta = g * the sum over every rank, matching a one-process call of the
+whole problem as the CLI's rank-count tests do (relative 1e-12), the same
+delta history on every rank. Arguments one rank refuses stop every rank with
+an error, none waits. Exit 0 when every check passes on every rank."""
+import sys
+
+import numpy as np
+
+try:
+    from mpi4py import MPI
+except ImportError:
+    print("skipped: no mpi4py (Debian: python3-mpi4py)")
+    sys.exit(77)
+
+import kmini
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+def rel(a, b):
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+
+
+# --- rk4: 61 elements (not a multiple of the rank count), every coupling -----
+r = np.random.default_rng(4)
+F_all = (r.standard_normal(61) + 1j * r.standard_normal(61)) * 0.3
+G_all = 0.5 + 0.1j * r.standard_normal(61)
+blocks = np.array_split(np.arange(61), size)
+mine = blocks[rank]
+for kw in (dict(), dict(coupling="per_step", delta0=0.1 + 0.2j), dict(kerr=0.7, method="stages"),
+           dict(precision="double", g=0.02, dt=5e-3, steps=40)):
+    F, G, delta = kmini.rk4(F_all[mine], G_all[mine], comm=comm, **kw)
+    F1, G1, delta1 = kmini.rk4(F_all, G_all, **kw)  # the whole problem in this process
+    check(rel(F, F1[mine]) < 1e-12 and rel(G, G1[mine]) < 1e-12, f"rk4 {kw}: fields")
+    check(rel(delta, delta1) < 1e-12, f"rk4 {kw}: delta {rel(delta, delta1):.2e}")
+    same = comm.allgather(delta.tobytes())
+    check(all(d == same[0] for d in same), f"rk4 {kw}: delta differs between ranks")
+
+# g='auto' is 1 / the number of elements over every rank
+_, _, d_auto = kmini.rk4(F_all[mine], G_all[mine], steps=0, comm=comm)
+check(abs(d_auto[0] - F_all.sum() / 61) < 1e-14, "rk4: g auto over the communicator")
+
+# one rank's bad arguments: an error on every rank, no rank left waiting
+bad = rank == size - 1
+try:
+    kmini.rk4(F_all[mine], G_all[mine][: len(mine) - 1] if bad else G_all[mine], steps=2, comm=comm)
+    check(False, "rk4: bad arguments on one rank did not raise")
+except ValueError as e:
+    check(bad and "G0: shape" in str(e), f"rk4: {e}")
+except RuntimeError as e:
+    check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"rk4: {e}")
+
+try:
+    kmini.rk4(F_all[mine], G_all[mine], steps=2, dt=-1.0 if bad else 1e-3, comm=comm)
+    check(False, "rk4: a bad dt on one rank did not raise")
+except ValueError as e:
+    check(bad and str(e).startswith("dt: got -1.0"), f"rk4: {e}")
+except RuntimeError as e:
+    check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"rk4: {e}")
+
+# a communicator of its own
+sub = comm.Split(rank % 2, rank)
+F, _, delta = kmini.rk4(F_all[mine], G_all[mine], steps=5, comm=sub)
+group = [i for i in range(size) if i % 2 == rank % 2]
+idx = np.concatenate([blocks[i] for i in group])
+_, _, dref = kmini.rk4(F_all[idx], G_all[idx], steps=5)
+check(rel(delta, dref) < 1e-12, "rk4: a split communicator")
+sub.Free()
+
+# --- gram: 37 rows of A, each rank's block in a different input form --------
+rg = np.random.default_rng(8)
+A_all = rg.random((37, 150)) < 0.35
+A_all[5] = A_all[9]  # equal rows: ties in the top-k lists
+A_all[12] = False    # an empty row
+B_all = rg.random((11, 150)) < 0.5
+rows = np.array_split(np.arange(37), size)[rank]
+r0 = rows[0] if len(rows) else 0
+
+
+def form(M, r):
+    """Rank r's rows in its own input form: elements, packbits bytes, big-endian words."""
+    if r % 3 == 0:
+        return M, None
+    if r % 3 == 1:
+        return np.packbits(M, axis=1), M.shape[1]
+    W = np.zeros((M.shape[0], (M.shape[1] + 63) // 64), dtype=np.uint64)
+    for c in range(M.shape[1]):
+        W[:, c // 64] |= M[:, c].astype(np.uint64) << np.uint64(c % 64)
+    return W.astype(">u8"), M.shape[1]
+
+
+mine_a, mine_cols = form(A_all[rows], rank)
+for sim in ("counts", "jaccard", "cosine"):
+    kw = dict(similarity=sim, top_k=4, pairs_min=40 if sim == "counts" else 0.3,
+              count_at_least=[30, 45] if sim == "counts" else [0.2, 0.4], slice_rows=5)
+    one = kmini.gram(A_all, **kw)
+    got = kmini.gram(mine_a, cols=mine_cols, comm=comm, **kw)
+    check(got.C.tobytes() == one.C[rows].tobytes(), f"gram {sim}: C rows")
+    check(got.top_k.tobytes() == one.top_k[rows].tobytes(), f"gram {sim}: top_k rows")
+    want_pairs = one.pairs[np.isin(one.pairs["i"], rows)]
+    check(got.pairs.tobytes() == want_pairs.tobytes(), f"gram {sim}: pairs")
+    check(np.array_equal(got.counts, one.counts), f"gram {sim}: counts {got.counts} vs {one.counts}")
+    check(got.row_counts.tobytes() == one.row_counts[rows].tobytes(), f"gram {sim}: row_counts")
+    # with B, whole on every rank
+    one_b = kmini.gram(A_all, B_all, **dict(kw, top_k=3))
+    got_b = kmini.gram(mine_a, B_all, cols=mine_cols, comm=comm, **dict(kw, top_k=3)) if mine_cols is None else \
+        kmini.gram(mine_a, np.packbits(B_all, axis=1), cols=mine_cols, comm=comm, **dict(kw, top_k=3))
+    check(got_b.C.tobytes() == one_b.C[rows].tobytes(), f"gram {sim} with B: C rows")
+    check(got_b.top_k.tobytes() == one_b.top_k[rows].tobytes(), f"gram {sim} with B: top_k")
+    check(got_b.pairs.tobytes() == one_b.pairs[np.isin(one_b.pairs["i"], rows)].tobytes(), f"gram {sim} B: pairs")
+    check(np.array_equal(got_b.counts, one_b.counts), f"gram {sim} with B: counts")
+up_one = kmini.gram(A_all, triangle="upper")
+up = kmini.gram(mine_a, cols=mine_cols, triangle="upper", comm=comm)
+starts = [i * 37 - i * (i - 1) // 2 for i in range(38)]
+lo, hi = (starts[rows[0]], starts[rows[-1] + 1]) if len(rows) else (0, 0)
+check(up.C.tobytes() == up_one.C[lo:hi].tobytes(), "gram: the upper triangle's rows")
+# write=: the files of N ranks are those of one process, byte for byte (and
+# those are the CLI's: tests/python/test_kmini_gram.py)
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+where = comm.bcast(tempfile.mkdtemp(prefix="kmini_comm_") if rank == 0 else None)
+kw = dict(similarity="dice", top_k=3, pairs_min=0.3)
+for tri in ("full", "upper"):
+    names = {k: os.path.join(where, f"{k}_{tri}_{size}.npy") for k in ("C", "pairs", "top_k")}
+    kmini.gram(mine_a, cols=mine_cols, triangle=tri, write=names, comm=comm, **kw)
+    if rank == 0:
+        ones = {k: os.path.join(where, f"{k}_{tri}_one.npy") for k in names}
+        kmini.gram(A_all, triangle=tri, write=ones, **kw)
+        for k in names:
+            with open(names[k], "rb") as a, open(ones[k], "rb") as b:
+                check(a.read() == b.read(), f"gram write {k} ({tri}): not the one-process file")
+comm.Barrier()
+if rank == 0:
+    import shutil  # noqa: E402
+    shutil.rmtree(where)
+
+try:
+    kmini.gram(mine_a, cols=mine_cols, top_k=0 if rank == size - 1 else 2, comm=comm)
+    check(False, "gram: a bad top_k on one rank did not raise")
+except ValueError as e:
+    check(rank == size - 1 and "top_k" in str(e), f"gram: {e}")
+except RuntimeError as e:
+    check(rank != size - 1 and f"rank {size - 1} refused its arguments" in str(e), f"gram: {e}")
+
+for f in failures:
+    print(f"rank {rank}: FAILED {f}", flush=True)
+ok = comm.allreduce(0 if failures else 1, op=MPI.MIN)
+if rank == 0:
+    print(f"{size} ranks: {'all checks passed' if ok else 'failures'}", flush=True)
+sys.exit(0 if ok else 1)

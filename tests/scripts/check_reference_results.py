@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The GPU columns of the reference-results tables (README.md, docs/performance.md) against the
+results.json files they cite in docs/results/: each figure, formatted as the tables write it, must
+appear in its kernel's row. Usage: check_reference_results.py SOURCE_DIR"""
+import json
+import math
+import sys
+from pathlib import Path
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sci(v):
+    """1.38·10⁹ as the tables write it (three significant digits)."""
+    e = math.floor(math.log10(v))
+    return f"{v / 10**e:.2f}·10{str(e).translate(SUPERSCRIPT)}"
+
+
+def tb(v):
+    return f"{v / 1e12:.2f} TB/s"
+
+
+def pct(f):
+    return f"{round(100 * f)} %" if f >= 0.095 else f"{100 * f:.1f} %"
+
+
+def get(folder, name, *path):
+    j = json.loads((folder / name).read_text())
+    for p in path:
+        j = j[p]
+    return j
+
+
+def expected(results):
+    h100, h200 = results / "h100-2026-11-25", results / "h200-2026-11-26"
+    rows = []  # (row label start, [strings the row must hold])
+    for folder in (h100, h200):
+        s = get(folder, "bench_stream.json", "kernels", "stream", "ops", "add_f64", "bandwidth_bytes_per_s")
+        rows.append(("| stream `add_f64`", [tb(s)]))
+        for deck, label in (("bench_rk4.json", "| rk4, `bench/rk4.yaml`"), ("gpu_rk4.json", "| rk4, `gpu/rk4.yaml`")):
+            k = get(folder, deck, "kernels", "rk4")
+            rows.append((label, [f"{sci(k['element_steps_per_s'])}, {pct(k['fraction_of_roof'])}"]))
+        g = get(folder, "bench_gram.json", "kernels", "gram")
+        assert g["engine"] == "tensor_core", (folder, g["engine"])
+        rows.append(("| gram, `bench/gram.yaml`, tensor cores",
+                     [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    d = get(h100, "bench_discount.json", "kernels", "discount", "kernel")
+    rows.append(("| discount, `bench/discount.yaml`", [f"{tb(d['bandwidth_bytes_per_s_per_rank'])}, {pct(d['fraction_of_roof'])}"]))
+    d = get(h200, "gpu_discount_flat.json", "kernels", "discount")
+    assert d["policy"] == "flat"
+    rows.append(("| discount, `bench/discount.yaml`",
+                 [f"{tb(d['kernel']['bandwidth_bytes_per_s_per_rank'])}, {pct(d['kernel']['fraction_of_roof'])}"]))
+    g = get(h100 / "popcount_engine", "bench_gram.json", "kernels", "gram")
+    assert g["engine"] == "popcount"
+    rows.append(("| gram, `bench/gram.yaml`, popcount", [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    g = get(h200 / "first_run", "peers.json", "gram", "kmini")
+    rows.append(("| gram, `bench/gram.yaml`, popcount", [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    return rows
+
+
+def main():
+    root = Path(sys.argv[1])
+    rows = expected(root / "docs" / "results")
+    failures = 0
+    for doc, prefix in ((root / "README.md", ""), (root / "docs" / "performance.md", "inputs/")):
+        lines = doc.read_text().splitlines()
+        for label, wanted in rows:
+            label = label.replace("`bench/", f"`{prefix}bench/").replace("`gpu/", f"`{prefix}gpu/")
+            if prefix and label.startswith("| stream"):
+                label = "| stream `add_f64`, `inputs/bench/stream.yaml`"
+            if prefix and "tensor cores" in label:
+                label = label.replace("tensor cores", "tensor-core engine")
+            if prefix and label.startswith("| gram") and "popcount" in label:
+                label = label.replace(", popcount", ", popcount engine")
+            row = [l for l in lines if l.startswith(label)]
+            for w in wanted:
+                if not row or not any(w in r for r in row):
+                    print(f"{doc.name}: the row '{label}' does not hold {w!r} (from docs/results)")
+                    failures += 1
+    if failures:
+        sys.exit(1)
+    print(f"reference results: {len(rows)} figures checked in README.md and docs/performance.md")
+
+
+if __name__ == "__main__":
+    main()
