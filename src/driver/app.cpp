@@ -172,7 +172,6 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
   for (const auto& name : order)
     for (const auto& o : find(name).outputs()) outputs.push_back({o.origin, ctx.output_path(o.path)});
   check_output_files(env.comm(), outputs);
-  ctx.measure_stream_bandwidth = bandwidth_probe();
 
   Results results(env, deck.resolved());
   LoadMonitor load(env.comm());  // the machine's load during the kernels (results.json "load")
@@ -183,6 +182,7 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
     try {
       // Every kernel's run is one region, "kmini::<name>", its phases nested in it.
       ScopedRegion region("kmini::" + name);
+      ctx.measure_stream_bandwidth = bandwidth_probe(name);  // its probes run in this kernel's region
       FencedTimer<ExecSpace> timer(ctx.exec);
       report = find(name).run(ctx);
       report.seconds = timer.seconds();

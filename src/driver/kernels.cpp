@@ -99,9 +99,10 @@ std::string describe(const std::string& kernel, const std::string& format) {
   return text;
 }
 
-std::function<double(RunContext&)> bandwidth_probe() {
+std::function<double(RunContext&)> bandwidth_probe(const std::string& kernel) {
   // 8 Mi elements (192 MiB for a, b, c) is out of every cache the probe met, best of 5.
-  return [](RunContext& ctx) { return stream::measure_add_bandwidth(ctx, 1 << 23, 5); };
+  const std::string prefix = "kmini::" + kernel + "::roof_probe";
+  return [prefix](RunContext& ctx) { return stream::measure_add_bandwidth(ctx, 1 << 23, 5, prefix); };
 }
 
 }  // namespace kmini

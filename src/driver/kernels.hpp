@@ -32,8 +32,9 @@ std::vector<std::string> kernel_names(const std::vector<std::unique_ptr<Kernel>>
 // markdown. A kernel no declaration names is a UsageError.
 std::string describe(const std::string& kernel, const std::string& format);
 
-// Device-only bandwidth of stream's add (float64), bytes/s per rank: what
-// RunContext::roof_bandwidth() measures on demand.
-std::function<double(RunContext&)> bandwidth_probe();
+// Device-only bandwidth of stream's adds (float64), bytes/s per rank: what
+// RunContext::probe_roof_bandwidth() measures while `kernel` runs (its
+// kernels and regions named kmini::<kernel>::roof_probe::...).
+std::function<double(RunContext&)> bandwidth_probe(const std::string& kernel);
 
 }  // namespace kmini

@@ -55,18 +55,19 @@ Arrays<T> allocate(const RunContext& ctx, std::int64_t n, bool with_b) {
 }
 
 template <class T>
-OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat, bool transfers = true) {
-  ScopedRegion region(std::string("kmini::stream::add_") + suffix<T>());
+OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat, bool transfers = true,
+                 const std::string& prefix = "kmini::stream") {
+  ScopedRegion region(prefix + "::add_" + suffix<T>());
   const std::uint64_t first = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(ctx.env.rank());
   const Arrays<T> arrays = allocate<T>(ctx, n, true);
   const auto &a = arrays.a, &b = arrays.b, &c = arrays.c;
-  fill(ctx.exec, a, seed_for(ctx, 1), first);
-  fill(ctx.exec, b, seed_for(ctx, 2), first);
+  fill(ctx.exec, a, seed_for(ctx, 1), first, prefix);
+  fill(ctx.exec, b, seed_for(ctx, 2), first, prefix);
 
   OpResult r;
   r.name = std::string("add_") + suffix<T>();
   r.bytes = 3.0 * static_cast<double>(n) * sizeof(T);
-  const BestOverRepeats best = best_time(ctx, repeat, [&] { add(ctx.exec, a, b, c); });
+  const BestOverRepeats best = best_time(ctx, repeat, [&] { add(ctx.exec, a, b, c, prefix); });
   r.best_seconds = best.slowest();
   r.rank_seconds = best.mine();
 
@@ -94,19 +95,20 @@ OpResult run_add(RunContext& ctx, std::int64_t n, std::int64_t repeat, bool tran
 // a = a + b in place, `repeat` times and as many transfer-inclusive; the
 // reference repeats the adds (every call accumulates, on every backend: the
 // transfer-inclusive calls start from the host copy of the latest a).
-OpResult run_add_in_place(RunContext& ctx, std::int64_t n, std::int64_t repeat, bool transfers = true) {
+OpResult run_add_in_place(RunContext& ctx, std::int64_t n, std::int64_t repeat, bool transfers = true,
+                          const std::string& prefix = "kmini::stream") {
   using T = double;
-  ScopedRegion region("kmini::stream::add_in_place_f64");
+  ScopedRegion region(prefix + "::add_in_place_f64");
   const std::uint64_t first = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(ctx.env.rank());
   const Arrays<T> arrays = allocate<T>(ctx, n, true);
   const auto &a = arrays.a, &b = arrays.b;
-  fill(ctx.exec, a, seed_for(ctx, 4), first);
-  fill(ctx.exec, b, seed_for(ctx, 5), first);
+  fill(ctx.exec, a, seed_for(ctx, 4), first, prefix);
+  fill(ctx.exec, b, seed_for(ctx, 5), first, prefix);
 
   OpResult r;
   r.name = "add_in_place_f64";
   r.bytes = 3.0 * static_cast<double>(n) * sizeof(T);
-  const BestOverRepeats best = best_time(ctx, repeat, [&] { add_in_place(ctx.exec, a, b); });
+  const BestOverRepeats best = best_time(ctx, repeat, [&] { add_in_place(ctx.exec, a, b, prefix); });
   r.best_seconds = best.slowest();
   r.rank_seconds = best.mine();
   if (!transfers) return r;
@@ -244,11 +246,11 @@ KernelReport StreamKernel::run(RunContext& ctx) {
   return report;
 }
 
-double measure_add_bandwidth(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
+double measure_add_bandwidth(RunContext& ctx, std::int64_t n, std::int64_t repeat, const std::string& prefix) {
   const bool verify = ctx.verify;
   ctx.verify = false;
-  const OpResult copy = run_add<double>(ctx, n, repeat, false);
-  const OpResult in_place = run_add_in_place(ctx, n, repeat, false);
+  const OpResult copy = run_add<double>(ctx, n, repeat, false, prefix);
+  const OpResult in_place = run_add_in_place(ctx, n, repeat, false, prefix);
   ctx.verify = verify;
   return std::max(copy.bytes / copy.best_seconds, in_place.bytes / in_place.best_seconds) * roof_test_scale();
 }

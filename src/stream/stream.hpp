@@ -51,6 +51,8 @@ std::uint64_t bytes_per_element(const Config& c);
 // Device-only bandwidth in bytes/s per rank: the better of add and
 // add_in_place (float64), each the best of `repeat`: the roof for kernels run
 // without the stream kernel.
-double measure_add_bandwidth(RunContext& ctx, std::int64_t n, std::int64_t repeat);
+// `prefix` names its kernels and regions (kmini::<kernel>::roof_probe: the
+// kernel whose roof it measures, so the probe runs inside that kernel's region).
+double measure_add_bandwidth(RunContext& ctx, std::int64_t n, std::int64_t repeat, const std::string& prefix);
 
 }  // namespace kmini::stream

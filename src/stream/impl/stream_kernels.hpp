@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace kmini::stream {
 
@@ -35,9 +36,12 @@ struct StreamFill {
   KOKKOS_INLINE_FUNCTION void operator()(const std::size_t i) const { v(i) = input_value<T>(seed, first_index + i); }
 };
 
+// `prefix`: the kernels' names, kmini::stream::<what> unless the roof probe
+// of another kernel runs them (kmini::<kernel>::roof_probe::<what>).
 template <class ViewType, class Exec>
-void fill(const Exec& exec, const ViewType& v, std::uint64_t seed, std::uint64_t first_index) {
-  Kokkos::parallel_for("kmini::stream::fill", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
+void fill(const Exec& exec, const ViewType& v, std::uint64_t seed, std::uint64_t first_index,
+          const std::string& prefix = "kmini::stream") {
+  Kokkos::parallel_for(prefix + "::fill", Kokkos::RangePolicy<Exec>(exec, 0, v.extent(0)),
                        StreamFill<ViewType>{v, seed, first_index});
 }
 
@@ -50,8 +54,9 @@ struct StreamAdd {
 
 // c = a + b
 template <class InView, class OutView, class Exec>
-void add(const Exec& exec, const InView& a, const InView& b, const OutView& c) {
-  Kokkos::parallel_for("kmini::stream::add", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
+void add(const Exec& exec, const InView& a, const InView& b, const OutView& c,
+         const std::string& prefix = "kmini::stream") {
+  Kokkos::parallel_for(prefix + "::add", Kokkos::RangePolicy<Exec>(exec, 0, c.extent(0)),
                        StreamAdd<InView, OutView>{a, b, c});
 }
 
@@ -66,8 +71,8 @@ struct StreamAddInPlace {
 // line written was just read, so caches add no write-allocate read of it
 // (add's c = a + b moves c twice on write-allocate caches, counted once).
 template <class InView, class InOutView, class Exec>
-void add_in_place(const Exec& exec, const InOutView& a, const InView& b) {
-  Kokkos::parallel_for("kmini::stream::add_in_place", Kokkos::RangePolicy<Exec>(exec, 0, a.extent(0)),
+void add_in_place(const Exec& exec, const InOutView& a, const InView& b, const std::string& prefix = "kmini::stream") {
+  Kokkos::parallel_for(prefix + "::add_in_place", Kokkos::RangePolicy<Exec>(exec, 0, a.extent(0)),
                        StreamAddInPlace<InView, InOutView>{b, a});
 }
 
