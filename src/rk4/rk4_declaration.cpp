@@ -45,7 +45,7 @@ const KernelDeclaration& declaration() {
         DeckKey::reals("delta0", {0, 0}, 2)
             .with("", "delta(0) as [re, im] for coupling per_step (per_stage computes it from F(0))"),
         DeckKey::real("kerr", 0.0, -detail::kMaxReal, detail::kMaxReal)
-            .with("", "Kerr term: G' gains i kerr |G|^2 G (nonzero makes the model nonlinear)"),
+            .with("", "Kerr term: dF/dt gains -i kerr |F|^2 F (nonzero makes the model nonlinear)"),
         DeckKey::choice("method", "auto", {"auto", "affine", "stages"})
             .with("", "affine: one fused update per step (linear model only); stages: the four stages; auto picks"),
         DeckKey::choice("precision", "single", {"single", "double"}).with("", "Precision of F and G (delta is double)"),
