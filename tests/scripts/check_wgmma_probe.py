@@ -91,7 +91,7 @@ else:
                 sass[fn].append(line)
         for key, what in wanted.items():
             body = "\n".join(next((v for k, v in sass.items() if key in k), []))
-            ops = sorted(set(re.findall(r"\b([A-Z0-9]*MMA(?:\.[A-Z0-9_]+)*)", body)))
+            ops = sorted(set(re.findall(r"\b([A-Z0-9]*MMA(?:\.[A-Za-z0-9_]+)*)", body)))
             print("%s SASS: %s" % (what, ", ".join(ops) or "no MMA instruction"))
             want = "GMMA" if what.startswith("wgmma") else "MMA"
             if not any(want in o for o in ops):
