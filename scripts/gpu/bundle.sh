@@ -10,7 +10,8 @@
 # OUTDIR.tar.gz, what travels (at most 60 MiB; a CUDA build with its test
 # binaries is about 68 MiB unpacked, 19 MiB packed):
 #   OUTDIR/kmini/             the tracked source tree (decks, test data, scripts)
-#   OUTDIR/kmini/build-<b>/   stripped binaries, the ctest files (relocated at run time)
+#   OUTDIR/kmini/build-<b>/   stripped binaries, the ctest files (relocated at run time);
+#                             a CUDA build's bin/kmini_wgmma_probe (sm_90a) among them
 #   OUTDIR/lib/               every non-glibc shared library the binaries need (ldd)
 #   OUTDIR/mpi/usr/...        OpenMPI (orterun, orted, components, help files) and
 #                             PMIx, in their own layout, relocated with OPAL_PREFIX
@@ -115,6 +116,13 @@ while IFS= read -r -d '' f; do
   strip --strip-unneeded "$out/kmini/$rel" 2>/dev/null || true
   binaries+=("$out/kmini/$rel")
 done < <(find "$bdir" -type f -executable ! -name '*.so*' ! -path '*/CMakeFiles/*' -print0)
+
+# The wgmma probe (CUDA builds, sm_90a): run_gpu.sh's probe step runs it.
+probe_bin=none
+[[ -f $out/kmini/build-$backend/bin/kmini_wgmma_probe ]] && probe_bin=build-$backend/bin/kmini_wgmma_probe
+if [[ $backend == cuda ]]; then
+  [[ $probe_bin != none ]] || echo "bundle: no bin/kmini_wgmma_probe (KMINI_WGMMA_PROBE=OFF): run_gpu.sh skips its probe step"
+fi
 
 for d in "${debug_copies[@]}"; do
   [[ -f $bdir/bin/$d ]] || die "--debug-copy '$d': no $bdir/bin/$d"
@@ -243,6 +251,7 @@ chmod +x "$out/run_gpu.sh"
   echo "commit=$(cd "$root" && git rev-parse HEAD)$(cd "$root" && git diff --quiet HEAD -- src tests || echo '+local changes')"
   echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
   echo "kokkos_prefix=$prefix"
+  echo "wgmma_probe=$probe_bin"
   [[ $backend == hip ]] && echo "amd_gpu=$HCC_AMDGPU_TARGET"
 } >"$out/bundle_info.txt"
 

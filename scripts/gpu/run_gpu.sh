@@ -4,6 +4,9 @@
 # One command on the GPU machine, bounded to about 9 minutes on an H100:
 #   1. nvidia-smi (rocm-smi and rocminfo for a hip bundle) and the machine (nvidia-smi.txt,
 #      rocm-smi.txt inside the tar)
+#   probe: on an sm_90 GPU, bin/kmini_wgmma_probe (about 5 s): Hopper's wgmma 1-bit MMA
+#      against the mma.sync the tensor-core engine issues, one line in summary.txt with
+#      both rates and their ratio, the JSON inside the tar (runs/probe/wgmma_probe.json)
 #   2. the whole ctest suite, relocated into this folder; tests that need what the
 #      machine lacks are listed as skipped with the reason (never dropped)
 #   3. the default deck at 1 and 2 ranks, every bench deck (inputs/bench/*.yaml and the
@@ -11,7 +14,7 @@
 #   4. compute-sanitizer memcheck and racecheck on a short deck of each kernel
 # and leaves at most 8 files in RESULTS_DIR: summary.txt, results.tar.gz (every
 # results.json, log and the ctest report), ctest.log (its tail), sanitizer.log.
-# STEPS (comma-separated): smi,tests,decks,bench,peers,profile,sanitizer,python (default: all).
+# STEPS (comma-separated): smi,probe,tests,decks,bench,peers,profile,sanitizer,python (default: all).
 # python (bundles made with --python-kit): the module built for this machine's
 # python3 (scripts/gpu/python_module.sh, in the background from the start),
 # then tests/python with pytest: CuPy arrays used in place (python.txt).
@@ -27,7 +30,7 @@ set -uo pipefail
 B=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 res=${1:?usage: run_gpu.sh RESULTS_DIR [--only STEPS]}
 shift
-steps=smi,tests,decks,bench,peers,profile,sanitizer,python
+steps=smi,probe,tests,decks,bench,peers,profile,sanitizer,python
 [[ ${1:-} == --only ]] && steps=${2:?}
 want() { [[ ,$steps, == *",$1,"* ]]; }
 mkdir -p "$res"
@@ -106,6 +109,34 @@ elif want smi; then
   say "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
   { echo "python3: $python ($($python --version 2>&1))"; echo "cmake: $cmake_bin"; $python -c 'import numpy, sys; print("numpy", numpy.__version__)' 2>&1
     $python -c 'import yaml; print("yaml", yaml.__version__)' 2>&1; uname -a; nproc; ldd "$kmini" | grep -i "not found"; } >>"$log/nvidia-smi.txt" 2>&1
+fi
+
+# --- probe: wgmma against mma.sync, before anything else loads the GPU or the CPUs --------
+# Exit 77: not an sm_90 GPU (the probe is built for sm_90a only); 3: measured, but a
+# wgmma result was not exact (the rates are then those of a misread layout).
+if want probe && [[ $backend == cuda ]] && enough 30 "probe"; then
+  probe=$B/kmini/build-$backend/bin/kmini_wgmma_probe
+  if [[ ! -x $probe ]]; then
+    say "skipped: probe: the bundle has no bin/kmini_wgmma_probe (built with KMINI_WGMMA_PROBE=OFF)"
+  else
+    mkdir -p "$work/runs/probe"
+    t0=$(date +%s)
+    timeout "$(cap 60)" "$probe" --json "$work/runs/probe/wgmma_probe.json" 2>"$log/wgmma_probe.log"
+    rc=$?
+    line=$(tail -1 "$log/wgmma_probe.log" | sed 's/^kmini_wgmma_probe: //')
+    if ((rc == 77)); then
+      say "skipped: probe: $line"
+    else
+      say "probe: exit $rc in $(($(date +%s) - t0)) s: $line"
+    fi
+    # The instructions ptxas chose, where the machine has cuobjdump.
+    cuobjdump_bin=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null | head -1)
+    if [[ -n $cuobjdump_bin ]]; then
+      "$cuobjdump_bin" --dump-sass "$probe" >"$work/runs/probe/wgmma_probe.sass" 2>&1
+      say "probe SASS: $(grep -oE '\b[A-Z0-9]*MMA(\.[A-Za-z0-9_]+)*' "$work/runs/probe/wgmma_probe.sass" | sort | uniq -c |
+        awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')"
+    fi
+  fi
 fi
 
 py_build_pid=""
