@@ -207,6 +207,20 @@ if want bench; then
     rel=${d#"$B"/kmini/}
     run_deck "$(basename "$(dirname "$rel")")_$(basename "$d" .yaml)" 1 "$rel"
   done
+  # The tensor-core engine's kernels side by side on the tensor-core decks: every
+  # gram.tensor_core_tile choice that `kmini describe --json` declares.
+  if [[ $backend == cuda ]]; then
+    tiles=$("$kmini" describe gram --json 2>/dev/null | "${python:-python3}" -c '
+import json, sys
+keys = json.load(sys.stdin)["kernels"][0]["keys"]
+print(" ".join(o for k in keys if k["key"] == "gram.tensor_core_tile" for o in k["options"] if o != "auto"))')
+    for t in $tiles; do
+      for d in "$B"/kmini/inputs/gpu/gram*tensor_core*.yaml; do
+        rel=${d#"$B"/kmini/}
+        run_deck "gpu_$(basename "$d" .yaml)_$t" 1 "$rel" --set "gram.tensor_core_tile=$t"
+      done
+    done
+  fi
 fi
 
 if want peers && [[ $backend == hip ]]; then

@@ -64,8 +64,9 @@ struct Config {
   std::int64_t repeat = 1;                      // timed repetitions of the slice loop (best)
   Engine engine = Engine::Popcount;             // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
   MicroKernel micro_kernel = kAutoMicroKernel;  // the host tiles' micro-kernel (gram.micro_kernel)
-  Distribution distribution = Distribution::Replicated;  // Auto is resolved by make_plan
-  RingSchedule ring_schedule = RingSchedule::Auto;       // resolved by make_plan (ring plans)
+  TensorCoreTile tensor_core_tile = TensorCoreTile::Auto;  // gram.tensor_core_tile
+  Distribution distribution = Distribution::Replicated;    // Auto is resolved by make_plan
+  RingSchedule ring_schedule = RingSchedule::Auto;         // resolved by make_plan (ring plans)
   // The circulant computes only the outputs that reduce per row.
   bool circulant_possible() const { return write_c.empty() && write_pairs.empty(); }
 };

@@ -309,7 +309,7 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
     g.r0 = r0;
     g.r1 = std::min(rows, r0 + h);
     g.targets = two ? targets : 0;
-    gram_slice(exec, pa, pb, g, s.counts);
+    gram_slice(exec, pa, pb, g, s.counts, kAutoEngine);
     with_similarity(p.similarity, [&](auto kind) {
       const SliceValues<I32View, I32View, decltype(kind)::value> values(s.counts, s.ones_a, s.ones_b, g);
       if (counting) count_at_least(exec, values, g, s.thresholds, s.bins);

@@ -128,7 +128,10 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   if (engine == "tensor_core" && !tensor_core::kAvailable)
     s.fail("engine", "popcount or auto: this build (Kokkos " + compat::execution_space_name() +
                          ") has no tensor-core engine (it needs Kokkos with CUDA for compute capability 8.0 or newer)");
-  if (engine == "tensor_core" || (engine == "auto" && tensor_core::kAvailable)) c.engine = Engine::TensorCore;
+  c.engine = engine == "tensor_core" ? Engine::TensorCore : engine == "auto" ? kAutoEngine : Engine::Popcount;
+  const std::string tile = s.choice(d.key("tensor_core_tile"));
+  for (TensorCoreTile t : kTensorCoreTiles)
+    if (tile == tensor_core_tile_name(t)) c.tensor_core_tile = t;
   // auto: the one the target's instruction set selects (kAutoMicroKernel);
   // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).
   const std::string mk = s.choice(d.key("micro_kernel"));

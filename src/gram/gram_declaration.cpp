@@ -62,6 +62,10 @@ const KernelDeclaration& declaration() {
         DeckKey::integer("repeat", 1, 1, 1000).with("", "Timed repeats; the best one is reported"),
         DeckKey::choice("engine", "auto", {"auto", "popcount", "tensor_core"})
             .with("", "tensor_core: 1-bit mma on NVIDIA GPUs (sm_80+); auto: it where built, else popcount"),
+        DeckKey::choice("tensor_core_tile", "auto", {"auto", "block64", "warp32x64", "warp64x64"})
+            .with("",
+                  "The tensor-core kernel: 64 x 64 blocks, or 128 x 128 with each warp's 32 x 64 or 64 x 64 in "
+                  "registers; auto: the backend's best"),
         DeckKey::choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"})
             .with("", "Host AND+popcount loop; auto: the best the build's instruction set has"),
         DeckKey::choice("distribution", "replicated", {"replicated", "ring", "auto"})

@@ -43,6 +43,22 @@ namespace kmini::gram {
 enum class Engine { Popcount, TensorCore };
 inline const char* engine_name(Engine e) { return e == Engine::TensorCore ? "tensor_core" : "popcount"; }
 
+// The tensor-core engine's kernel (gram.tensor_core_tile): block64, the 64 x 64
+// team kernel staging 16 words at a time; warp32x64 and warp64x64, 128 x 128
+// blocks with a cp.async pipeline and each warp's part of C in registers
+// (gram_tensor_core_blocked.hpp). Exact against each other.
+enum class TensorCoreTile { Auto, Block64, Warp32x64, Warp64x64 };
+inline constexpr TensorCoreTile kTensorCoreTiles[] = {TensorCoreTile::Block64, TensorCoreTile::Warp32x64,
+                                                      TensorCoreTile::Warp64x64};
+constexpr const char* tensor_core_tile_name(TensorCoreTile t) {
+  return t == TensorCoreTile::Block64     ? "block64"
+         : t == TensorCoreTile::Warp32x64 ? "warp32x64"
+         : t == TensorCoreTile::Warp64x64 ? "warp64x64"
+                                          : "auto";
+}
+// What auto means (docs/performance.md, "gram: the tensor-core engine").
+inline constexpr TensorCoreTile kDefaultTensorCoreTile = TensorCoreTile::Warp32x64;
+
 // The host tiles' AND+popcount micro-kernel (rows_block, gram_micro_kernels.hpp;
 // gram.micro_kernel). Each is compiled in where the target has its
 // instructions; `auto` is the last one compiled in, in this order.
@@ -78,7 +94,7 @@ inline constexpr MicroKernel kAutoMicroKernel = KMINI_GRAM_AVX512_POPCOUNT ? Mic
 struct TileParams {
   static constexpr int tile = 64;
   static constexpr int stage_words = 1;  // staging: one word per thread, coalesced
-  static constexpr int granule = 1;      // packed rows are padded to this many words
+  static constexpr int granule = 2;      // packed rows padded to 16 bytes: the blocked tensor-core kernel's cp.async
 #if defined(KOKKOS_ENABLE_HIP)
   static constexpr int chunk = 8;  // 2 x 64 x 9 x 8 B + 16 KiB C tile = 24 KiB: two workgroups in a CU's 64 KiB LDS
 #else

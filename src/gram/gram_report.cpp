@@ -84,6 +84,11 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
                       : TileParams::staged           ? "portable"
                                                      : micro_kernel_name(c.micro_kernel);
   m["engine"] = engine_name(c.engine);
+  if (c.engine == Engine::TensorCore) {
+    const TensorCoreTile t = c.tensor_core_tile == TensorCoreTile::Auto ? kDefaultTensorCoreTile : c.tensor_core_tile;
+    m["tensor_core_tile"] = tensor_core_tile_name(t);
+    if (t != TensorCoreTile::Block64) m["tile"] = 128;  // the executed count stays the 64 x 64 plan's (a lower bound)
+  }
   m["pack_seconds"] = pack_seconds;
   m["compute_seconds"] = compute_seconds;
   m["postprocess_seconds"] = allreduce_max(env.comm(), pass.post_seconds);

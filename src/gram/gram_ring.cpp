@@ -89,7 +89,7 @@ void Ring::compute(const Slice& s, const Chunk& k, const Packed& data, std::int6
     w.out_col0 = s.r0;
     w.out_width = plan_.rows - s.r0;
   }
-  gram_window(exec_, in_.a, data, w, counts, c_.engine, c_.micro_kernel);
+  gram_window(exec_, in_.a, data, w, counts, c_.engine, c_.micro_kernel, c_.tensor_core_tile);
 }
 
 void Ring::round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& counts) {

@@ -94,7 +94,7 @@ void GramRun::compute_slice(const Slice* s) {
   ScopedRegion compute_region("kmini::gram::compute");
   if (ring) ring->round(s, buffers.counts);
   else if (s)
-    gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine, c.micro_kernel);
+    gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine, c.micro_kernel, c.tensor_core_tile);
 }
 
 // Phase "compute": `repeat - 1` timed passes of the slice loop alone (the
@@ -221,7 +221,7 @@ void GramRun::compute_window(const CirculantWindow& w, const Packed& data, std::
   t.b_base = base;
   t.out_col0 = w.c0;
   t.out_width = w.c1 - w.c0;
-  gram_window(ctx.exec, in.a, data, t, buffers.counts, c.engine, c.micro_kernel);
+  gram_window(ctx.exec, in.a, data, t, buffers.counts, c.engine, c.micro_kernel, c.tensor_core_tile);
 }
 
 // The checked rows' values from the windows that hold them (their own rows,

@@ -288,6 +288,7 @@ const std::vector<KeySample>& key_samples() {
       {"gram.triangle", "full"},
       {"gram.micro_kernel", "portable"},
       {"gram.engine", "popcount"},
+      {"gram.tensor_core_tile", "warp64x64"},
       {"gram.distribution", "replicated"},
       {"gram.ring_schedule", "auto"},
       {"gram.write", "{}"},

@@ -8,10 +8,12 @@
 // must then give the plain popcount sums, at odd chunk lengths too.
 #include "core/random.hpp"
 #include "gram/impl/gram_tensor_core.hpp"
+#include "gram/impl/gram_tensor_core_blocked.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -135,4 +137,205 @@ TEST(GramTensorCore, WarpEmulationMatchesPopcountAtOddChunks) {
           for (Word x = ra[i][k] & rb[j][k]; x != 0; x &= x - 1) ++expected[i * stride + j];
     EXPECT_EQ(ct, expected) << words << " words";
   }
+}
+
+// ---------------------------------------------------------------------------
+// The blocked kernel (gram_tensor_core_blocked.hpp), run block by block on the
+// CPU: each stage's copies as the threads issue them (zero-filled past the
+// rows and words), the panels in a byte array with the kernel's swizzle, the
+// warps' ldmatrix .x4 by the PTX ISA's rule (matrix q from the 8 row addresses
+// of lanes 8q..8q+7; lane l gets bytes 4 (l % 4) .. + 3 of row l / 4), the
+// emulated mma, and the kernel's stores.
+
+namespace {
+
+// ldmatrix.m8n8.x4.b16: register q of lane l from the row address lane
+// 8q + l / 4 gave, its 32-bit word l % 4.
+void emulate_ldmatrix_x4(const unsigned char* smem, const int addr[32], std::uint32_t reg[32][4]) {
+  for (int lane = 0; lane < 32; ++lane)
+    for (int q = 0; q < 4; ++q) std::memcpy(&reg[lane][q], smem + addr[8 * q + lane / 4] + 4 * (lane % 4), 4);
+}
+
+template <class S>
+void emulate_blocked(const tc::BlockedArgs& p, std::int64_t blocks) {
+  std::vector<unsigned char> smem(S::stage_bytes);
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    std::int64_t l, m;
+    tc::block_tile(p, blk, l, m);
+    const std::int64_t i0 = p.r0 + l * S::block, j0 = p.c0 + m * S::block;
+    const std::int64_t ia = i0 - p.a_base, a_end = p.r1 - p.a_base, jb = j0 - p.b_base, b_end = p.c1 - p.b_base;
+    static std::int32_t acc[S::warps][32][S::mt][S::nt][4];
+    std::memset(acc, 0, sizeof(acc));
+    for (std::int64_t k0 = 0; k0 < p.words; k0 += S::stage_words) {
+      std::fill(smem.begin(), smem.end(), 0xA5);  // the last stage's bytes
+      std::vector<int> filled(S::stage_bytes / 16, 0);
+      for (int t = 0; t < S::threads; ++t)
+        for (int q = 0; q < S::copies; ++q) {
+          const int row = tc::copy_row<S>(t, q), chunk = tc::copy_chunk<S>(t, q);
+          const std::int64_t w = k0 + 2 * chunk;
+          const bool fa = w < p.words && ia + row < a_end, fb = w < p.words && jb + row < b_end;
+          unsigned char* da = smem.data() + tc::smem_offset(row, chunk);
+          unsigned char* db = smem.data() + S::panel_bytes + tc::smem_offset(row, chunk);
+          if (fa) std::memcpy(da, p.a + (ia + row) * p.lda + w, 16);
+          else std::memset(da, 0, 16);
+          if (fb) std::memcpy(db, p.b + (jb + row) * p.ldb + w, 16);
+          else std::memset(db, 0, 16);
+          ++filled[tc::smem_offset(row, chunk) / 16];
+          ++filled[(S::panel_bytes + tc::smem_offset(row, chunk)) / 16];
+        }
+      for (int f : filled) ASSERT_EQ(f, 1) << "every 16 bytes of a stage copied once";
+      for (int warp = 0; warp < S::warps; ++warp)
+        for (int s = 0; s < S::steps; ++s) {
+          std::uint32_t a[S::mt][32][4], b[S::nt][32][2];
+          const int wr = tc::warp_row0<S>(warp), wc = tc::warp_col0<S>(warp);
+          for (int i = 0; i < S::mt; ++i) {
+            int addr[32];
+            for (int lane = 0; lane < 32; ++lane)
+              addr[lane] = tc::smem_offset(tc::ldm_a_row(lane, wr + i * tc::kM), tc::ldm_a_chunk(lane, s));
+            emulate_ldmatrix_x4(smem.data(), addr, a[i]);
+          }
+          for (int j = 0; j < S::nt; j += 2) {
+            int addr[32];
+            std::uint32_t reg[32][4];
+            for (int lane = 0; lane < 32; ++lane)
+              addr[lane] =
+                  S::panel_bytes + tc::smem_offset(tc::ldm_b_row(lane, wc + j * tc::kN), tc::ldm_b_chunk(lane, s));
+            emulate_ldmatrix_x4(smem.data(), addr, reg);
+            for (int lane = 0; lane < 32; ++lane) {
+              b[j][lane][0] = reg[lane][0];
+              b[j][lane][1] = reg[lane][1];
+              b[j + 1][lane][0] = reg[lane][2];
+              b[j + 1][lane][1] = reg[lane][3];
+            }
+          }
+          for (int i = 0; i < S::mt; ++i)
+            for (int j = 0; j < S::nt; ++j) {
+              std::int32_t c[32][4];
+              for (int lane = 0; lane < 32; ++lane)
+                for (int r = 0; r < 4; ++r) c[lane][r] = acc[warp][lane][i][j][r];
+              emulate_mma(a[i], b[j], c);
+              for (int lane = 0; lane < 32; ++lane)
+                for (int r = 0; r < 4; ++r) acc[warp][lane][i][j][r] = c[lane][r];
+            }
+        }
+    }
+    const bool mirror = p.triangular && m > l;
+    for (int warp = 0; warp < S::warps; ++warp)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < S::mt; ++i)
+          for (int j = 0; j < S::nt; ++j)
+            for (int r = 0; r < 4; ++r)
+              tc::store_element(p, i0 + tc::warp_row0<S>(warp) + i * tc::kM + tc::c_row(lane, r),
+                                j0 + tc::warp_col0<S>(warp) + j * tc::kN + tc::c_col(lane, r), mirror,
+                                acc[warp][lane][i][j][r]);
+  }
+}
+
+std::int64_t popcount_and(const Word* x, const Word* y, std::int64_t words) {
+  std::int64_t n = 0;
+  for (std::int64_t k = 0; k < words; ++k)
+    for (Word v = x[k] & y[k]; v != 0; v &= v - 1) ++n;
+  return n;
+}
+
+// Rows of `words` 64-bit words (an even count, as the packed views have), density about 1/2 or 1/4.
+std::vector<Word> random_rows(std::int64_t rows, std::int64_t words, std::int64_t used, std::uint64_t seed) {
+  std::vector<Word> v(static_cast<std::size_t>(rows * words), 0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t k = 0; k < used; ++k) {
+      Word x = kmini::random::hash(seed, r * words + k);
+      if (r % 3 == 0) x &= kmini::random::hash(seed + 1, r * words + k);
+      v[r * words + k] = x;
+    }
+  return v;
+}
+
+// Window r0..r1 x c0..c1 of C = A B^T (A's rows from a_base, B's from b_base)
+// into an output of out_width columns from out_col0, by the emulated kernel;
+// every element the window owns against the popcount sums, every other one untouched.
+template <class S>
+void check_window(std::int64_t a_rows, std::int64_t b_rows, std::int64_t words, std::int64_t r0, std::int64_t r1,
+                  std::int64_t c0, std::int64_t c1, bool triangular, std::int64_t a_base, std::int64_t b_base,
+                  std::int64_t out_col0, std::int64_t out_width) {
+  const std::vector<Word> a = random_rows(a_rows, words, words - 1, 7 + words);
+  const std::vector<Word> b = triangular ? a : random_rows(b_rows, words, words, 70 + words);
+  std::vector<std::int32_t> out(static_cast<std::size_t>((r1 - r0) * out_width), -7);
+  tc::BlockedArgs p;
+  p.a = a.data();
+  p.b = b.data();
+  p.out = out.data();
+  p.lda = p.ldb = p.words = words;
+  p.r0 = r0;
+  p.r1 = r1;
+  p.c0 = c0;
+  p.c1 = c1;
+  p.a_base = a_base;
+  p.b_base = b_base;
+  p.out_col0 = out_col0;
+  p.out_width = out_width;
+  p.triangular = triangular;
+  const std::int64_t tile_rows = (r1 - r0 + S::block - 1) / S::block;
+  p.tile_cols = (c1 - c0 + S::block - 1) / S::block;
+  emulate_blocked<S>(p, tile_rows * p.tile_cols - (triangular ? tile_rows * (tile_rows - 1) / 2 : 0));
+  std::int64_t bad = 0, stray = 0;
+  for (std::int64_t i = r0; i < r1; ++i)
+    for (std::int64_t j = out_col0; j < out_col0 + out_width; ++j) {
+      const std::int32_t got = out[(i - r0) * out_width + (j - out_col0)];
+      if (j < c0 || j >= c1) {
+        stray += got != -7;
+        continue;
+      }
+      const std::int64_t want = popcount_and(&a[(i - a_base) * words], &b[(j - b_base) * words], words);
+      bad += got != want;
+    }
+  EXPECT_EQ(bad, 0) << tc::kLanes * S::warps << " threads, " << words << " words, window " << r0 << ".." << r1 << " x "
+                    << c0 << ".." << c1 << (triangular ? " triangular" : "");
+  EXPECT_EQ(stray, 0) << "elements outside the window written";
+}
+
+}  // namespace
+
+TEST(GramTensorCore, BlockedLaneTablesCoverEachRowAndChunkOnce) {
+  // ldmatrix .x4 for A: the 32 lanes name rows 0..15 of the mma tile, chunks 2s and 2s + 1, each once.
+  for (int s = 0; s < 4; ++s) {
+    int seen_a[16][2] = {}, seen_b[16][2] = {};
+    for (int lane = 0; lane < 32; ++lane) {
+      ++seen_a[tc::ldm_a_row(lane, 0)][tc::ldm_a_chunk(lane, s) - 2 * s];
+      ++seen_b[tc::ldm_b_row(lane, 0)][tc::ldm_b_chunk(lane, s) - 2 * s];
+    }
+    for (int r = 0; r < 16; ++r)
+      for (int h = 0; h < 2; ++h) {
+        EXPECT_EQ(seen_a[r][h], 1);
+        EXPECT_EQ(seen_b[r][h], 1);
+      }
+  }
+  // The swizzle: each ldmatrix phase (8 consecutive rows, one chunk) and each
+  // row's 8 chunks cover the 8 bank groups of 16 bytes.
+  for (int row0 = 0; row0 < 128; row0 += 8)
+    for (int chunk = 0; chunk < 8; ++chunk) {
+      int phase = 0, row = 0;
+      for (int r = 0; r < 8; ++r) {
+        phase |= 1 << ((tc::smem_offset(row0 + r, chunk) % 128) / 16);
+        row |= 1 << ((tc::smem_offset(row0 + chunk, r) % 128) / 16);
+      }
+      EXPECT_EQ(phase, 0xFF) << "rows " << row0 << ".., chunk " << chunk;
+      EXPECT_EQ(row, 0xFF) << "row " << row0 + chunk;
+    }
+}
+
+// Rectangles, triangles (mirrored above the diagonal blocks), partial blocks,
+// windows at row offsets inside wider outputs (the ring's), k not a multiple
+// of a stage or of the mma's 4 words.
+TEST(GramTensorCore, BlockedKernelEmulationMatchesPopcount) {
+  for (const std::int64_t words : {2, 6, 16, 18, 38}) {
+    check_window<tc::Warp32x64>(200, 150, words, 0, 200, 0, 150, false, 0, 0, 0, 150);
+    check_window<tc::Warp64x64>(200, 150, words, 0, 200, 0, 150, false, 0, 0, 0, 150);
+  }
+  // A triangular slice of 300 rows from row 40 of a 340-row matrix, its window from row 40 on.
+  check_window<tc::Warp32x64>(340, 340, 18, 40, 340, 40, 340, true, 0, 0, 40, 300);
+  check_window<tc::Warp64x64>(340, 340, 6, 40, 300, 40, 340, true, 0, 0, 40, 300);
+  // A ring window: rows 130..260 held from local row 0 (a_base 130), columns
+  // 260..390 of B held from b_base 260, inside an output from column 100.
+  check_window<tc::Warp32x64>(130, 130, 38, 130, 260, 260, 390, false, 130, 260, 100, 330);
+  check_window<tc::Warp64x64>(130, 130, 16, 130, 260, 260, 390, false, 130, 260, 100, 330);
 }

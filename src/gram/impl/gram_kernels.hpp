@@ -15,6 +15,7 @@
 #include "gram/gram_similarity.hpp"
 #include "gram/impl/gram_micro_kernels.hpp"
 #include "gram/impl/gram_tensor_core.hpp"
+#include "gram/impl/gram_tensor_core_blocked.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -435,19 +436,59 @@ double probe_tensor_core_peak(const Exec& exec, std::int64_t workers, int repeat
   return 0;
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+// Window w with the blocked tensor-core kernel of shape S (gram_tensor_core_blocked.hpp).
+template <class S, class Packed, class Out>
+void gram_window_blocked(const Kokkos::Cuda& exec, const Packed& a, const Packed& b, const TileWindow& w,
+                         const Out& out) {
+  static_assert(std::is_same_v<typename Out::non_const_value_type, std::int32_t>, "counts are int32");
+  tensor_core::BlockedArgs p;
+  p.a = a.data();
+  p.b = b.data();
+  p.out = out.data();
+  p.lda = static_cast<std::int64_t>(a.stride(0));
+  p.ldb = static_cast<std::int64_t>(b.stride(0));
+  p.words = static_cast<std::int64_t>(a.extent(1));
+  p.r0 = w.r0;
+  p.r1 = w.r1;
+  p.c0 = w.c0;
+  p.c1 = w.c1;
+  p.a_base = w.a_base;
+  p.b_base = w.b_base;
+  p.out_col0 = w.out_col0;
+  p.out_width = w.out_width;
+  p.triangular = w.triangular;
+  const std::int64_t tile_rows = (w.r1 - w.r0 + S::block - 1) / S::block;
+  p.tile_cols = (w.c1 - w.c0 + S::block - 1) / S::block;
+  const std::int64_t blocks = tile_rows * p.tile_cols - (w.triangular ? tile_rows * (tile_rows - 1) / 2 : 0);
+  if (blocks > 0) tensor_core::launch_blocked<S>(exec, p, blocks);
+}
+#endif
+
 // The engine dispatch: the tensor-core tiles where this build has them and
-// they were asked for (configure() refused tensor_core elsewhere), else the
-// popcount tiles with micro-kernel `mk` (configure() let only compiled-in
-// ones through).
+// they were asked for (configure() refused tensor_core elsewhere), in the
+// blocked kernel of shape `tile` where the views suit its 16-byte copies, else
+// (and for tile block64) the 64 x 64 team kernel; else the popcount tiles with
+// micro-kernel `mk` (configure() let only compiled-in ones through).
 template <class Exec, class Packed, class Out>
 void gram_window(const Exec& exec, const Packed& a, const Packed& b, const TileWindow& w, const Out& out,
-                 Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+                 Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel,
+                 TensorCoreTile tile = TensorCoreTile::Auto) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (tensor_core::kAvailable && std::is_same_v<Exec, Kokkos::Cuda>) {
-    if (engine == Engine::TensorCore) return gram_window_with<true, MicroKernel::Portable>(exec, a, b, w, out);
+    if (engine == Engine::TensorCore) {
+      const tensor_core::Tile t = tensor_core::resolved(tile);
+      if (t != tensor_core::Tile::Block64 &&
+          tensor_core::blocked_fits(a.data(), a.stride(0), b.data(), b.stride(0), a.extent(1))) {
+        if (t == tensor_core::Tile::Warp64x64) return gram_window_blocked<tensor_core::Warp64x64>(exec, a, b, w, out);
+        return gram_window_blocked<tensor_core::Warp32x64>(exec, a, b, w, out);
+      }
+      return gram_window_with<true, MicroKernel::Portable>(exec, a, b, w, out);
+    }
   }
 #endif
   (void)engine;  // configure() refused tensor_core on builds without it
+  (void)tile;
   if constexpr (TileParams::staged) {
     gram_window_with<false, MicroKernel::Portable>(exec, a, b, w, out);
   } else {
@@ -457,15 +498,17 @@ void gram_window(const Exec& exec, const Packed& a, const Packed& b, const TileW
 
 template <class Exec, class Packed, class Out>
 void gram_slice(const Exec& exec, const Packed& a, const Packed& b, const SliceGeometry& g, const Out& out,
-                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
-  gram_window(exec, a, b, TileWindow::of(g), out, engine, mk);
+                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel,
+                TensorCoreTile tile = TensorCoreTile::Auto) {
+  gram_window(exec, a, b, TileWindow::of(g), out, engine, mk, tile);
 }
 
 // One input: C = A A^T.
 template <class Exec, class Packed, class Out>
 void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const Out& out,
-                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
-  gram_slice(exec, a, a, g, out, engine, mk);
+                Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel,
+                TensorCoreTile tile = TensorCoreTile::Auto) {
+  gram_slice(exec, a, a, g, out, engine, mk, tile);
 }
 
 template <class Counts, class Ones, class Sim>

@@ -96,6 +96,15 @@ constexpr bool kAvailable = true;
 #else
 constexpr bool kAvailable = false;
 #endif
+}  // namespace kmini::gram::tensor_core
+
+namespace kmini::gram {
+// What gram.engine: auto means: the tensor-core engine where this build has it
+// (exact against popcount and faster on every GPU measured, docs/performance.md).
+inline constexpr Engine kAutoEngine = tensor_core::kAvailable ? Engine::TensorCore : Engine::Popcount;
+}  // namespace kmini::gram
+
+namespace kmini::gram::tensor_core {
 
 // D += A AND-popc B for one warp (every lane calls it, converged).
 KOKKOS_INLINE_FUNCTION void mma_and_popc(const std::uint32_t a[4], const std::uint32_t b[2], std::int32_t c[4]) {

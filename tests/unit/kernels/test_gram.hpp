@@ -294,6 +294,49 @@ TEST(TEST_CATEGORY, Gram_EveryEngineMatchesHostReferenceForABt) {
     }
 }
 
+// Every gram.tensor_core_tile against the host reference where this build has
+// the tensor-core engine: symmetric slices (the triangle and its mirror) at
+// heights below, across and above the 128-row blocks, and A B^T, with k not a
+// multiple of a 16-word stage.
+TEST(TEST_CATEGORY, Gram_EveryTensorCoreTileMatchesHostReference) {
+  const auto engines = test_engines();
+  if (std::find(engines.begin(), engines.end(), Engine::TensorCore) == engines.end())
+    GTEST_SKIP() << "this build has no tensor-core engine on this execution space";
+  const std::int64_t rows = 300, targets = 141, cols = 1100;
+  const Source sa = random_source(rows, cols, 0.3, 41), sb = random_source(targets, cols, 0.6, 42);
+  PackedView<MemSpace> a("a", rows, words_allocated(cols)), b("b", targets, words_allocated(cols));
+  pack_random(Exec(), a, rows, cols, sa.density, sa.seed);
+  pack_random(Exec(), b, targets, cols, sb.density, sb.seed);
+  const auto ra = reference::pack(host_rows(sa, 0, rows), rows, cols);
+  const auto rb = reference::pack(host_rows(sb, 0, targets), targets, cols);
+  for (TensorCoreTile tile : kTensorCoreTiles) {
+    for (std::int64_t h : {std::int64_t(50), std::int64_t(130), rows}) {
+      std::int64_t bad = 0;
+      for (std::int64_t r0 = 0; r0 < rows; r0 += h) {
+        const SliceGeometry g{rows, r0, std::min(rows, r0 + h)};
+        Kokkos::View<std::int32_t*, MemSpace> out("out", g.height() * g.width());
+        Kokkos::deep_copy(out, -7);
+        gram_slice(Exec(), a, g, out, Engine::TensorCore, kAutoMicroKernel, tile);
+        auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+        for (std::int64_t i = g.r0; i < g.r1; ++i)
+          for (std::int64_t j = g.col0(); j < rows; ++j)
+            if (ho((i - g.r0) * g.width() + (j - g.col0())) != reference::count(ra, i, j)) ++bad;
+      }
+      EXPECT_EQ(bad, 0) << "A A^T, tile " << tensor_core_tile_name(tile) << ", slice " << h;
+    }
+    const SliceGeometry g{rows, 0, rows, targets};
+    Kokkos::View<std::int32_t*, MemSpace> out("out", rows * targets);
+    Kokkos::deep_copy(out, -7);
+    gram_slice(Exec(), a, b, g, out, Engine::TensorCore, kAutoMicroKernel, tile);
+    auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+    std::int64_t bad = 0;
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < targets; ++j)
+        if (ho(i * targets + j) != reference::count(ra, i, rb, j)) ++bad;
+    EXPECT_EQ(bad, 0) << "A B^T, tile " << tensor_core_tile_name(tile);
+  }
+}
+
 // gram.distribution: ring. A slice assembled from chunks held in separate
 // compact views (rows at an offset), as the ring computes it: the slice's own
 // chunk as the triangular diagonal block, the chunks below it as rectangles
