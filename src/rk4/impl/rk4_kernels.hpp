@@ -47,8 +47,9 @@ struct StepTuning {
   // (full_occupancy_blocks with rk4.occupancy: full), guaranteed resident by
   // the launch bounds, so the grid of wave_blocks x SMs blocks is one wave;
   // each thread then loops over the work items with the grid's stride. 4
-  // blocks of 256 allow 64 registers: no kernel spills (ptxas -v, nvcc 13,
-  // sm_90: docs/performance.md "rk4 and discount: compiler reports").
+  // blocks of 256 allow 64 registers: the single-precision step kernels fit
+  // without spills, packed ones included (ptxas -v, nvcc 13, sm_90:
+  // docs/performance.md "rk4 and discount: compiler reports").
   static constexpr int wave_block = 256;
   static constexpr int wave_blocks = 4;
   static constexpr int full_occupancy_blocks = 8;
