@@ -21,7 +21,7 @@ struct InputSpec {
 };
 
 enum class Reduce { None, PerDate, PerId };
-enum class Policy { MDRange, Flat };
+enum class Policy { MDRange, Flat, Wave };
 // How cv is stored (discount.stores): streaming (non-temporal) stores, regular
 // ones, or auto: streaming where the build has them (host targets with AVX)
 // and this rank's cv is larger than the last-level cache.
@@ -33,6 +33,7 @@ struct Config {
   InputSpec mult_by, discount;
   Reduce reduce = Reduce::None;
   Policy policy = Policy::MDRange;
+  bool vector_loads = false;  // discount.loads: vector: 16-byte packs of discount and cv (policy flat or wave)
   std::string write_cv, write_reduced;  // empty: not written
   std::int64_t repeat = 5;
   Stores stores = Stores::Auto;

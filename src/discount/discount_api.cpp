@@ -15,7 +15,10 @@ void apply_any(const ApiExec& exec, const ApiRow<const T>& mult_by, const ApiRow
   const std::int64_t cv_bytes = static_cast<std::int64_t>(cv.span() * sizeof(T));
   const auto policy = params.policy == ApplyParams::Policy::Auto ? default_policy() : params.policy;
   auto multiply = [&](bool streaming) {
+    const bool vector = params.loads == ApplyParams::Loads::Vector;
     if (streaming) multiply_streaming(exec, mult_by, discount, cv);
+    else if (policy == ApplyParams::Policy::Wave || (vector && policy == ApplyParams::Policy::Flat))
+      multiply_strided(exec, mult_by, discount, cv, policy == ApplyParams::Policy::Wave, vector);
     else if (policy == ApplyParams::Policy::Flat) multiply_flat(exec, mult_by, discount, cv);
     else multiply_mdrange(exec, mult_by, discount, cv);
   };

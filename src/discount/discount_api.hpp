@@ -20,9 +20,13 @@ using ApiRows = Kokkos::View<T**, Kokkos::LayoutRight, ApiMemory, Kokkos::Memory
 // last-level cache, else the 2-D range kernel with regular stores).
 struct ApplyParams {
   enum class Stores { Auto, Regular, Streaming } stores = Stores::Auto;
-  // With regular stores: the 2-D range over (date, row), or one flat range
-  // (discount.policy); Auto: default_policy().
-  enum class Policy { Auto, MDRange, Flat } policy = Policy::Auto;
+  // With regular stores: the 2-D range over (date, row), one flat range, or
+  // one wave of threads striding over the flat index (discount.policy);
+  // Auto: default_policy().
+  enum class Policy { Auto, MDRange, Flat, Wave } policy = Policy::Auto;
+  // With policy flat or wave: discount and cv as 16-byte packs (Vector), or
+  // element by element (Scalar; Auto: scalar) (discount.loads).
+  enum class Loads { Auto, Scalar, Vector } loads = Loads::Auto;
 };
 
 // The policy `Auto` means on this build: Flat on GPUs (one element per thread

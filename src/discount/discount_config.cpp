@@ -119,6 +119,7 @@ Config read_config(const DeckNode& s, MPI_Comm) {
   c.reduce = reduce == "per_date" ? Reduce::PerDate : reduce == "per_id" ? Reduce::PerId : Reduce::None;
   const std::string policy = s.choice(d.key("policy"));
   c.policy = policy == "flat"                                ? Policy::Flat
+             : policy == "wave"                              ? Policy::Wave
              : policy == "mdrange"                           ? Policy::MDRange
              : default_policy() == ApplyParams::Policy::Flat ? Policy::Flat
                                                              : Policy::MDRange;
@@ -129,6 +130,13 @@ Config read_config(const DeckNode& s, MPI_Comm) {
     s.fail("stores", "auto or regular: this build has no streaming stores (a host build for a CPU with AVX)");
   if (c.stores == Stores::Streaming && c.reduce != Reduce::None)
     s.fail("stores", "auto or regular with discount.reduce " + reduce + " (streaming stores are for reduce: none)");
+  c.vector_loads = s.choice(d.key("loads")) == "vector";
+  if (c.vector_loads && c.reduce != Reduce::None)
+    s.fail("loads", "auto or scalar with discount.reduce " + reduce + " (16-byte packs are for reduce: none)");
+  if (c.vector_loads && c.policy == Policy::MDRange)
+    s.fail("loads", "auto or scalar with discount.policy mdrange (16-byte packs run with policy flat or wave)");
+  if (c.vector_loads && c.stores == Stores::Streaming)
+    s.fail("loads", "auto or scalar with discount.stores streaming (streaming stores are their own kernel)");
   const DeckNode write = s.child(d.key("write"));
   c.write_cv = write.text(d.key("write.cv"));
   c.write_reduced = write.text(d.key("write.reduced"));

@@ -34,9 +34,12 @@ const KernelDeclaration& declaration() {
         DeckKey::choice("precision", "double", {"double", "single"}).with("", "float64 or float32 arrays"),
         DeckKey::choice("reduce", "none", {"none", "per_date", "per_id"})
             .with("", "Also sum cv per date or per id, fused into the multiply (cv then not kept unless written)"),
-        DeckKey::choice("policy", "auto", {"auto", "mdrange", "flat"})
+        DeckKey::choice("policy", "auto", {"auto", "mdrange", "flat", "wave"})
             .with("",
-                  "The multiply's iteration: a 3-D MDRange or one flat range; auto: flat on GPUs, mdrange on hosts"),
+                  "The multiply's iteration: a 3-D MDRange, one flat range, or one wave of threads striding over "
+                  "it; auto: flat on GPUs, mdrange on hosts"),
+        DeckKey::choice("loads", "auto", {"auto", "scalar", "vector"})
+            .with("", "vector: discount and cv as 16-byte packs (policy flat or wave, reduce none); auto: scalar"),
         DeckKey::integer("repeat", static_cast<long long>(c.repeat), 1, 100000)
             .with("", "Timed repeats; the best one is reported"),
         DeckKey::choice("stores", "auto", {"auto", "regular", "streaming"})
@@ -53,7 +56,9 @@ const KernelDeclaration& declaration() {
     keys.insert(keys.end(), rest.begin(), rest.end());
     k.fom = {"bandwidth_bytes_per_s", "B/s", "bytes of multBy, discount and cv the multiply reads and writes",
              kRoofStream, true};
-    k.decks = {"inputs/discount.yaml", "inputs/bench/discount.yaml", "inputs/gpu/discount_flat.yaml"};
+    k.decks = {"inputs/discount.yaml",          "inputs/bench/discount.yaml",
+               "inputs/gpu/discount_flat.yaml", "inputs/gpu/discount_flat_vector.yaml",
+               "inputs/gpu/discount_wave.yaml", "inputs/gpu/discount_wave_vector.yaml"};
     return k;
   }();
   return d;

@@ -300,7 +300,9 @@ void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings&
   m["precision"] = c.single ? "single" : "double";
   m["reduce"] = reduce_names[static_cast<int>(c.reduce)];
   m["nonfinite_inputs"] = Json(static_cast<long long>(nonfinite));
-  m["policy"] = c.reduce == Reduce::None ? (c.policy == Policy::Flat ? "flat" : "mdrange") : "fused reduction";
+  const char* policy_names[] = {"mdrange", "flat", "wave"};
+  m["policy"] = c.reduce == Reduce::None ? policy_names[static_cast<int>(c.policy)] : "fused reduction";
+  if (c.reduce == Reduce::None) m["loads"] = c.vector_loads ? "vector" : "scalar";
   m["cv_computed"] = cv_on;
   m["inputs"]["mult_by"] = describe(c.mult_by);
   m["inputs"]["discount"] = describe(c.discount);

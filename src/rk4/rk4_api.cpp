@@ -24,6 +24,8 @@ Problem problem_of(const IntegrateParams& q, MPI_Comm comm, std::int64_t count) 
   p.kerr = q.kerr;
   p.chunk = q.chunk;
   p.full_occupancy = q.full_occupancy;
+  p.wave = q.wave;
+  p.vector_loads = q.vector_loads;
   p.method = q.method == IntegrateParams::Method::Affine   ? Method::Affine
              : q.method == IntegrateParams::Method::Stages ? Method::Stages
                                                            : Method::Auto;

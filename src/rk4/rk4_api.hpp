@@ -44,6 +44,8 @@ struct IntegrateParams {
   enum class Method { Auto, Affine, Stages } method = Method::Auto;
   int chunk = 0;                    // elements per work item of the affine step; 0: the backend's default
   bool full_occupancy = false;      // launch bounds for full occupancy on GPUs (rk4.occupancy: full)
+  bool wave = false;                // one wave of threads looping with a grid stride (rk4.grid: wave)
+  bool vector_loads = false;        // 16-byte loads and stores in the step kernels (rk4.loads: vector)
   std::complex<double> delta0 = 0;  // per_step: the delta of step 1
   // Keep |F|^2 + (G - 1/2)^2 per element (where G is real) to report its drift.
   bool track_invariant = false;

@@ -136,6 +136,10 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   const std::string chunk = s.choice(d.key("chunk"));
   p.chunk = chunk == "auto" ? 0 : std::stoi(chunk);
   p.full_occupancy = s.choice(d.key("occupancy")) == "full";
+  p.wave = s.choice(d.key("grid")) == "wave";
+  p.vector_loads = s.choice(d.key("loads")) == "vector";
+  if (p.vector_loads && p.chunk > 0)
+    s.fail("chunk", "auto with rk4.loads: vector (a 16-byte pack sets the elements per work item)");
 
   const DeckNode init = s.child(d.key("init"));
   c.init_f = parse_init(init, "F", p.n);

@@ -52,6 +52,13 @@ const KernelDeclaration& declaration() {
         DeckKey::choice("chunk", "auto", {"auto", "1", "4"}).with("", "Elements per thread in the step kernels"),
         DeckKey::choice("occupancy", "auto", {"auto", "full"})
             .with("", "full: launch bounds for every SM's full occupancy on GPUs (ignored on hosts)"),
+        DeckKey::choice("grid", "auto", {"auto", "wave"})
+            .with(
+                "",
+                "wave: one wave of threads, each looping over elements with the grid's stride; auto: one per element"),
+        DeckKey::choice("loads", "auto", {"auto", "scalar", "vector"})
+            .with("",
+                  "vector: the step kernels load and store 16-byte packs (4 single, 2 double elements); auto: scalar"),
         DeckKey::section("init", "Initial values of F and G"),
     };
     add_init(keys, "F", {1, 0});
@@ -84,7 +91,12 @@ const KernelDeclaration& declaration() {
                "inputs/gpu/rk4_chunk4.yaml",
                "inputs/gpu/rk4_full_occupancy.yaml",
                "inputs/gpu/rk4_per_stage.yaml",
-               "inputs/gpu/rk4_per_stage_full_occupancy.yaml"};
+               "inputs/gpu/rk4_per_stage_full_occupancy.yaml",
+               "inputs/gpu/rk4_per_stage_wave_vector.yaml",
+               "inputs/gpu/rk4_vector.yaml",
+               "inputs/gpu/rk4_wave.yaml",
+               "inputs/gpu/rk4_wave_full_occupancy.yaml",
+               "inputs/gpu/rk4_wave_vector.yaml"};
     return k;
   }();
   return d;

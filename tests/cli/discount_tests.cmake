@@ -83,3 +83,44 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT "CUDA" IN_LIST KMINI_KO
                  STDERR "discount.stores: got 'streaming', expected auto or regular with discount.reduce per_date"
                  ARGS ${DSMALL} --set discount.stores=streaming --set discount.reduce=per_date)
 endif()
+
+# discount.policy and discount.loads: every way of running the multiply
+# writes the same cv.npy, on every backend (the same products), at 1 and 2
+# ranks; rows of 1505 elements, so dates start off a 16-byte boundary, and
+# 7 dates: an odd element count, so the packs leave a tail.
+foreach(np 0 2)
+  set(prefix cli.discount.variants)
+  if(np GREATER 0)
+    set(prefix mpi.cli.discount.variants.np${np})
+  endif()
+  set(runs "")
+  foreach(precision double single)
+    foreach(v mdrange flat wave flat_vector wave_vector)
+      string(REPLACE "_" ";" pv ${v})
+      list(GET pv 0 policy)
+      set(loads scalar)
+      if(v MATCHES "vector")
+        set(loads vector)
+      endif()
+      kmini_cli_test(${prefix}.${precision}.${v} NP ${np} EXIT 0 VERIFIED discount FILES cv.npy
+                     ARGS ${DSMALL} --set discount.dates=7 --set discount.ids=301 --set discount.terms=5
+                          --set discount.precision=${precision} --set discount.reduce=none
+                          --set discount.stores=regular --set discount.policy=${policy} --set discount.loads=${loads}
+                          "--set=discount.init.mult_by={random: {seed: 3}}" "--set=discount.init.discount={random: {seed: 4}}"
+                          "--set=discount.write={cv: cv.npy}")
+      set_tests_properties(${prefix}.${precision}.${v} PROPERTIES FIXTURES_SETUP ${prefix}.${precision})
+    endforeach()
+    add_test(NAME ${prefix}.${precision}.identical_cv
+             COMMAND ${CMAKE_COMMAND} -DWORK=${KMINI_TEST_WORK}
+                     "-DRUNS=${prefix}.${precision}.mdrange;${prefix}.${precision}.flat;${prefix}.${precision}.wave;${prefix}.${precision}.flat_vector;${prefix}.${precision}.wave_vector"
+                     -DFILES=cv.npy -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
+    set_tests_properties(${prefix}.${precision}.identical_cv PROPERTIES FIXTURES_REQUIRED ${prefix}.${precision}
+                         LABELS cli)
+  endforeach()
+endforeach()
+kmini_cli_test(cli.discount.bad.loads_mdrange EXIT 2
+               STDERR "discount.loads: got 'vector', expected auto or scalar with discount.policy mdrange"
+               ARGS ${DSMALL} --set discount.reduce=none --set discount.policy=mdrange --set discount.loads=vector)
+kmini_cli_test(cli.discount.bad.loads_with_reduce EXIT 2
+               STDERR "discount.loads: got 'vector', expected auto or scalar with discount.reduce per_date"
+               ARGS ${DSMALL} --set discount.policy=flat --set discount.loads=vector --set discount.reduce=per_date)

@@ -193,3 +193,61 @@ kmini_cli_test(rk4.occupancy_full.kerr EXIT 0 VERIFIED rk4
                     --set rk4.kerr=0.5)
 kmini_cli_test(rk4.bad.occupancy EXIT 2 STDERR "rk4.occupancy: got 'half', expected one of auto \\| full"
                ARGS --set run.kernels=[rk4] --set rk4.occupancy=half)
+
+# The step kernels' variants (rk4.grid, rk4.loads, rk4.chunk), at 1 and 2 ranks:
+# every run verified against the host reference (delta and fields within its
+# tolerance). On Serial (one thread: the wave is one thread looping over the
+# default grid's work items in order) grid wave is bitwise the default grid,
+# and 16-byte packs bitwise the same chunk loaded element by element (single:
+# chunk 4): delta.npy, F.npy, G.npy compared byte for byte.
+set(RK4_VARIANT_OUT "--set=rk4.write={delta: delta.npy, F: F.npy, G: G.npy}")
+set(RK4_VARIANTS_affine --set rk4.coupling=per_step --set rk4.delta0=[0.5,0.1])
+set(RK4_VARIANTS_stages --set rk4.method=stages --set rk4.kerr=0.7)
+set(rk4_variant_default "")
+set(rk4_variant_wave --set rk4.grid=wave)
+set(rk4_variant_chunk4 --set rk4.chunk=4)
+set(rk4_variant_vector --set rk4.loads=vector)
+set(rk4_variant_wave_vector --set rk4.grid=wave --set rk4.loads=vector)
+set(rk4_variant_wave_full --set rk4.grid=wave --set rk4.occupancy=full)
+foreach(np 0 2)
+  foreach(method affine stages)
+    set(prefix rk4.variants.${method})
+    if(np GREATER 0)
+      set(prefix mpi.cli.rk4.variants.${method}.np${np})
+    endif()
+    set(variants default wave vector wave_vector wave_full)
+    if(method STREQUAL "affine")
+      list(APPEND variants chunk4)
+    endif()
+    foreach(v IN LISTS variants)
+      kmini_cli_test(${prefix}.${v} NP ${np} EXIT 0 VERIFIED rk4 FILES delta.npy F.npy G.npy
+                     ARGS --set run.kernels=[rk4] --set rk4.n=23 --set rk4.steps=40 --set rk4.dt=0.01
+                          "--set" "rk4.init.F={random: {seed: 5, scale: 1.0}}"
+                          "--set" "rk4.init.G={random: {seed: 6, scale: 0.5}}"
+                          ${RK4_VARIANTS_${method}} ${rk4_variant_${v}} ${RK4_VARIANT_OUT})
+      set_tests_properties(${prefix}.${v} PROPERTIES FIXTURES_SETUP ${prefix})
+    endforeach()
+    if(KMINI_TEST_BACKEND STREQUAL "serial")
+      set(same_bits "default;wave;wave_full")
+      set(packed "vector;wave_vector")
+      if(method STREQUAL "affine")
+        list(PREPEND packed chunk4)  # single precision: a pack is chunk 4
+      endif()
+      foreach(group same_bits packed)
+        set(runs "")
+        foreach(v IN LISTS ${group})
+          list(APPEND runs ${prefix}.${v})
+        endforeach()
+        add_test(NAME ${prefix}.identical_${group}
+                 COMMAND ${CMAKE_COMMAND} -DWORK=${KMINI_TEST_WORK} "-DRUNS=${runs}" -DFILES=delta.npy;F.npy;G.npy
+                         -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_outputs.cmake)
+        set_tests_properties(${prefix}.identical_${group} PROPERTIES FIXTURES_REQUIRED ${prefix} LABELS cli)
+      endforeach()
+    endif()
+  endforeach()
+endforeach()
+kmini_cli_test(rk4.bad.loads_with_chunk EXIT 2
+               STDERR "rk4.chunk: got '4', expected auto with rk4.loads: vector"
+               ARGS ${RK4_SMALL} --set rk4.loads=vector --set rk4.chunk=4)
+kmini_cli_test(rk4.bad.grid EXIT 2 STDERR "rk4.grid: got 'waves', expected one of auto \\| wave"
+               ARGS ${RK4_SMALL} --set rk4.grid=waves)

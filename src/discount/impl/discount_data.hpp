@@ -83,7 +83,10 @@ void compute(const ExecSpace& exec, const Config& c, const DeviceArrays<T>& a) {
     case Reduce::None: {  // the library function the Python front end calls too
       ApplyParams params;
       params.stores = c.stream_cv ? ApplyParams::Stores::Streaming : ApplyParams::Stores::Regular;
-      params.policy = c.policy == Policy::Flat ? ApplyParams::Policy::Flat : ApplyParams::Policy::MDRange;
+      params.policy = c.policy == Policy::Flat   ? ApplyParams::Policy::Flat
+                      : c.policy == Policy::Wave ? ApplyParams::Policy::Wave
+                                                 : ApplyParams::Policy::MDRange;
+      params.loads = c.vector_loads ? ApplyParams::Loads::Vector : ApplyParams::Loads::Scalar;
       apply(exec, ApiRow<const T>(mult.data(), mult.extent(0)),
             ApiRows<const T>(disc.data(), disc.extent(0), disc.extent(1)),
             ApiRows<T>(cv.data(), cv.extent(0), cv.extent(1)), params);

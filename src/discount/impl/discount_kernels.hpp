@@ -9,10 +9,12 @@
 // reference agree bitwise. Products are accumulated with fma (one rounding),
 // which every backend and the host implement identically.
 #include "core/kokkos_compat.hpp"
+#include "core/packs.hpp"
 #include "core/random.hpp"
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 
 // Non-temporal (streaming) stores of cv on hosts whose target has them
@@ -123,6 +125,105 @@ void multiply_flat(const Exec& exec, const MultRow& mult, const InRows& disc, co
   auto* y = cv.data();
   Kokkos::parallel_for("kmini::discount::multiply_flat", Kokkos::RangePolicy<Exec>(exec, 0, n),
                        MultiplyFlat<decltype(m), decltype(x), decltype(y)>{m, x, y, row});
+}
+
+// policy wave: one wave of threads (the backend's concurrency: every SM's
+// full occupancy on a GPU, where the kernel takes at most 32 registers), thread
+// t doing k = t, t + threads, ... of the flat index; r = k mod M*O advances by
+// threads mod M*O per iteration, so the loop divides nothing.
+template <class T>
+struct MultiplyWave {
+  const T* m;
+  const T* x;
+  T* y;
+  const std::int64_t n, row, threads;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const std::int64_t step = threads % row;
+    std::int64_t r = t % row;
+    for (std::int64_t k = t; k < n; k += threads) {
+      y[k] = m[r] * x[k];
+      r += step;
+      if (r >= row) r -= row;
+    }
+  }
+};
+
+// discount.loads: vector: discount read and cv written as 16-byte packs of W =
+// 16 / sizeof(T) consecutive elements of the flat index (x and y 16-byte
+// aligned); multBy element by element (a date's row need not start on a pack
+// boundary; multBy is small and stays in the caches). The n mod W last
+// elements one by one. Flat: one pack (or tail element) per work item; Wave:
+// one wave of threads striding over the packs, then over the tail.
+template <class T, bool Wave>
+struct MultiplyPacked {
+  static constexpr int W = Pack16<T>::size;
+  const T* m;
+  const T* x;
+  T* y;
+  const std::int64_t n, row, threads;  // threads: Wave only
+  KOKKOS_INLINE_FUNCTION std::int64_t packs() const { return n / W; }
+  // Pack p, whose first element is r = p W mod row in multBy.
+  KOKKOS_FORCEINLINE_FUNCTION void pack(const std::int64_t p, std::int64_t r) const {
+    const Pack16<T> a = reinterpret_cast<const Pack16<T>*>(x)[p];
+    Pack16<T> b;
+    for (int j = 0; j < W; ++j) {
+      b.v[j] = m[r] * a.v[j];
+      if (++r == row) r = 0;
+    }
+    reinterpret_cast<Pack16<T>*>(y)[p] = b;
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const std::int64_t P = packs();
+    if constexpr (Wave) {
+      const std::int64_t step = (threads * W) % row;
+      std::int64_t r = (t * W) % row;
+      for (std::int64_t p = t; p < P; p += threads) {
+        pack(p, r);
+        r += step;
+        if (r >= row) r -= row;
+      }
+      for (std::int64_t k = P * W + t; k < n; k += threads) y[k] = m[k % row] * x[k];
+    } else if (t < P) {
+      pack(t, (t * W) % row);
+    } else {
+      const std::int64_t k = P * W + (t - P);
+      y[k] = m[k % row] * x[k];
+    }
+  }
+};
+
+// cv = multBy * discount with policy wave and/or 16-byte packs (above).
+// Without 16-byte aligned arrays the packs run as policy flat or wave with
+// scalar loads (the same products).
+template <class Exec, class MultRow, class InRows, class OutRows>
+void multiply_strided(const Exec& exec, const MultRow& mult, const InRows& disc, const OutRows& cv, bool wave,
+                      bool vector) {
+  using T = typename OutRows::non_const_value_type;
+  const std::int64_t row = mult.extent(0);
+  const std::int64_t n = disc.extent(0) * row;
+  if (n == 0) return;
+  const T* m = mult.data();
+  const T* x = disc.data();
+  T* y = cv.data();
+  const std::int64_t threads = std::min<std::int64_t>(n, exec.concurrency());
+  if (vector && aligned16(x) && aligned16(y)) {
+    constexpr int W = Pack16<T>::size;
+    if (wave) {
+      Kokkos::parallel_for("kmini::discount::multiply_wave_vector", Kokkos::RangePolicy<Exec>(exec, 0, threads),
+                           MultiplyPacked<T, true>{m, x, y, n, row, threads});
+    } else {
+      const std::int64_t items = n / W + n % W;
+      Kokkos::parallel_for("kmini::discount::multiply_flat_vector", Kokkos::RangePolicy<Exec>(exec, 0, items),
+                           MultiplyPacked<T, false>{m, x, y, n, row, 0});
+    }
+    return;
+  }
+  if (wave) {
+    Kokkos::parallel_for("kmini::discount::multiply_wave", Kokkos::RangePolicy<Exec>(exec, 0, threads),
+                         MultiplyWave<T>{m, x, y, n, row, threads});
+    return;
+  }
+  multiply_flat(exec, mult, disc, cv);
 }
 
 template <class MultRow, class InRows, class OutRows>

@@ -20,7 +20,12 @@ namespace kmini::rk4 {
 // 65% of the stream roof in single precision; see src/rk4/README.md).
 // G is two real arrays: Re G read and written, Im G (constant: the map has no
 // row for it) only read, so an element-step moves 7 real values, not 8.
-template <class T, int Chunk, class Mem>
+//
+// Packed (rk4.loads: vector): a full chunk's F, Re G and Im G are read and
+// written as 16-byte packs (Pack16); Chunk is then 16 / sizeof(T) elements
+// (or a multiple of it) and the Views 16-byte aligned (the integrator checks
+// and otherwise runs the same chunk unpacked: the same arithmetic, the same bits).
+template <class T, int Chunk, class Mem, bool Packed = false>
 struct StepFunctor {
   using Complex = Kokkos::complex<T>;
   Kokkos::View<Complex*, Mem> f;
@@ -34,9 +39,22 @@ struct StepFunctor {
               const Kokkos::View<T*, Mem>& step_map, std::int64_t chunks)
       : f(f_), g_re(g_.re), g_im(g_.im), map(step_map), full_chunks(chunks) {}
 
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Sums& s) const {
+  // What a work item reads once per step: the map (GridStride reads it once per thread).
+  struct Hoisted {
     T D[kMapSize];
-    for (int k = 0; k < kMapSize; ++k) D[k] = map(k);
+  };
+  KOKKOS_INLINE_FUNCTION void hoist(Hoisted& h) const {
+    for (int k = 0; k < kMapSize; ++k) h.D[k] = map(k);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, Sums& s) const {
+    Hoisted h;
+    hoist(h);
+    item(i, h, s);
+  }
+
+  KOKKOS_INLINE_FUNCTION void item(const std::int64_t item, const Hoisted& h, Sums& s) const {
+    const T* D = h.D;
     if (item < full_chunks) {
       // Load, update, store in separate loops over the chunk so the update
       // vectorises; F is read as interleaved (re, im) scalars, and each array
@@ -48,18 +66,39 @@ struct StepFunctor {
       T* KOKKOS_RESTRICT pa = g_re.data() + base;
       const T* KOKKOS_RESTRICT pc = g_im.data() + base;
       T x[Chunk], y[Chunk], a[Chunk], c[Chunk];
-      for (int j = 0; j < Chunk; ++j) {
-        x[j] = pf[2 * j];
-        y[j] = pf[2 * j + 1];
+      if constexpr (Packed) {
+        T xy[2 * Chunk];
+        load_packs<2 * Chunk>(pf, xy);
+        for (int j = 0; j < Chunk; ++j) {
+          x[j] = xy[2 * j];
+          y[j] = xy[2 * j + 1];
+        }
+        load_packs<Chunk>(pa, a);
+        load_packs<Chunk>(pc, c);
+      } else {
+        for (int j = 0; j < Chunk; ++j) {
+          x[j] = pf[2 * j];
+          y[j] = pf[2 * j + 1];
+        }
+        for (int j = 0; j < Chunk; ++j) a[j] = pa[j];
+        for (int j = 0; j < Chunk; ++j) c[j] = pc[j];
       }
-      for (int j = 0; j < Chunk; ++j) a[j] = pa[j];
-      for (int j = 0; j < Chunk; ++j) c[j] = pc[j];
       for (int j = 0; j < Chunk; ++j) update(D, x[j], y[j], a[j], c[j]);
-      for (int j = 0; j < Chunk; ++j) {
-        pf[2 * j] = x[j];
-        pf[2 * j + 1] = y[j];
+      if constexpr (Packed) {
+        T xy[2 * Chunk];
+        for (int j = 0; j < Chunk; ++j) {
+          xy[2 * j] = x[j];
+          xy[2 * j + 1] = y[j];
+        }
+        store_packs<2 * Chunk>(pf, xy);
+        store_packs<Chunk>(pa, a);
+      } else {
+        for (int j = 0; j < Chunk; ++j) {
+          pf[2 * j] = x[j];
+          pf[2 * j + 1] = y[j];
+        }
+        for (int j = 0; j < Chunk; ++j) pa[j] = a[j];
       }
-      for (int j = 0; j < Chunk; ++j) pa[j] = a[j];
       // Chunk sums in double over kLanes interleaved lanes (a fixed order,
       // vectorisable), then the lanes pairwise; chunks shorter than the
       // lanes (GPUs: one element) are summed as they are: the lanes would

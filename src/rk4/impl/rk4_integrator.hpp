@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
@@ -44,6 +45,12 @@ class Integrator {
   using ReducePolicy = Kokkos::RangePolicy<
       Exec, Kokkos::IndexType<std::int64_t>,
       std::conditional_t<FullOccupancy, typename StepTuning<Exec>::full_occupancy_bounds, Kokkos::LaunchBounds<>>>;
+  // rk4.grid: wave: the bounds that keep one wave of its grid resident.
+  template <bool FullOccupancy>
+  using WavePolicy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>,
+                                         typename StepTuning<Exec>::template wave_bounds<FullOccupancy>>;
+  // rk4.loads: vector: elements per work item, one 16-byte pack of Re G.
+  static constexpr int kPackChunk = Pack16<T>::size;
 
   // Every View is constructed here, in the initialiser list, and only ever
   // reassigned over a constructed View. This one allocates the state.
@@ -75,6 +82,9 @@ class Integrator {
         static_cast<std::int64_t>(G_.im.extent(0)) != count_)
       throw std::invalid_argument("rk4: the fields' sizes differ from the element count");
     MPI_Comm_size(comm_, &ranks_);
+    // 16-byte packs need 16-byte aligned fields (Kokkos' allocations are; a
+    // caller's storage may not be: it then runs the backend's default chunk).
+    packed_ = p_.vector_loads && aligned16(F_.data()) && aligned16(G_.re.data()) && aligned16(G_.im.data());
   }
 
   // The current state; write the initial state here before start().
@@ -93,6 +103,8 @@ class Integrator {
   std::int64_t step_index() const { return k_; }
   bool g_is_real() const { return max_abs_gc_ == 0; }
   bool affine() const { return affine_; }
+  // Whether the step kernels run 16-byte packs (rk4.loads: vector on aligned fields).
+  bool packed() const { return packed_; }
   double sum_im_g() const { return sum_gc_; }
 
   // Starts at step k0 from the current state. `sums`: the global sums of the
@@ -139,19 +151,34 @@ class Integrator {
 
   template <bool FullOccupancy>
   void step_affine_bounded() {
+    if (packed_) return step_affine_with<kPackChunk, FullOccupancy, true>();
     if (kChunk != 4 && p_.chunk == 4) return step_affine_with<4, FullOccupancy>();
     if (kChunk != 1 && p_.chunk == 1) return step_affine_with<1, FullOccupancy>();
     step_affine_with<kChunk, FullOccupancy>();
   }
 
-  template <int Chunk, bool FullOccupancy>
+  template <int Chunk, bool FullOccupancy, bool Packed = false>
   void step_affine_with() {
-    const StepFunctor<T, Chunk, Mem> f(F_, G_, map_, count_ / Chunk);
+    const StepFunctor<T, Chunk, Mem, Packed> f(F_, G_, map_, count_ / Chunk);
     const std::int64_t items = f.full_chunks + count_ % Chunk;
-    Kokkos::parallel_reduce("kmini::rk4::step", ReducePolicy<FullOccupancy>(exec_, 0, items), f,
-                            Kokkos::Sum<Sums, Mem>(sums_));
+    reduce<FullOccupancy>("kmini::rk4::step", f, items, sums_);
     // The one host round trip per step, and only under MPI: 3 doubles.
     if (ranks_ > 1) allreduce(sums_);
+  }
+
+  // A step or stage kernel: one work item per thread on the backend's grid,
+  // or (rk4.grid: wave) one wave of threads, each looping over the items.
+  template <bool FullOccupancy, class Functor>
+  void reduce(const char* name, const Functor& f, const std::int64_t items, const Kokkos::View<Sums, Mem>& out) {
+    if (p_.wave) {
+      using Tuning = StepTuning<Exec>;
+      const int blocks = FullOccupancy ? Tuning::full_occupancy_blocks : Tuning::wave_blocks;
+      const std::int64_t threads = std::min(items, wave_threads(exec_, blocks, Tuning::wave_block));
+      Kokkos::parallel_reduce(name, WavePolicy<FullOccupancy>(exec_, 0, threads),
+                              GridStride<Functor>{f, items, threads}, Kokkos::Sum<Sums, Mem>(out));
+      return;
+    }
+    Kokkos::parallel_reduce(name, ReducePolicy<FullOccupancy>(exec_, 0, items), f, Kokkos::Sum<Sums, Mem>(out));
   }
 
   // Method stages: one fused kernel per step (per_step) or one per stage
@@ -181,14 +208,20 @@ class Integrator {
 
   template <int Stage, bool FullOccupancy>
   void stage_bounded(const char* name, const Kokkos::View<Sums, Mem>& out) {
-    StageFunctor<T, kChunk, Stage, Mem, Model> f(F_, G_, history_, stage_sums_[0], stage_sums_[1], stage_sums_[2],
-                                                 count_ / kChunk);
+    if (packed_) return stage_with<kPackChunk, Stage, FullOccupancy, true>(name, out);
+    stage_with<kChunk, Stage, FullOccupancy, false>(name, out);
+  }
+
+  template <int Chunk, int Stage, bool FullOccupancy, bool Packed>
+  void stage_with(const char* name, const Kokkos::View<Sums, Mem>& out) {
+    StageFunctor<T, Chunk, Stage, Mem, Model, Packed> f(F_, G_, history_, stage_sums_[0], stage_sums_[1],
+                                                        stage_sums_[2], count_ / Chunk);
     f.model = model_;
     f.k = k_;
     f.coupling_g = p_.g;
     f.dt = static_cast<T>(p_.dt);
-    const std::int64_t items = f.full_chunks + count_ % kChunk;
-    Kokkos::parallel_reduce(name, ReducePolicy<FullOccupancy>(exec_, 0, items), f, Kokkos::Sum<Sums, Mem>(out));
+    const std::int64_t items = f.full_chunks + count_ % Chunk;
+    reduce<FullOccupancy>(name, f, items, out);
     // Under MPI, one allreduce of the stage's sums (3 doubles).
     if (ranks_ > 1) allreduce(out);
   }
@@ -257,6 +290,7 @@ class Integrator {
   Problem p_;
   Model model_;
   bool affine_ = true;
+  bool packed_ = false;  // rk4.loads: vector, and the fields are 16-byte aligned
   std::int64_t count_ = 0;
   int ranks_ = 1;
   std::int64_t k_ = 0;

@@ -4,6 +4,7 @@
 // kernels are in rk4_affine_kernels.hpp and rk4_stage_kernels.hpp. All
 // kernels are named "kmini::rk4::...".
 #include "core/kokkos_compat.hpp"
+#include "core/packs.hpp"
 #include "core/random.hpp"
 #include "rk4/impl/rk4_model.hpp"
 #include "rk4/rk4_problem.hpp"
@@ -42,6 +43,53 @@ struct StepTuning {
 #else
   using full_occupancy_bounds = Kokkos::LaunchBounds<256, 8>;  // nvcc: 8 blocks of 256 per SM
 #endif
+  // rk4.grid: wave: blocks of wave_block threads, wave_blocks of them per SM
+  // (full_occupancy_blocks with rk4.occupancy: full), guaranteed resident by
+  // the launch bounds, so the grid of wave_blocks x SMs blocks is one wave;
+  // each thread then loops over the work items with the grid's stride. 4
+  // blocks of 256 allow 64 registers: the single-precision step kernels fit
+  // without spills, packed ones included (ptxas -v, nvcc 13, sm_90:
+  // docs/performance.md "rk4 and discount: compiler reports").
+  static constexpr int wave_block = 256;
+  static constexpr int wave_blocks = 4;
+  static constexpr int full_occupancy_blocks = 8;
+  template <bool FullOccupancy>
+  using wave_bounds = Kokkos::LaunchBounds<wave_block, FullOccupancy ? full_occupancy_blocks : wave_blocks>;
+};
+
+// The threads of one wave of `blocks_per_sm` blocks of `block` threads per
+// SM: multiProcessorCount x blocks x block on CUDA; elsewhere the backend's
+// concurrency (hosts: its threads; other GPUs scaled from their full
+// occupancy of full_occupancy_blocks blocks).
+template <class Exec>
+std::int64_t wave_threads(const Exec& exec, int blocks_per_sm, int block) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<Exec, Kokkos::Cuda>)
+    return static_cast<std::int64_t>(exec.cuda_device_prop().multiProcessorCount) * blocks_per_sm * block;
+#endif
+  (void)block;
+  const auto c = static_cast<std::int64_t>(exec.concurrency());
+  if constexpr (StepTuning<Exec>::host) return c;
+  return c * blocks_per_sm / StepTuning<Exec>::full_occupancy_blocks;
+}
+
+// rk4.grid: wave: a step or stage functor's work items, `items` of them, run
+// by `threads` threads (one wave), thread t doing items t, t + threads, ...
+// What the functor reads once per step (the map, the couplings) is read once
+// per thread (Step::hoist), and the thread's sums are added to the
+// reduction once, not per item. With one thread (Serial) the items are
+// summed in the order of the default grid: the same bits.
+template <class Step>
+struct GridStride {
+  Step step;
+  std::int64_t items = 0, threads = 1;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t, Sums& s) const {
+    typename Step::Hoisted h;
+    step.hoist(h);
+    Sums local;
+    for (std::int64_t i = t; i < items; i += threads) step.item(i, h, local);
+    s += local;
+  }
 };
 
 // G stored as two real Views: Re G, which the step kernels read

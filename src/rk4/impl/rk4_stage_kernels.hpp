@@ -36,7 +36,9 @@ namespace kmini::rk4 {
 // kernel holds only its own arithmetic. One element per work item, with the
 // coupling read per element and the stage chosen at run time, ran the n = 4096
 // per_step step at 5.3e7 element-steps/s, a quarter of affine (one core).
-template <class T, int Chunk, int Stage, class Mem, class Model>
+// Packed (rk4.loads: vector): full chunks are read and written as 16-byte
+// packs, as in StepFunctor.
+template <class T, int Chunk, int Stage, class Mem, class Model, bool Packed = false>
 struct StageFunctor {
   static_assert(Stage >= 0 && Stage <= 4, "stage 0 is the fused step, 1..4 the per_stage kernels");
   using Complex = Kokkos::complex<T>;
@@ -75,6 +77,19 @@ struct StageFunctor {
   KOKKOS_FORCEINLINE_FUNCTION static void load(const Complex* KOKKOS_RESTRICT f, const T* KOKKOS_RESTRICT pa,
                                                const T* KOKKOS_RESTRICT pc, const int n, Lanes& L) {
     const T* KOKKOS_RESTRICT pf = reinterpret_cast<const T*>(f);
+    if constexpr (Packed) {
+      if (n == Chunk) {
+        T xy[2 * Chunk];
+        load_packs<2 * Chunk>(pf, xy);
+        for (int j = 0; j < Chunk; ++j) {
+          L.x[j] = xy[2 * j];
+          L.y[j] = xy[2 * j + 1];
+        }
+        load_packs<Chunk>(pa, L.a);
+        load_packs<Chunk>(pc, L.c);
+        return;
+      }
+    }
     for (int j = 0; j < n; ++j) {
       L.x[j] = pf[2 * j];
       L.y[j] = pf[2 * j + 1];
@@ -86,6 +101,20 @@ struct StageFunctor {
   KOKKOS_FORCEINLINE_FUNCTION static void store(Complex* KOKKOS_RESTRICT f, T* KOKKOS_RESTRICT qa,
                                                 ImG* KOKKOS_RESTRICT qc, const int n, const Lanes& L) {
     T* KOKKOS_RESTRICT qf = reinterpret_cast<T*>(f);
+    if constexpr (Packed) {
+      if (n == Chunk) {
+        T xy[2 * Chunk];
+        for (int j = 0; j < Chunk; ++j) {
+          xy[2 * j] = L.x[j];
+          xy[2 * j + 1] = L.y[j];
+        }
+        store_packs<2 * Chunk>(qf, xy);
+        store_packs<Chunk>(qa, L.a);
+        if constexpr (kStoresImG) store_packs<Chunk>(qc, L.c);
+        else (void)qc;
+        return;
+      }
+    }
     for (int j = 0; j < n; ++j) {
       qf[2 * j] = L.x[j];
       qf[2 * j + 1] = L.y[j];
@@ -152,15 +181,29 @@ struct StageFunctor {
     q = static_cast<T>(coupling_g * stage.fy);
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Sums& s) const {
-    // Couplings of stages 1..Stage: d1 = history(k), d(i+1) = g * (sums of stage i).
+  // What a work item reads once per step: the couplings of stages 1..Stage,
+  // d1 = history(k), d(i+1) = g * (sums of stage i) (GridStride reads them once per thread).
+  struct Hoisted {
     T p[4] = {}, q[4] = {};
+  };
+  KOKKOS_INLINE_FUNCTION void hoist(Hoisted& h) const {
     const Kokkos::complex<double> d1 = history(k);
-    p[0] = static_cast<T>(d1.real());
-    q[0] = static_cast<T>(d1.imag());
-    if constexpr (Stage >= 2) coupling_of(sums1(), p[1], q[1]);
-    if constexpr (Stage >= 3) coupling_of(sums2(), p[2], q[2]);
-    if constexpr (Stage >= 4) coupling_of(sums3(), p[3], q[3]);
+    h.p[0] = static_cast<T>(d1.real());
+    h.q[0] = static_cast<T>(d1.imag());
+    if constexpr (Stage >= 2) coupling_of(sums1(), h.p[1], h.q[1]);
+    if constexpr (Stage >= 3) coupling_of(sums2(), h.p[2], h.q[2]);
+    if constexpr (Stage >= 4) coupling_of(sums3(), h.p[3], h.q[3]);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, Sums& s) const {
+    Hoisted h;
+    hoist(h);
+    item(i, h, s);
+  }
+
+  KOKKOS_INLINE_FUNCTION void item(const std::int64_t item, const Hoisted& h, Sums& s) const {
+    const T* p = h.p;
+    const T* q = h.q;
     // A full chunk, or one element of the remainder.
     const bool full = item < full_chunks;
     const std::int64_t base = full ? item * Chunk : full_chunks * Chunk + (item - full_chunks);
