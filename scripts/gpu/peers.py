@@ -19,7 +19,28 @@ RK4, the coupled F, G of kmini's rk4 deck (per_step coupling, affine model):
   - the users' per-step numba-cuda loop: each step copies F and G to the device,
     launches the stage kernels, copies them back and sums F on the host for delta.
   delta histories compared (relative 1e-3 single precision).
-Prints one JSON document (also DIR/peers.json).
+Gram as the users run it (torch): A random 0/1 at density 0.1 (--torch-rows x
+--torch-cols, the users' 10^4 x 10^5 by default) in its own A.npy, Jaccard, every
+row's 16 best partners and the pairs at Jaccard >= 0.058:
+  - kmini on that file with those outputs: its results.json phases and time to
+    solution, and its wall time from here;
+  - a PyTorch pipeline from the same A.npy, timed phase by phase with
+    torch.cuda.synchronize at each boundary: startup (the CUDA context), read
+    (np.load), to_device (int8, padded with zero rows and columns: torch._int_mm
+    needs more than 16 rows and sizes that are multiples of 8; zeros add nothing
+    to a count and are cut off),
+    product (torch._int_mm(A, A^T): exact int32 counts on the int8 tensor cores),
+    similarity (Jaccard from the counts and the rows' ones, in float64 as kmini
+    computes it), top_k (torch.topk per row, the diagonal excluded), pairs
+    (i < j at or above the minimum, to the host) and write (np.save of the same
+    records kmini writes).
+  Checked: the counts of 16 spread rows exactly against numpy (float32 BLAS,
+  exact below 2^24 columns); kmini's top-k values exactly and its partners
+  against the peer's similarities (torch.topk orders ties as it likes; kmini
+  takes the smaller j first, so indices are compared where values differ);
+  kmini's pairs record by record.
+--only gram,rk4,torch picks the peers (default: all). Prints one JSON document
+(also DIR/peers.json).
 """
 import argparse
 import json
@@ -154,6 +175,212 @@ def gram_peers(args, report):
     report["gram"] = out
 
 
+# --- the PyTorch pipeline: its numpy-testable parts, then the GPU part -------
+
+# torch._int_mm(a, b): a is m x k, b k x n, int8; m > 16, k and n multiples of 8.
+INT_MM_MULTIPLE = 8
+INT_MM_MIN_ROWS = 17
+
+
+def padded_shape(rows, cols):
+    """The shape A is padded to with zero rows and columns for torch._int_mm(A, A^T)."""
+    up = lambda n: -(-n // INT_MM_MULTIPLE) * INT_MM_MULTIPLE
+    return up(max(rows, INT_MM_MIN_ROWS)), up(cols)
+
+
+def pad(A):
+    """A (numpy, 0/1) with zero rows and columns to padded_shape."""
+    rows, cols = A.shape
+    out = np.zeros(padded_shape(rows, cols), dtype=np.int8)
+    out[:rows, :cols] = A
+    return out
+
+
+def jaccard(c, ones_i, ones_j):
+    """kmini's Jaccard (src/gram/gram_similarity.hpp): c / (|a| + |b| - c) in
+    double, a zero denominator (two empty rows, c = 0) taken as 1. float64 numpy
+    arrays or torch tensors: counts c (rows_i x rows_j), the rows' ones."""
+    u = ones_i[:, None] + ones_j[None, :] - c
+    return c / (u + (u <= 0))
+
+
+def pair_mask(values, minimum, i, j):
+    """kmini's pairs of one input: i < j with value >= minimum (i, j: the rows'
+    and columns' indices, numpy arrays or torch tensors)."""
+    return (values >= minimum) & (j[None, :] > i[:, None])
+
+
+def top_k_as_kmini(values, index):
+    """A top-k (values, indices) with the diagonal masked to -inf into kmini's
+    records' convention: a missing partner is (j -1, value -1.0)."""
+    missing = np.isneginf(values)
+    return np.where(missing, -1, index).astype(np.int64), np.where(missing, -1.0, values).astype(np.float32)
+
+
+def compare_top_k(kmini_j, kmini_v, peer_j, peer_v, values32):
+    """kmini's top-k lists against a peer's: values equal position by position
+    (float32, as written), and each of kmini's partners has that value in the
+    peer's similarities `values32` (float32, rows x targets): where values tie,
+    any order of the partners is a top-k, so indices are compared only through
+    their values. Returns a dict; `agree` is the verdict."""
+    rows = kmini_j.shape[0]
+    values_equal = bool(np.array_equal(kmini_v, peer_v))
+    present = kmini_j >= 0
+    at = np.where(present, values32[np.arange(rows)[:, None], np.where(present, kmini_j, 0)], -1.0)
+    partners_hold_values = bool(np.array_equal(at, kmini_v))
+    distinct = bool(all(len(set(r[r >= 0])) == int(np.count_nonzero(r >= 0)) for r in kmini_j))
+    no_self = bool(not np.any(kmini_j == np.arange(rows)[:, None]))
+    same_index = float(np.mean(np.all(kmini_j == peer_j, axis=1))) if rows else 1.0
+    return {"values_equal": values_equal, "kmini_partners_hold_their_values": partners_hold_values,
+            "kmini_partners_distinct_and_not_self": distinct and no_self,
+            "rows_with_identical_indices": same_index,
+            "agree": values_equal and partners_hold_values and distinct and no_self}
+
+
+def compare_pairs(kmini_pairs, i, j, v):
+    """kmini's pairs file (records i, j, value) against a peer's (i, j, float32 value)."""
+    same = (len(kmini_pairs) == len(i) and np.array_equal(kmini_pairs["i"], i)
+            and np.array_equal(kmini_pairs["j"], j) and np.array_equal(kmini_pairs["value"], v))
+    return {"kmini_pairs": int(len(kmini_pairs)), "peer_pairs": int(len(i)), "agree": bool(same)}
+
+
+def checked_rows(rows, n=16):
+    """n rows spread over the matrix, first and last included."""
+    return np.unique(np.linspace(0, rows - 1, num=min(n, rows)).round().astype(np.int64))
+
+
+def reference_counts(A, rows):
+    """C(rows, :) = A[rows] A^T from numpy: float32 BLAS, exact while cols < 2^24."""
+    assert A.shape[1] < 2 ** 24
+    a = A.astype(np.float32)
+    return (a[rows] @ a.T).astype(np.int64)
+
+
+def write_top_k(path, j, v):
+    rec = np.empty(j.shape, dtype=[("j", "<i8"), ("value", "<f4")])
+    rec["j"], rec["value"] = j, v
+    np.save(path, rec)
+
+
+def write_pairs(path, i, j, v):
+    rec = np.empty(len(i), dtype=[("i", "<i8"), ("j", "<i8"), ("value", "<f4")])
+    rec["i"], rec["j"], rec["value"] = i, j, v
+    np.save(path, rec)
+
+
+def random_binary(path, rows, cols, density, seed, block=1000):
+    """A 0/1 uint8 matrix written to path block by block (10^9 values at once
+    would need 8 GB of doubles)."""
+    rng = np.random.default_rng(seed)
+    A = np.lib.format.open_memmap(path, mode="w+", dtype=np.uint8, shape=(rows, cols))
+    for r0 in range(0, rows, block):
+        n = min(block, rows - r0)
+        A[r0:r0 + n] = rng.random((n, cols), dtype=np.float32) < density
+    A.flush()
+    del A
+
+
+def torch_pipeline(torch, a_path, out_dir, k, minimum):
+    """The users' pipeline in PyTorch, phase by phase (seconds), end to end from
+    A.npy to the files. Returns (phases, what the checks need)."""
+    dev = torch.device("cuda")
+    sync = torch.cuda.synchronize
+    phases = {}
+    clock = [time.perf_counter()]
+
+    def phase(name):
+        sync()
+        now = time.perf_counter()
+        phases[name] = now - clock[0]
+        clock[0] = now
+
+    torch.zeros(1, device=dev)  # the CUDA context, as kmini's start-up holds Kokkos'
+    phase("startup")
+    A = np.load(a_path)
+    phase("read")
+    rows, cols = A.shape
+    pr, pc = padded_shape(rows, cols)
+    dA = torch.zeros((pr, pc), dtype=torch.int8, device=dev)
+    dA[:rows, :cols] = torch.from_numpy(A).to(dev, non_blocking=False).to(torch.int8)
+    phase("to_device")
+    C = torch._int_mm(dA, dA.t())[:rows, :rows]
+    phase("product")
+    ones = dA[:rows].sum(dim=1, dtype=torch.int64).double()
+    J = jaccard(C.double(), ones, ones)
+    phase("similarity")
+    masked = J.clone()
+    masked.fill_diagonal_(-math.inf)
+    tv, ti = torch.topk(masked, min(k, rows), dim=1)
+    tv, ti = tv.cpu().numpy(), ti.cpu().numpy()
+    phase("top_k")
+    idx = torch.arange(rows, device=dev)
+    pi, pj = torch.nonzero(pair_mask(J, minimum, idx, idx), as_tuple=True)  # row-major: kmini's order
+    pv = J[pi, pj].float().cpu().numpy()
+    pi, pj = pi.cpu().numpy(), pj.cpu().numpy()
+    phase("pairs")
+    top_j, top_v = top_k_as_kmini(tv, ti)
+    if top_j.shape[1] < k:  # fewer partners than k: kmini pads its lists
+        pad_cols = k - top_j.shape[1]
+        top_j = np.pad(top_j, ((0, 0), (0, pad_cols)), constant_values=-1)
+        top_v = np.pad(top_v, ((0, 0), (0, pad_cols)), constant_values=-1.0)
+    write_top_k(os.path.join(out_dir, "top.npy"), top_j, top_v)
+    write_pairs(os.path.join(out_dir, "pairs.npy"), pi, pj, pv)
+    phase("write")
+    check = checked_rows(rows)
+    return phases, {"A": A, "check_rows": check, "counts": C[torch.as_tensor(check, device=dev)].cpu().numpy(),
+                    "J32": J.float().cpu().numpy(), "top_j": top_j, "top_v": top_v, "pairs": (pi, pj, pv)}
+
+
+def torch_peers(args, report):
+    rows, cols, k, minimum = args.torch_rows, args.torch_cols, 16, 0.058
+    out = {"shape": [rows, cols], "density": 0.1, "similarity": "jaccard", "top_k": k, "pairs_min": minimum}
+    report["gram_torch"] = out
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            out["torch"] = "skipped: torch sees no CUDA GPU"
+            return
+    except Exception as e:
+        out["torch"] = f"skipped: {type(e).__name__}: {e}"
+        return
+    a_path = os.path.join(args.out, "A_users.npy")
+    random_binary(a_path, rows, cols, 0.1, 11)
+    kdir = os.path.join(args.out, "kmini_gram_users")
+    t0 = time.perf_counter()
+    res = run_kmini(args.kmini, kdir, ["run.kernels=[gram]", "run.verify=true", f"gram.A={{file: {a_path}}}",
+                                       "gram.similarity=jaccard", "gram.row_slice=auto",
+                                       f"gram.write.top_k={{path: top.npy, k: {k}}}",
+                                       f"gram.write.pairs={{path: pairs.npy, min: {minimum}}}"])
+    wall = time.perf_counter() - t0
+    g = res["kernels"]["gram"]
+    out["kmini"] = {"wall_seconds": wall, "time_to_solution_seconds": g.get("time_to_solution_seconds"),
+                    "phases": g.get("phases"), "compute_seconds": g.get("compute_seconds"),
+                    "verified": g.get("verified")}
+    tdir = os.path.join(args.out, "torch_gram_users")
+    os.makedirs(tdir, exist_ok=True)
+    try:
+        t0 = time.perf_counter()
+        phases, got = torch_pipeline(torch, a_path, tdir, k, minimum)
+        wall = time.perf_counter() - t0
+        entry = {"phases": phases, "time_to_solution_seconds": sum(phases.values()), "wall_seconds": wall,
+                 "torch": torch.__version__, "padded_shape": list(padded_shape(rows, cols))}
+        ref = reference_counts(got["A"], got["check_rows"])
+        entry["counts_of_checked_rows_exact"] = bool(np.array_equal(got["counts"], ref))
+        ktop = np.load(os.path.join(kdir, "top.npy"))
+        entry["top_k"] = compare_top_k(ktop["j"], ktop["value"], got["top_j"], got["top_v"], got["J32"])
+        entry["pairs"] = compare_pairs(np.load(os.path.join(kdir, "pairs.npy")), *got["pairs"])
+        if out["kmini"]["time_to_solution_seconds"]:
+            entry["kmini_speedup_time_to_solution"] = entry["time_to_solution_seconds"] / out["kmini"][
+                "time_to_solution_seconds"]
+        out["torch"] = entry
+    except Exception as e:
+        out["torch"] = f"not run: {type(e).__name__}: {e}"
+    finally:
+        for f in (a_path,):
+            if os.path.exists(f):
+                os.remove(f)
+
+
 def rk4_peers(args, report):
     n, steps = args.rk4_n, args.rk4_steps
     rng = np.random.default_rng(3)
@@ -248,17 +475,25 @@ def main():
     ap.add_argument("--gram-cols", type=int, default=16384)
     ap.add_argument("--rk4-n", type=int, default=1024)
     ap.add_argument("--rk4-steps", type=int, default=100)
+    ap.add_argument("--torch-rows", type=int, default=10000)
+    ap.add_argument("--torch-cols", type=int, default=100000)
+    ap.add_argument("--only", default="gram,rk4,torch", help="the peers to run, comma-separated")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     report = {}
-    for name, fn in (("gram", gram_peers), ("rk4", rk4_peers)):
+    only = set(args.only.split(","))
+    text = "{}"
+    for name, fn in (("gram", gram_peers), ("rk4", rk4_peers), ("torch", torch_peers)):
+        if name not in only:
+            continue
         try:
             fn(args, report)
         except Exception as e:  # report, go on with the other kernel
             report[name] = {"error": f"{type(e).__name__}: {e}"}
-    text = json.dumps(report, indent=1, default=str)
-    with open(os.path.join(args.out, "peers.json"), "w") as f:
-        f.write(text + "\n")
+        # After each peer, so that a time limit loses only the one it stopped.
+        text = json.dumps(report, indent=1, default=str)
+        with open(os.path.join(args.out, "peers.json"), "w") as f:
+            f.write(text + "\n")
     print(text)
     return 0
 

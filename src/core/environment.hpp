@@ -4,6 +4,7 @@
 // exception unwinds main.
 #include <mpi.h>
 
+#include <chrono>
 #include <string>
 
 namespace kmini {
@@ -18,7 +19,7 @@ class Environment {
   // of `ranks` on the same communicator, owning nothing. Only planning
   // (configure, plans, memory needs) may use it: no collective sized by size().
   Environment(const Environment& real, int ranks)
-      : rank_(0), size_(ranks), local_rank_(0), usage_problem_(real.usage_problem_) {}
+      : started_(real.started_), rank_(0), size_(ranks), local_rank_(0), usage_problem_(real.usage_problem_) {}
   ~Environment();
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;
@@ -30,8 +31,14 @@ class Environment {
   bool is_root() const { return rank_ == 0; }
   // Empty, or the one-line message about a bad --kokkos-* flag.
   const std::string& usage_problem() const { return usage_problem_; }
+  // Seconds since this rank began constructing the environment (before MPI
+  // and Kokkos started): the run's start-up is counted from there.
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
 
  private:
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;

@@ -386,16 +386,25 @@ KernelReport run_typed(const Config& deck_config, RunContext& ctx) {
   s.row = c.row();
   const std::int64_t llc = last_level_cache_bytes();
   std::int64_t nonfinite = 0;
+  PhaseClock<ExecSpace> clock(ctx.exec);  // the time to solution (results.json's `phases`)
+  clock.start("probe");
   ctx.probe_roof_bandwidth();  // before the arrays exist; again in the report
+  clock.start("read");
   const Arrays<T> arrays = load_inputs<T>(ctx, c, s, nonfinite);
+  clock.start("compute");
   const StoreChoice stores = resolve_stores<T>(ctx, c, arrays);
   c.stream_cv = stores.streaming;
   const Timings t = time_kernel<T>(ctx, c, arrays);
   KernelReport report;
+  clock.start("verification");
   if (ctx.verify) verify<T>(ctx, c, s, arrays, report);
+  clock.start("outputs");
   const Reduced<T> reduced = combine_reductions<T>(ctx, c, s, arrays);
+  clock.start("write");
   const double write_seconds = write_outputs<T>(ctx, c, s, arrays, reduced);
+  clock.start("probe");
   report_run<T>(ctx, c, s, t, nonfinite, reduced.checksum, write_seconds, report);
+  report.phases = clock.finish();
   report.metrics["cv_stores"] = c.stream_cv ? "streaming" : "regular";
   if (stores.measured) {  // stores: auto, timed on these arrays
     Json& why = report.metrics["cv_stores_measured"];

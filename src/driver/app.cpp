@@ -176,6 +176,7 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
   Results results(env, deck.resolved());
   LoadMonitor load(env.comm());  // the machine's load during the kernels (results.json "load")
   std::vector<std::string> failed;
+  double ready = 0;  // seconds since the start when the previous kernel was done
   for (const auto& name : order) {
     if (env.is_root()) out << "running " << name << " ..." << std::endl;
     KernelReport report;
@@ -184,8 +185,14 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
       ScopedRegion region("kmini::" + name);
       ctx.measure_stream_bandwidth = bandwidth_probe(name);  // its probes run in this kernel's region
       FencedTimer<ExecSpace> timer(ctx.exec);
+      const double started = env.seconds_since_start();
       report = find(name).run(ctx);
       report.seconds = timer.seconds();
+      // The start-up before the kernel's phases: MPI, Kokkos, the deck and the
+      // plans for the first kernel, the driver's time since the previous one for the others.
+      if (report.phases.empty()) report.phases.emplace_back("run", report.seconds);
+      report.phases.insert(report.phases.begin(), {"startup", started - ready});
+      ready = env.seconds_since_start();
     } catch (...) {
       rethrow_one_line(name);  // e.g. an allocation that failed although the plan fitted
     }

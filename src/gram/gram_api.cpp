@@ -139,15 +139,8 @@ void append_pairs(const ApiExec& exec, const Values& values, const SliceGeometry
                   SliceState& s, ComputeResult& r) {
   const std::int64_t h = g.height();
   pairs_per_row(exec, values, g, p.pairs_min, s.per_row);
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(h + 1), 0);
-  Kokkos::deep_copy(exec, HostOf<std::int64_t>(offsets.data() + 1, h),
-                    Kokkos::subview(s.per_row, std::make_pair(std::int64_t(0), h)));
-  exec.fence();
-  for (std::int64_t li = 0; li < h; ++li) offsets[li + 1] += offsets[li];
-  const std::int64_t total = offsets[h];
+  const std::int64_t total = pair_offsets(exec, s.per_row, s.offsets, h);
   if (total == 0) return;
-  Kokkos::deep_copy(exec, Kokkos::subview(s.offsets, std::make_pair(std::int64_t(0), h + 1)),
-                    HostOf<std::int64_t>(offsets.data(), h + 1));
   r.pairs.reserve(r.pairs.size() + static_cast<std::size_t>(total * pair_record_bytes));
   for (std::int64_t at = 0; at < total; at += kPairPiece) {
     const std::int64_t n = std::min(kPairPiece, total - at);

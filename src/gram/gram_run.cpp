@@ -10,6 +10,7 @@
 #include "gram/impl/gram_kernels.hpp"
 #include "gram/impl/gram_outputs.hpp"
 #include "io/npy.hpp"
+#include "kernel/phases.hpp"
 #include "kernel/run_loop.hpp"
 
 #include <algorithm>
@@ -48,9 +49,13 @@ struct GramRun {
   std::vector<const Slice*> mine;  // this rank's slice of every round (slices schedule)
   SlicePass pass;
   CheckedRows checked;
+  // This rank's seconds of the final pass's tiles and of its dense writes:
+  // parts of the outputs phase that belong to "compute" and "write".
+  double final_compute_seconds = 0, write_seconds = 0;
 
   GramRun(RunContext& context, const Config& config);
   void compute_slice(const Slice* s);
+  void copy_checked_rows(const Slice& s, const SliceGeometry& g);
   void timed_repeats();
   void final_pass(npy::DistributedWriter* writer, SparseOutputs& sparse);
   void circulant_repeats();
@@ -75,7 +80,8 @@ SliceBuffers allocate_buffers(RunContext& ctx, const Config& c, const Plan& plan
                                               plan.height * (plan.circulant() ? plan.piece_rows : targets)),
         Kokkos::View<float*, MemSpace>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
         Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
-        Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram", want_summary ? kHistogramBins : 0)};
+        Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram", want_summary ? kHistogramBins : 0),
+        Kokkos::View<std::uint64_t, MemSpace>("kmini::gram::checksum")};
   });
   ScopedRegion compute_region("kmini::gram::compute");
   if (plan.ring()) {  // each rank holds a share of the rows
@@ -106,6 +112,22 @@ void GramRun::timed_repeats() {
                        for (const Slice* s : mine) compute_slice(s);
                      }));
   }
+}
+
+// The checked rows of slice s to the host, and nothing else of the slice:
+// their counts (similarities are checked through them), one copy per row.
+void GramRun::copy_checked_rows(const Slice& s, const SliceGeometry& g) {
+  const std::int64_t w = g.width();
+  bool any = false;
+  for (std::int64_t i : checked.rows) {
+    if (i < s.r0 || i >= s.r1) continue;
+    std::vector<std::int32_t>& values = checked.values[i];  // map nodes stay put while copies are in flight
+    values.resize(static_cast<std::size_t>(w));
+    start_copy_to_host<std::int32_t>(ctx.exec, buffers.counts, (i - s.r0) * w, w, values.data());
+    checked.from[i] = g.col0();
+    any = true;
+  }
+  if (any) ctx.exec.fence();
 }
 
 // One slice's values as write.C lays them out: a block of the packed upper
@@ -171,24 +193,14 @@ void GramRun::final_pass(npy::DistributedWriter* writer, SparseOutputs& sparse) 
       FencedTimer<ExecSpace> post(ctx.exec);
       if (want_summary) {
         ScopedRegion summary_region("kmini::gram::summary");
-        pass.checksum += summarise_slice(ctx.exec, counts, g, c.a.cols, buffers.row_sums, buffers.histogram);
+        summarise_slice(ctx.exec, counts, g, c.a.cols, buffers.row_sums, buffers.histogram, buffers.checksum);
       }
       if (dense_float) {
         ScopedRegion similarity_region("kmini::gram::similarity");
         similarity_slice(ctx.exec, c.similarity, counts, buffers.ones, buffers.ones_t(in.two), g, buffers.sim);
       }
       const std::int64_t h = g.height(), w = g.width();
-      const auto in_slice = [&](std::int64_t i) { return i >= s->r0 && i < s->r1; };
-      if (ctx.verify && std::any_of(checked.rows.begin(), checked.rows.end(), in_slice)) {
-        // Checked rows: their counts (similarities are checked through them).
-        std::vector<std::int32_t> values(static_cast<std::size_t>(h * w));
-        copy_to_host<std::int32_t>(ctx.exec, counts, h * w, values.data());
-        for (std::int64_t i : checked.rows)
-          if (in_slice(i)) {
-            checked.values[i].assign(values.begin() + (i - s->r0) * w, values.begin() + (i - s->r0 + 1) * w);
-            checked.from[i] = g.col0();
-          }
-      }
+      if (ctx.verify) copy_checked_rows(*s, g);
       if (writer) {
         // The slice values as written: counts (int32) or similarity (float32), 4 bytes each.
         blocks.upper_bytes.resize(static_cast<std::size_t>(h * w) * 4);
@@ -200,16 +212,21 @@ void GramRun::final_pass(npy::DistributedWriter* writer, SparseOutputs& sparse) 
     }
     if (writer) {
       ScopedRegion write_region("kmini::gram::write");
+      const Kokkos::Timer write_timer;
       writer->write_round(s ? &blocks.upper : nullptr);
       if (!c.upper && !in.two) writer->write_round(blocks.has_lower ? &blocks.lower : nullptr);
+      write_seconds += write_timer.seconds();
     }
     sparse.add_round(s, counts, buffers.ones, buffers.ones_t(in.two));
   }
   if (writer) {
     ScopedRegion write_region("kmini::gram::write");
+    const Kokkos::Timer write_timer;
     writer->commit();
+    write_seconds += write_timer.seconds();
   }
   pass.compute.add(env.comm(), final_compute);
+  final_compute_seconds = final_compute;
 }
 
 // --- circulant (gram.ring_schedule) -------------------------------------------
@@ -226,11 +243,13 @@ void GramRun::compute_window(const CirculantWindow& w, const Packed& data, std::
 
 // The checked rows' values from the windows that hold them (their own rows,
 // and with `mirror` their columns' rows), full rows from column 0; summed over
-// the ranks at the end (every element is in exactly one window).
+// the ranks at the end (every element is in exactly one window). Only those
+// values leave the device: a row as one copy, a column gathered first.
 struct CirculantChecks {
   std::vector<std::int64_t> rows;    // sorted
   std::vector<std::int32_t> values;  // rows.size() x targets
   std::int64_t targets = 0;
+  Kokkos::View<std::int32_t*, MemSpace> columns;  // rows.size() x plan height: gathered columns
   bool wanted(const CirculantWindow& w) const {
     const auto any_in = [&](std::int64_t a, std::int64_t b) {
       auto it = std::lower_bound(rows.begin(), rows.end(), a);
@@ -238,18 +257,23 @@ struct CirculantChecks {
     };
     return any_in(w.r0, w.r1) || (w.mirror && any_in(w.triangular ? w.r0 + 1 : w.c0, w.c1));
   }
-  void record(const CirculantWindow& w, const std::vector<std::int32_t>& win) {
-    const std::int64_t width = w.c1 - w.c0;
+  void copy(const ExecSpace& exec, const CirculantWindow& w, const Kokkos::View<std::int32_t*, MemSpace>& counts) {
+    const std::int64_t width = w.c1 - w.c0, height = static_cast<std::int64_t>(columns.extent(0) / rows.size());
     for (std::size_t x = 0; x < rows.size(); ++x) {
       const std::int64_t i = rows[x];
       std::int32_t* out = values.data() + static_cast<std::int64_t>(x) * targets;
-      if (i >= w.r0 && i < w.r1)  // the row: C(i, j), j >= i on the diagonal
-        for (std::int64_t j = w.triangular ? i : w.c0; j < w.c1; ++j) out[j] = win[(i - w.r0) * width + (j - w.c0)];
+      if (i >= w.r0 && i < w.r1) {  // the row: C(i, j), j >= i on the diagonal
+        const std::int64_t j0 = w.triangular ? i : w.c0;
+        start_copy_to_host<std::int32_t>(exec, counts, (i - w.r0) * width + (j0 - w.c0), w.c1 - j0, out + j0);
+      }
       if (w.mirror && i >= (w.triangular ? w.r0 + 1 : w.c0) && i < w.c1) {  // the column: C(i, r) = C(r, i)
         const std::int64_t end = w.triangular && i < w.r1 ? i : w.r1;
-        for (std::int64_t r = w.r0; r < end; ++r) out[r] = win[(r - w.r0) * width + (i - w.c0)];
+        const std::int64_t first = static_cast<std::int64_t>(x) * height;
+        gather_column(exec, counts, width, i - w.c0, end - w.r0, columns, first);
+        start_copy_to_host<std::int32_t>(exec, columns, first, end - w.r0, out + w.r0);
       }
     }
+    exec.fence();
   }
 };
 
@@ -259,7 +283,6 @@ void GramRun::circulant_pass(bool outputs, SparseOutputs* sparse, CirculantCheck
   const bool summarise = outputs && want_summary;
   const int rank = ctx.env.rank();
   std::vector<CirculantWindow> windows;
-  std::vector<std::int32_t> host;
   ring->circulant([&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
     plan.circulant_windows(rank, j, t, in.two, windows);
     const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ctx.env.size()), j, in.two).first;
@@ -274,13 +297,9 @@ void GramRun::circulant_pass(bool outputs, SparseOutputs* sparse, CirculantCheck
       const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
       if (summarise) {
         ScopedRegion summary_region("kmini::gram::summary");
-        pass.checksum += summarise_slice(ctx.exec, buffers.counts, g, c.a.cols, buffers.row_sums, buffers.histogram);
+        summarise_slice(ctx.exec, buffers.counts, g, c.a.cols, buffers.row_sums, buffers.histogram, buffers.checksum);
       }
-      if (checks && checks->wanted(w)) {
-        host.resize(static_cast<std::size_t>(g.height() * g.width()));
-        copy_to_host<std::int32_t>(ctx.exec, buffers.counts, g.height() * g.width(), host.data());
-        checks->record(w, host);
-      }
+      if (checks && checks->wanted(w)) checks->copy(ctx.exec, w, buffers.counts);
       if (sparse) sparse->add_window(w, col_list0, buffers.counts, buffers.ones, buffers.ones_t(in.two));
       pass.post_seconds += post.seconds();
     }
@@ -294,7 +313,6 @@ void GramRun::circulant_pass(bool outputs, SparseOutputs* sparse, CirculantCheck
 
 // Phase "summary": row sums, histogram and checksum over all ranks, and the trace.
 Summary GramRun::gather_summary() const {
-  const std::uint64_t checksum = pass.checksum;
   ScopedRegion summary_region("kmini::gram::summary");
   const MPI_Comm comm = ctx.env.comm();
   const std::int64_t rows = plan.rows;
@@ -307,6 +325,10 @@ Summary GramRun::gather_summary() const {
     summary.histogram.resize(kHistogramBins);
     copy_to_host<std::int64_t>(ctx.exec, buffers.row_sums, rows, summary.row_sums.data());
     copy_to_host<std::uint64_t>(ctx.exec, buffers.histogram, kHistogramBins, summary.histogram.data());
+    std::uint64_t checksum = 0;  // this rank's part
+    Kokkos::deep_copy(ctx.exec, Kokkos::View<std::uint64_t, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&checksum),
+                      buffers.checksum);
+    ctx.exec.fence();
     MPI_Allreduce(MPI_IN_PLACE, summary.row_sums.data(), static_cast<int>(rows), MPI_INT64_T, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, summary.histogram.data(), kHistogramBins, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(&checksum, &summary.checksum, 1, MPI_UINT64_T, MPI_SUM, comm);
@@ -344,12 +366,17 @@ void GramRun::circulant_final_pass(SparseOutputs& sparse) {
     checks.rows = checked.rows;
     checks.targets = plan.targets;
     checks.values.assign(checks.rows.size() * static_cast<std::size_t>(plan.targets), 0);
+    checks.columns = collectively(ctx.env.comm(), "gram", [&] {
+      return Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::checked_columns",
+                                                   static_cast<std::int64_t>(checks.rows.size()) * plan.height);
+    });
   }
   const double before = pass.post_seconds;
   const double seconds =
       time_together(ctx.env.comm(), ctx.exec, [&] { circulant_pass(true, &sparse, ctx.verify ? &checks : nullptr); });
   // The final pass's compute: its time but the outputs' (this rank's).
-  pass.compute.add(ctx.env.comm(), seconds - (pass.post_seconds - before));
+  final_compute_seconds = seconds - (pass.post_seconds - before);
+  pass.compute.add(ctx.env.comm(), final_compute_seconds);
   if (!ctx.verify || checks.rows.empty()) return;
   MPI_Allreduce(MPI_IN_PLACE, checks.values.data(), static_cast<int>(checks.values.size()), MPI_INT32_T, MPI_SUM,
                 ctx.env.comm());
@@ -367,22 +394,32 @@ void GramRun::circulant_final_pass(SparseOutputs& sparse) {
 }  // namespace
 
 KernelReport GramKernel::run(RunContext& ctx) {
+  // The time to solution, phase by phase (results.json's `phases`).
+  PhaseClock<ExecSpace> clock(ctx.exec);
+  clock.start("pack");      // inputs read (attributed to "read"), packed, rows' ones counted
   GramRun r(ctx, config_);  // pack, compute (setup)
+  clock.attribute("read", r.in.read_seconds);
   const Config& c = r.c;
   const Plan& plan = r.plan;
+  clock.start("probe");
   const Probes probes_before = measure_probes(ctx, c);  // probe (again after the computation)
   std::unique_ptr<npy::DistributedWriter> writer;
   std::optional<SparseOutputs> sparse;
+  clock.start("compute");
   if (plan.circulant()) {
     r.circulant_repeats();  // compute
+    clock.start("outputs");
     sparse.emplace(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
     r.circulant_final_pass(*sparse);
   } else {
     r.timed_repeats();  // compute
+    clock.start("outputs");
     writer = open_dense_writer(ctx, c, plan, r.dense_float);
     sparse.emplace(ctx.exec, c, plan, ctx.env.comm(), ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
     r.final_pass(writer.get(), *sparse);
   }
+  // The final pass computes while it feeds the outputs: its tiles are compute.
+  clock.attribute("compute", r.final_compute_seconds);
   const auto& ring = r.ring;
 
   KernelReport report;
@@ -398,11 +435,19 @@ KernelReport GramKernel::run(RunContext& ctx) {
   }
   Json sparse_summary = Json::object();
   sparse->finish(report.metrics, &sparse_summary);  // sparse_outputs
+  clock.attribute("write", r.write_seconds + sparse->write_seconds());
   const Summary summary = r.gather_summary();
+  clock.start("verification");
   if (ctx.verify) verify(ctx, c, plan, r.checked, summary, report);
+  clock.start("probe");
   report_throughput(ctx, c, plan, r.pass, r.in.pack_seconds, summary, r.want_summary, probes_before, report);
-  if (c.baseline) report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);    // baseline_sgemm
-  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);  // write
+  if (c.baseline) {
+    clock.start("baseline_sgemm");
+    report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);
+  }
+  clock.start("write");
+  if (!c.write_summary.empty()) write_summary_file(ctx, c, summary, sparse_summary);
+  report.phases = clock.finish();
   return report;
 }
 

@@ -205,15 +205,7 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
   if (slice) {
     const std::int64_t h = g.height();
     pairs_per_row(exec_, values, g, c_.pairs_min, dev_->per_row);
-    std::vector<std::int64_t> offsets(static_cast<std::size_t>(h + 1), 0);
-    Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host_offsets(offsets.data() + 1, h);
-    Kokkos::deep_copy(exec_, host_offsets, Kokkos::subview(dev_->per_row, std::make_pair(std::int64_t(0), h)));
-    exec_.fence();
-    for (std::int64_t li = 0; li < h; ++li) offsets[li + 1] += offsets[li];
-    total = offsets[h];
-    Kokkos::deep_copy(
-        exec_, Kokkos::subview(dev_->offsets, std::make_pair(std::int64_t(0), h + 1)),
-        Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(offsets.data(), offsets.size()));
+    total = pair_offsets(exec_, dev_->per_row, dev_->offsets, h);
   }
   // The round's slices are consecutive in row order: this slice's pairs go
   // after all earlier rounds' and the round's slices above it.
@@ -236,7 +228,9 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
   std::vector<char> records;
   for (std::int64_t p = 0; p < rounds; ++p) {
     if (p >= pieces) {
+      const Kokkos::Timer write_timer;
       pairs_writer_->write_elements_round(0, 0, nullptr);
+      write_seconds_ += write_timer.seconds();
       continue;
     }
     const std::int64_t at = p * cap, n = std::min(cap, total - at);
@@ -250,8 +244,10 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
     for (std::int64_t e = 0; e < n; ++e) {
       append_pair(records, c_.similarity, dev_->host_i(e), dev_->host_j(e), dev_->host_v(e));
     }
+    const Kokkos::Timer write_timer;
     pairs_writer_->write_elements_round(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n),
                                         records.data());
+    write_seconds_ += write_timer.seconds();
   }
 }
 
@@ -283,7 +279,9 @@ void SparseOutputs::finish(Json& m, Json* summary) {
     if (summary) (*summary)["count_at_least"] = list;
   }
   if (pairs_) {
+    const Kokkos::Timer write_timer;
     pairs_writer_->commit(pairs_written_);
+    write_seconds_ += write_timer.seconds();
     m["pairs_written"] = Json(static_cast<long long>(pairs_written_));
   }
   if (top_k_) {
@@ -324,12 +322,14 @@ void SparseOutputs::finish(Json& m, Json* summary) {
       append_top_k_entry(records, c_.similarity, t.j, t.value);
     }
     std::vector<TopKEntry>().swap(lists);
+    const Kokkos::Timer write_timer;
     npy::DistributedWriter writer(comm_, top_k_path_, top_k_record_type(c_.similarity), {rows, k});
     // Each rank's rows are one contiguous range: independent writes (the
     // collective write's buffers were the largest allocation of a circulant run).
     writer.write_elements_independent(static_cast<std::uint64_t>(row0 * k), static_cast<std::uint64_t>(nrows * k),
                                       records.data());
     writer.commit();
+    write_seconds_ += write_timer.seconds();
     Json t = Json::object();
     t["k"] = Json(static_cast<long long>(k));
     t["rows"] = Json(static_cast<long long>(rows));

@@ -64,6 +64,8 @@ class SparseOutputs {
   // and reports count_at_least, pairs_written and the seconds spent.
   void finish(Json& metrics, Json* summary);
   double seconds() const { return seconds_; }
+  // This rank's seconds in the pairs' and top-k files' writes (within seconds()).
+  double write_seconds() const { return write_seconds_; }
 
  private:
   struct Device;
@@ -92,6 +94,7 @@ class SparseOutputs {
   void complete_exchange();
   double exchange_seconds_ = 0;
   double seconds_ = 0;
+  double write_seconds_ = 0;
 };
 
 // The lists of k of two ranks merged (the MPI user operation, row by row):

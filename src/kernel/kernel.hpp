@@ -9,6 +9,7 @@
 #include "io/json.hpp"
 #include "io/output_files.hpp"
 #include "kernel/declaration.hpp"
+#include "kernel/phases.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -65,6 +66,9 @@ struct KernelReport {
   RoofReport roof;
   Json metrics = Json::object();
   std::vector<SummaryRow> rows;
+  // This rank's time to solution in consecutive phases (PhaseClock); the
+  // driver puts the start-up before them.
+  Phases phases;
 };
 
 struct RunContext {

@@ -71,6 +71,58 @@ Json roof_json(const RoofReport& roof) {
   return j;
 }
 
+// One rank's phases as text ("name\tseconds\n" each, seconds to 17 digits),
+// so ranks with different phase lists gather like the rest.
+std::string phases_text(const Phases& phases) {
+  std::string text;
+  char seconds[32];
+  for (const auto& [name, s] : phases) {
+    std::snprintf(seconds, sizeof seconds, "%.17g", s);
+    text += name + "\t" + seconds + "\n";
+  }
+  return text;
+}
+
+Phases parse_phases(const std::string& text) {
+  Phases phases;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t tab = line.find('\t');
+    if (tab != std::string::npos)
+      phases.emplace_back(line.substr(0, tab), std::strtod(line.c_str() + tab + 1, nullptr));
+  }
+  return phases;
+}
+
+double sum_of(const Phases& phases) {
+  double sum = 0;
+  for (const auto& p : phases) sum += p.second;
+  return sum;
+}
+
+// Every rank's phases to rank 0 (collective); there, the slowest rank's (the
+// largest sum): a timeline one rank lived, so its sum is a time to solution.
+std::pair<Phases, int> slowest_phases(MPI_Comm comm, const Phases& mine) {
+  const std::string text = phases_text(mine);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(static_cast<std::size_t>(ranks)), displs(lengths.size(), 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + lengths[r - 1];
+  std::string all(rank == 0 ? static_cast<std::size_t>(displs.back() + lengths.back()) : 0, '\0');
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(), MPI_CHAR, 0, comm);
+  std::pair<Phases, int> slowest{mine, rank};
+  if (rank != 0) return slowest;
+  for (int r = 0; r < ranks; ++r) {
+    Phases p = parse_phases(all.substr(static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(lengths[r])));
+    if (r == 0 || sum_of(p) > sum_of(slowest.first)) slowest = {std::move(p), r};
+  }
+  return slowest;
+}
+
 }  // namespace
 
 void Results::add(const KernelDeclaration& decl, const KernelReport& report) {
@@ -112,6 +164,12 @@ void Results::add(const KernelDeclaration& decl, const KernelReport& report) {
     if (std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); }))
       spread[report.rows[i].label] = stats_over_ranks(v);
   }
+  const auto [phases, phases_rank] = slowest_phases(comm_, report.phases);
+  Json& timeline = entry["phases"];
+  timeline = Json::object();
+  for (const auto& [name, seconds] : phases) timeline[name] = seconds;
+  entry["time_to_solution_seconds"] = sum_of(phases);
+  entry["phases_rank"] = Json(phases_rank);
   json_["kernels"][kernel] = entry;
 }
 

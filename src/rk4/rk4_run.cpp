@@ -202,15 +202,22 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   const Block b = block_of(c.problem.n, ctx.env.rank(), ctx.env.size());
   const std::int64_t k0 = c.resumed ? c.resumed->step : 0;
 
+  PhaseClock<ExecSpace> clock(ctx.exec);  // the time to solution (results.json's `phases`)
+  clock.start("verification");
   const std::optional<Verification> check = verify_first<T>(ctx, c, b, k0, model);  // verify
   // The bandwidth roof is probed before the fields exist and again in the report.
+  clock.start("probe");
   if (c.problem.steps > k0) ctx.probe_roof_bandwidth();
+  clock.start("setup");
   Resume resume;
   const Fields<T> fields = setup<T>(ctx, c, b, resume);  // setup
   // time_loop (checkpoint inside): the library function, as the Python module calls it
+  clock.start("compute");
   LoopObserver<T> observer(ctx, c, b, k0);
   const IntegrateResult r =
       integrate(ctx.exec, ctx.env.comm(), fields.s, integrate_params(c.problem), k0 > 0 ? &resume : nullptr, &observer);
+  clock.attribute("write", observer.io_seconds);  // the checkpoints
+  clock.start("write");
   RunOutcome run{k0, r.stages, {}, r.delta, std::nullopt};
   run.loop.io_seconds = observer.io_seconds;
   run.loop.my_seconds = r.loop_seconds - observer.io_seconds;
@@ -218,8 +225,10 @@ KernelReport Rk4Kernel::run_typed(RunContext& ctx, const Model& model) {
   run.stores_im_g = !Model::kConstantImG;
   write_outputs<T>(ctx, c, b, fields, run.history);                             // write
   if (!std::isnan(r.invariant_drift)) run.invariant_drift = r.invariant_drift;  // invariant_drift
+  clock.start("probe");
   KernelReport report;
   report_run(ctx, c, b, run, check, report);
+  report.phases = clock.finish();
   return report;
 }
 

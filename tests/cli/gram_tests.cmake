@@ -128,6 +128,13 @@ add_test(NAME mpi.gram.sparse.byte_identical
          COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_sparse_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
 set_tests_properties(mpi.gram.sparse.byte_identical PROPERTIES FIXTURES_REQUIRED gram_sparse_outputs LABELS mpi)
 
+# The PyTorch peer's numpy parts (scripts/gpu/peers.py: padding, Jaccard,
+# pairs, the tie-aware top-k comparison) against kmini's outputs.
+add_test(NAME gram.torch_peer_numpy_parts
+         COMMAND ${_numpy_python} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_torch_peer.py $<TARGET_FILE:kmini>)
+set_tests_properties(gram.torch_peer_numpy_parts PROPERTIES SKIP_RETURN_CODE 77 LABELS cli
+                     ENVIRONMENT "${KMINI_MPI_ENV}")
+
 # Bad sparse-output and B settings: exit 2, one line naming the key.
 set(_small --set run.kernels=[gram] --set gram.A.random.rows=30 --set gram.A.random.cols=50)
 kmini_cli_test(gram.bad.top_k_negative EXIT 2

@@ -50,6 +50,7 @@ struct Inputs {
   Packed a, b;  // b is empty with one input
   bool two = false;
   double pack_seconds = 0;                               // the slowest rank's
+  double read_seconds = 0;                               // this rank's file reads and value checks, within packing
   const Packed& targets() const { return two ? b : a; }  // the rows of C's columns
 };
 // The rows of a file rank `rank` of `ranks` reads: [first, first + count).
@@ -81,6 +82,7 @@ struct SliceBuffers {
   Kokkos::View<float*, MemSpace> sim;                          // similarity slice for write.C
   Kokkos::View<std::int64_t*, MemSpace> row_sums;
   Kokkos::View<std::uint64_t*, MemSpace> histogram;
+  Kokkos::View<std::uint64_t, MemSpace> checksum;  // this rank's part of the summary checksum
   const Kokkos::View<std::int32_t*, MemSpace>& ones_t(bool two) const { return two ? ones_b : ones; }
 };
 
@@ -183,10 +185,9 @@ std::vector<std::int64_t> check_rows(const Plan& p);
 
 // What the slice loop measured and accumulated.
 struct SlicePass {
-  BestOverRepeats compute;     // the slice loop alone, best of `repeat`
-  double post_seconds = 0;     // this rank's summary, similarity and host copies
-  double executed_words = 0;   // word-pair popcounts of this rank's slices
-  std::uint64_t checksum = 0;  // this rank's part of the summary checksum
+  BestOverRepeats compute;    // the slice loop alone, best of `repeat`
+  double post_seconds = 0;    // this rank's summary, similarity and host copies
+  double executed_words = 0;  // word-pair popcounts of this rank's slices
 };
 
 // Row sums, histogram and checksum over all ranks, and the trace.
@@ -203,6 +204,15 @@ void copy_to_host(const ExecSpace& exec, const View& v, std::int64_t n, void* ou
   Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(static_cast<T*>(out), n);
   Kokkos::deep_copy(exec, hv, Kokkos::subview(v, std::make_pair(std::int64_t(0), n)));
   exec.fence();
+}
+
+// Starts the copy of values [first, first + n) of a device view into `out`
+// (raw bytes of T) on `exec`; the caller fences before reading `out`, once
+// for all the copies it started.
+template <class T, class View>
+void start_copy_to_host(const ExecSpace& exec, const View& v, std::int64_t first, std::int64_t n, void* out) {
+  Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> hv(static_cast<T*>(out), n);
+  Kokkos::deep_copy(exec, hv, Kokkos::subview(v, std::make_pair(first, first + n)));
 }
 
 // Phase "verify" (gram_verify.cpp): the checked rows against the host

@@ -534,6 +534,24 @@ void similarity_slice(const Exec& exec, Similarity kind, const Counts& counts, c
       SimilarityKernel<Counts, Ones, Sim>{counts, ones_a, ones_b, sim, kind, g.r0, g.col0(), g.width()});
 }
 
+// Column `col` of a window's counts (rows [0, rows) of `width` values) into
+// out(first ..): a checked row's values that a mirrored window holds as a
+// column, gathered so that only they go to the host.
+template <class Counts, class Out>
+struct CountsColumn {
+  Counts counts;
+  Out out;
+  std::int64_t width, col, first;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t r) const { out(first + r) = counts(r * width + col); }
+};
+
+template <class Exec, class Counts, class Out>
+void gather_column(const Exec& exec, const Counts& counts, std::int64_t width, std::int64_t col, std::int64_t rows,
+                   const Out& out, std::int64_t first) {
+  Kokkos::parallel_for("kmini::gram::checked_column", Kokkos::RangePolicy<Exec>(exec, 0, rows),
+                       CountsColumn<Counts, Out>{counts, out, width, col, first});
+}
+
 // ---------------------------------------------------------------------------
 // Summary of the full symmetric matrix, accumulated slice by slice.
 
@@ -542,14 +560,19 @@ KOKKOS_INLINE_FUNCTION std::uint64_t checksum_weight(std::int64_t i, std::int64_
   return random::hash(0x6772616dull + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j));
 }
 
-template <class Counts, class Sums, class Hist>
+// The checksum is added to a device scalar (atomically, once per row; the sum
+// is mod 2^64, so the order does not matter), so the slice loop never waits
+// for a reduction's result on the host.
+template <class Counts, class Sums, class Hist, class Checksum>
 struct SummaryRows {
   Counts counts;
   Sums row_sums;
   Hist histogram;
+  Checksum checksum;
   std::int64_t r0, c0, c1, width, cols, bins;
   bool triangular, mirror;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, std::uint64_t& sum) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    std::uint64_t sum = 0;
     std::int64_t row = 0;
     for (std::int64_t j = triangular ? i : c0; j < c1; ++j) {
       const std::int64_t c = counts((i - r0) * width + (j - c0));
@@ -560,6 +583,7 @@ struct SummaryRows {
       Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i || !mirror ? 1 : 2));
     }
     row_sums(i) += row;
+    Kokkos::atomic_add(&checksum(), sum);
   }
 };
 
@@ -582,23 +606,33 @@ struct SummaryCols {
 // determines (triangular: C(i, j >= i) for its rows, and with `mirror`
 // C(j, i) = C(i, j) for the columns j > i; a mirrored rectangle: its rows and
 // its columns; else its rows); histogram of those elements of the full matrix
-// (bin = c * bins / (cols + 1)); returns the sum over the unordered pairs it
-// holds, i <= j (all i, j with two inputs), of C(i, j) * checksum_weight(i, j)
-// (mod 2^64). A replicated slice: the triangle from its first row on.
-template <class Exec, class Counts, class Sums, class Hist>
-std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const OutputWindow& g, std::int64_t cols,
-                              const Sums& row_sums, const Hist& histogram) {
+// (bin = c * bins / (cols + 1)); adds to `checksum` (a device scalar) the sum
+// over the unordered pairs it holds, i <= j (all i, j with two inputs), of
+// C(i, j) * checksum_weight(i, j) (mod 2^64). A replicated slice: the triangle
+// from its first row on. Asynchronous on `exec`.
+template <class Exec, class Counts, class Sums, class Hist, class Checksum>
+void summarise_slice(const Exec& exec, const Counts& counts, const OutputWindow& g, std::int64_t cols,
+                     const Sums& row_sums, const Hist& histogram, const Checksum& checksum) {
   const std::int64_t bins = histogram.extent(0);
-  std::uint64_t checksum = 0;
-  Kokkos::parallel_reduce("kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, g.r0, g.r1),
-                          SummaryRows<Counts, Sums, Hist>{counts, row_sums, histogram, g.r0, g.c0, g.c1, g.width(),
-                                                          cols, bins, g.triangular, g.mirror},
-                          checksum);
-  if (!g.mirror) return checksum;
+  Kokkos::parallel_for("kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, g.r0, g.r1),
+                       SummaryRows<Counts, Sums, Hist, Checksum>{counts, row_sums, histogram, checksum, g.r0, g.c0,
+                                                                 g.c1, g.width(), cols, bins, g.triangular, g.mirror});
+  if (!g.mirror) return;
   const std::int64_t first = g.triangular ? g.r0 + 1 : g.c0;
   Kokkos::parallel_for("kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, first, g.c1),
                        SummaryCols<Counts, Sums>{counts, row_sums, g.r0, g.r1, g.c0, g.width(), g.triangular});
-  return checksum;
+}
+
+// The same, returning the window's checksum (waits for it).
+template <class Exec, class Counts, class Sums, class Hist>
+std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const OutputWindow& g, std::int64_t cols,
+                              const Sums& row_sums, const Hist& histogram) {
+  Kokkos::View<std::uint64_t, typename Sums::memory_space> sum("kmini::gram::checksum");
+  summarise_slice(exec, counts, g, cols, row_sums, histogram, sum);
+  std::uint64_t value = 0;
+  Kokkos::deep_copy(exec, Kokkos::View<std::uint64_t, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&value), sum);
+  exec.fence();
+  return value;
 }
 
 }  // namespace kmini::gram

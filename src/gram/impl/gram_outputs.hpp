@@ -114,6 +114,34 @@ void pairs_per_row(const Exec& exec, const Values& values, const OutputWindow& g
                        PairsPerRow<Values, PerRow>{values, per_row, min, g.r0, g.col0(), g.cols(), g.symmetric()});
 }
 
+template <class PerRow, class Offsets>
+struct PairOffsets {
+  PerRow per_row;
+  Offsets offsets;
+  std::int64_t rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li, std::int64_t& partial, const bool final) const {
+    const std::int64_t n = per_row(li);
+    if (final) offsets(li) = partial;
+    partial += n;
+    if (final && li + 1 == rows) offsets(rows) = partial;
+  }
+};
+
+// offsets(0 .. rows) = the exclusive scan of per_row(0 .. rows - 1), on the
+// device; returns offsets(rows), the slice's pairs: the one value the host
+// needs (the file offsets of the ranks' slices).
+template <class Exec, class PerRow, class Offsets>
+std::int64_t pair_offsets(const Exec& exec, const PerRow& per_row, const Offsets& offsets, std::int64_t rows) {
+  if (rows == 0) return 0;
+  Kokkos::parallel_scan("kmini::gram::pair_offsets", Kokkos::RangePolicy<Exec>(exec, 0, rows),
+                        PairOffsets<PerRow, Offsets>{per_row, offsets, rows});
+  std::int64_t total = 0;
+  Kokkos::deep_copy(exec, Kokkos::View<std::int64_t, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&total),
+                    Kokkos::subview(offsets, rows));
+  exec.fence();
+  return total;
+}
+
 template <class Values, class Offsets, class OutI, class OutV>
 struct CollectPairs {
   Values values;
