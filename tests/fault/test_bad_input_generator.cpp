@@ -3,6 +3,7 @@
 // `kmini: error:` line naming what it should, and write nothing. One test per
 // family, so failures come grouped; each failure prints how to reproduce it
 // with the real binary (KMINI_FAULT_SEED=N changes the generated cases).
+#include "../support/relocated_path.hpp"
 #include "bad_input_cases.hpp"
 #include "case_support.hpp"
 #include "driver/kernels.hpp"
@@ -232,7 +233,8 @@ TEST(DeckKeyRules, EveryDeclarationIsComplete) {
     EXPECT_FALSE(d.fom.name.empty() || d.fom.unit.empty() || d.fom.roof.empty() || d.fom.counts.empty()) << d.name;
     EXPECT_FALSE(d.decks.empty()) << d.name;
     for (const auto& deck : d.decks)
-      EXPECT_TRUE(std::ifstream(std::string(KMINI_SOURCE_DIR) + "/" + deck).good()) << d.name << ": " << deck;
+      EXPECT_TRUE(std::ifstream(test::relocated(std::string(KMINI_SOURCE_DIR) + "/" + deck)).good())
+          << d.name << ": " << deck;
   }
 }
 

@@ -58,9 +58,30 @@ def expected(results):
     return rows
 
 
+def expected_latest(results):
+    """README's column of the H200 run of 2026-11-27 (the performance record has its own table)."""
+    f = results / "h200-2026-11-27"
+    rows = [("| stream `add_f64`", [tb(get(f, "bench_stream.json", "kernels", "stream", "ops", "add_f64",
+                                         "bandwidth_bytes_per_s"))])]
+    for deck, label in (("bench_rk4.json", "| rk4, `bench/rk4.yaml`"), ("gpu_rk4.json", "| rk4, `gpu/rk4.yaml`")):
+        k = get(f, deck, "kernels", "rk4")
+        rows.append((label, [f"{sci(k['element_steps_per_s'])}, {pct(k['fraction_of_roof'])}"]))
+    d = get(f, "bench_discount.json", "kernels", "discount", "kernel")
+    rows.append(("| discount, `bench/discount.yaml`",
+                 [f"{tb(d['bandwidth_bytes_per_s_per_rank'])}, {pct(d['fraction_of_roof'])}"]))
+    g = get(f, "peers.json", "gram", "kmini")
+    rows.append(("| gram, `bench/gram.yaml`, popcount", [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    g = get(f, "bench_gram.json", "kernels", "gram")
+    assert g["engine"] == "tensor_core" and g["tensor_core_tile"] == "warp32x64", g["engine"]
+    rows.append(("| gram, `bench/gram.yaml`, tensor cores",
+                 [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    return rows
+
+
 def main():
     root = Path(sys.argv[1])
     rows = expected(root / "docs" / "results")
+    latest = expected_latest(root / "docs" / "results")
     failures = 0
     for doc, prefix in ((root / "README.md", ""), (root / "docs" / "performance.md", "inputs/")):
         lines = doc.read_text().splitlines()
@@ -77,9 +98,16 @@ def main():
                 if not row or not any(w in r for r in row):
                     print(f"{doc.name}: the row '{label}' does not hold {w!r} (from docs/results)")
                     failures += 1
+    readme = (root / "README.md").read_text().splitlines()
+    for label, wanted in latest:
+        row = [l for l in readme if l.startswith(label)]
+        for w in wanted:
+            if not row or not any(r.rstrip().endswith(f"| {w} |") for r in row):
+                print(f"README.md: the row '{label}' does not end with {w!r} (from docs/results/h200-2026-11-27)")
+                failures += 1
     if failures:
         sys.exit(1)
-    print(f"reference results: {len(rows)} figures checked in README.md and docs/performance.md")
+    print(f"reference results: {len(rows) + len(latest)} figures checked in README.md and docs/performance.md")
 
 
 if __name__ == "__main__":
