@@ -100,7 +100,8 @@ void GramRun::compute_slice(const Slice* s) {
   ScopedRegion compute_region("kmini::gram::compute");
   if (ring) ring->round(s, buffers.counts);
   else if (s)
-    gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine, c.micro_kernel, c.tensor_core_tile);
+    gram_slice(ctx.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine, c.micro_kernel,
+               c.tensor_core_tile);
 }
 
 // Phase "compute": `repeat - 1` timed passes of the slice loop alone (the
