@@ -1,5 +1,7 @@
 #include "core/environment.hpp"
 
+#include "core/solo.hpp"
+
 #include "core/errors.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/termination.hpp"
@@ -83,6 +85,7 @@ Environment::~Environment() {
 }
 
 int agree_on_status(MPI_Comm comm, int status, std::string& message) {
+  if (mpi::solo(comm)) return status;
   int worst = status;
   MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, comm);
   if (worst == 0) return 0;
@@ -99,7 +102,7 @@ int agree_on_status(MPI_Comm comm, int status, std::string& message) {
 }
 
 static double allreduce(MPI_Comm comm, double value, MPI_Op op) {
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, op, comm);
+  mpi::allreduce(comm, &value, 1, MPI_DOUBLE, op);
   return value;
 }
 double allreduce_max(MPI_Comm comm, double value) { return allreduce(comm, value, MPI_MAX); }

@@ -205,6 +205,7 @@ class GramKernel final : public Kernel {
   KernelReport run(RunContext& ctx) override;
 
  private:
+  void check_slices(const DeckNode& section, const Environment& env);
   Config config_;
   std::string budget_setting_, size_setting_;  // where memory_budget and the plan's size come from
 };

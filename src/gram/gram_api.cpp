@@ -1,6 +1,7 @@
 #include "gram/gram_api.hpp"
 
 #include "core/timer.hpp"
+#include "gram/impl/gram_compute.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_kernels.hpp"
 #include "gram/impl/gram_outputs.hpp"
@@ -27,9 +28,6 @@ using HostOf = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::
 
 static_assert(kMaxCountThresholds == kMaxThresholds, "the light header's limit is the kernels'");
 constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, ApiMemory>::accessible;
-// Pairs are collected in pieces of at most this many records (24 MiB of
-// device buffers), so a slice with many pairs needs no buffer of its size.
-constexpr std::int64_t kPairPiece = std::int64_t(1) << 20;
 
 using DeviceBytes =
     Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, ApiMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -112,48 +110,6 @@ BadValue first_bad_value_on(const Exec& exec, const ApiMatrix& m) {
   return bad;
 }
 
-template <class T>
-std::vector<T> to_host(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& v, std::int64_t n) {
-  std::vector<T> out(static_cast<std::size_t>(n));
-  detail::copy_to_host<T>(exec, v, n, out.data());
-  return out;
-}
-
-// The state of one compute call on the device: the slice and what the
-// sparse outputs accumulate over the slices.
-struct SliceState {
-  I32View ones_a, ones_b;  // ones of A's rows, of the columns' rows
-  I32View counts;          // the slice: height x width counts
-  F32View values;          // the slice's float32 similarities (dense, not counts)
-  F64View thresholds;      // count_at_least, sorted
-  I64View bins;
-  I64View per_row, offsets;  // pairs of the slice's rows, their scan
-  I64View pair_i, pair_j;    // a piece of the pairs
-  F64View pair_v;
-  I64View best_j;  // top-k lists, rows x k
-  F64View best_v;
-};
-
-template <class Values>
-void append_pairs(const ApiExec& exec, const Values& values, const SliceGeometry& g, const ComputeParams& p,
-                  SliceState& s, ComputeResult& r) {
-  const std::int64_t h = g.height();
-  pairs_per_row(exec, values, g, p.pairs_min, s.per_row);
-  const std::int64_t total = pair_offsets(exec, s.per_row, s.offsets, h);
-  if (total == 0) return;
-  r.pairs.reserve(r.pairs.size() + static_cast<std::size_t>(total * pair_record_bytes));
-  for (std::int64_t at = 0; at < total; at += kPairPiece) {
-    const std::int64_t n = std::min(kPairPiece, total - at);
-    collect_pairs(exec, values, g, p.pairs_min, s.offsets, at, n, s.pair_i, s.pair_j, s.pair_v);
-    const auto hi = to_host(exec, s.pair_i, n), hj = to_host(exec, s.pair_j, n);
-    const auto hv = to_host(exec, s.pair_v, n);
-    for (std::int64_t e = 0; e < n; ++e) {
-      append_pair(r.pairs, p.similarity, hi[e], hj[e], hv[e]);
-    }
-  }
-  r.pair_count += total;
-}
-
 // The slice's values into dense C (host): rows r0..r1 from column col0 on,
 // and with one input (full) the mirror below the slice; or the packed upper
 // triangle's rows r0..r1.
@@ -164,7 +120,8 @@ void write_dense(const ApiExec& exec, const Kokkos::View<T*, ApiMemory>& slice, 
   std::vector<T> copy;
   const T* v = slice.data();
   if constexpr (!kHostMemory) {
-    copy = to_host(exec, slice, h * w);
+    copy.resize(static_cast<std::size_t>(h * w));
+    detail::copy_to_host<T>(exec, slice, h * w, copy.data());
     v = copy.data();
   }
   if (upper) {
@@ -224,6 +181,88 @@ bool slice_in_dense(const ApiMatrix& a, const ComputeParams& p) {
          slice_height(a, p) == a.rows;
 }
 
+// Dense C in the caller's memory: each slice placed where it goes, or (zero
+// copy) computed in place.
+class DenseMemory final : public detail::DenseSink {
+ public:
+  DenseMemory(const ApiExec& exec, const ComputeParams& p, std::int64_t rows, std::int64_t targets, void* dense,
+              bool in_place)
+      : exec_(exec), p_(p), rows_(rows), targets_(targets), dense_(dense), in_place_(in_place) {}
+  void round(const Slice* s, const SliceGeometry& g, const I32View& counts, const F32View& values) override {
+    if (!s || in_place_) return;
+    if (p_.similarity == Similarity::Counts) place_slice(exec_, counts, g, p_, targets_, dense_);
+    else place_slice(exec_, values, g, p_, targets_, dense_);
+  }
+  void commit() override { exec_.fence(); }
+  I32View counts_in_place() const override {
+    return in_place_ ? I32View(static_cast<std::int32_t*>(dense_), rows_ * targets_) : I32View();
+  }
+
+ private:
+  ApiExec exec_;
+  const ComputeParams& p_;
+  std::int64_t rows_, targets_;
+  void* dense_;
+  bool in_place_;
+};
+
+// The records of the sparse outputs in the result (one process: its records
+// are all of them, in order).
+class RecordMemory final : public detail::RecordSink {
+ public:
+  explicit RecordMemory(ComputeResult& r) : r_(r) {}
+  void pairs(std::uint64_t first, std::uint64_t n, const char* records) override {
+    if (n == 0) return;
+    if (first * pair_record_bytes != r_.pairs.size()) throw std::logic_error("gram: pair records out of order");
+    r_.pairs.insert(r_.pairs.end(), records, records + n * pair_record_bytes);
+  }
+  void commit_pairs(std::int64_t total) override { r_.pair_count = total; }
+  void top_k(std::int64_t, std::int64_t rows, std::int64_t k, std::int64_t, const char* records) override {
+    r_.top_k.assign(records, records + rows * k * top_k_record_bytes);
+  }
+
+ private:
+  ComputeResult& r_;
+};
+
+// The deck a library call amounts to: its outputs wanted (the names only mark
+// them: the sinks above hold them), one slice height, the automatic engine.
+Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
+  Config c;
+  c.a.rows = a.rows;
+  c.a.cols = a.cols;
+  if (b) {
+    c.b.rows = b->rows;
+    c.b.cols = b->cols;
+  }
+  c.row_slice = slice_height(a, p);
+  c.memory_budget = std::numeric_limits<double>::max();  // the caller's budget is checked beforehand
+  c.similarity = p.similarity;
+  c.upper = p.upper;
+  if (p.dense) c.write_c = "C";
+  if (p.pairs) c.write_pairs = "pairs";
+  c.pairs_min = p.pairs_min;
+  if (p.top_k > 0) c.write_top_k = "top_k";
+  c.top_k = p.top_k;
+  c.count_at_least = p.count_at_least;
+  c.engine = kAutoEngine;
+  c.distribution = Distribution::Replicated;
+  return c;
+}
+
+// No rows of A or no targets: no slice to compute; lists without partners.
+ComputeResult without_slices(const ApiExec& exec, const ApiPacked& pa, const ComputeParams& p) {
+  ComputeResult r;
+  const std::int64_t rows = pa.extent(0);
+  I32View ones("kmini::gram::ones", rows);
+  row_ones(exec, pa, ones);
+  r.row_counts.resize(static_cast<std::size_t>(rows));
+  detail::copy_to_host<std::int32_t>(exec, ones, rows, r.row_counts.data());
+  r.counts.assign(p.count_at_least.size(), 0);
+  for (std::int64_t e = 0; e < rows * p.top_k; ++e) append_top_k_entry(r.top_k, p.similarity, -1, 0.0);
+  return r;
+}
+
 }  // namespace
 
 BadValue first_bad_value(const ApiExec& exec, const ApiMatrix& m) {
@@ -245,90 +284,39 @@ std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const 
   // The slice (in dense C itself when that is zero-copy), its similarities.
   bytes += (slice_in_dense(a, p) ? 0 : h * targets * 4) + (p.dense && float_values ? h * targets * 4 : 0);
   bytes += a.rows * p.top_k * 16;
-  if (p.pairs) bytes += (h + 1) * 16 + std::min(kPairPiece, h * targets) * 24;
+  if (p.pairs) bytes += h * 8 + (h + 1) * 8 + pair_buffer_records(h, targets) * 24;
   return bytes;
 }
 
 ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
                       void* dense) {
   ScopedRegion region("kmini::gram::library_compute");
-  ComputeResult r;
-  const bool two = b != nullptr, float_values = p.similarity != Similarity::Counts;
-  const std::int64_t rows = a.rows, targets = two ? b->rows : a.rows;
-  const std::int64_t h = slice_height(a, p);
-  const std::int64_t k = p.top_k;
-  const bool counting = !p.count_at_least.empty();
-  if (counting && p.count_at_least.size() > static_cast<std::size_t>(kMaxThresholds))
+  if (!p.count_at_least.empty() && p.count_at_least.size() > static_cast<std::size_t>(kMaxThresholds))
     throw std::invalid_argument("count_at_least: at most " + std::to_string(kMaxThresholds) + " thresholds");
-  if (p.upper && two) throw std::invalid_argument("upper: the packed triangle needs one input (C = A A^T)");
+  if (p.upper && b) throw std::invalid_argument("upper: the packed triangle needs one input (C = A A^T)");
+  const std::int64_t targets = b ? b->rows : a.rows;
+  detail::Inputs in;
+  in.a = pack(exec, a, "kmini::gram::A");
+  if (a.rows == 0 || targets == 0) return without_slices(exec, in.a, p);
+  in.two = b != nullptr;
+  if (in.two) in.b = pack(exec, *b, "kmini::gram::B");
 
-  const ApiPacked pa = pack(exec, a, "kmini::gram::A");
-  const ApiPacked pb = two ? pack(exec, *b, "kmini::gram::B") : pa;
-  SliceState s;
-  s.ones_a = I32View("kmini::gram::ones", rows);
-  s.ones_b = two ? I32View("kmini::gram::ones_B", targets) : s.ones_a;
-  row_ones(exec, pa, s.ones_a);
-  if (two) row_ones(exec, pb, s.ones_b);
-  r.row_counts = to_host(exec, s.ones_a, rows);
-
-  const bool in_dense = slice_in_dense(a, p);
-  s.counts = in_dense ? I32View(static_cast<std::int32_t*>(dense), rows * targets)
-                      : I32View("kmini::gram::C_slice", h * targets);
-  if (p.dense && float_values) s.values = F32View("kmini::gram::S_slice", h * targets);
-  std::vector<double> sorted = p.count_at_least;
-  std::sort(sorted.begin(), sorted.end());
-  s.thresholds = F64View("kmini::gram::thresholds", sorted.size());
-  Kokkos::deep_copy(exec, s.thresholds, HostOf<double>(sorted.data(), sorted.size()));
-  s.bins = I64View("kmini::gram::threshold_bins", counting ? sorted.size() + 1 : 0);
-  if (p.pairs) {
-    s.per_row = I64View("kmini::gram::pairs_per_row", h);
-    s.offsets = I64View("kmini::gram::pair_offsets", h + 1);
-    const std::int64_t piece = std::min(kPairPiece, h * targets);
-    s.pair_i = I64View("kmini::gram::pair_i", piece);
-    s.pair_j = I64View("kmini::gram::pair_j", piece);
-    s.pair_v = F64View("kmini::gram::pair_v", piece);
-  }
-  s.best_j = I64View("kmini::gram::top_k_j", rows * k);
-  s.best_v = F64View("kmini::gram::top_k_value", rows * k);
-  if (k > 0) clear_top_k(exec, s.best_j, s.best_v);
-
-  for (std::int64_t r0 = 0; r0 < rows && targets > 0; r0 += h) {
-    if (p.interrupted && p.interrupted()) {
-      r.interrupted = true;
-      return r;
-    }
-    SliceGeometry g;
-    g.rows = rows;
-    g.r0 = r0;
-    g.r1 = std::min(rows, r0 + h);
-    g.targets = two ? targets : 0;
-    gram_slice(exec, pa, pb, g, s.counts, kAutoEngine);
-    with_similarity(p.similarity, [&](auto kind) {
-      const SliceValues<I32View, I32View, decltype(kind)::value> values(s.counts, s.ones_a, s.ones_b, g);
-      if (counting) count_at_least(exec, values, g, s.thresholds, s.bins);
-      if (k > 0) top_k_slice(exec, values, g, static_cast<int>(k), s.best_j, s.best_v);
-      if (p.pairs) append_pairs(exec, values, g, p, s, r);
-    });
-    if (p.dense && float_values) {
-      similarity_slice(exec, p.similarity, s.counts, s.ones_a, s.ones_b, g, s.values);
-      place_slice(exec, s.values, g, p, targets, dense);
-    } else if (p.dense && !in_dense) {
-      place_slice(exec, s.counts, g, p, targets, dense);
-    }
-    ++r.slices;
-  }
-  exec.fence();
-
-  if (counting) {
-    const auto bins = to_host(exec, s.bins, static_cast<std::int64_t>(sorted.size() + 1));
-    for (double x : p.count_at_least) r.counts.push_back(pairs_at_or_above(sorted, bins, x));
-  }
-  if (k > 0) {
-    const auto bj = to_host(exec, s.best_j, rows * k);
-    const auto bv = to_host(exec, s.best_v, rows * k);
-    r.top_k.reserve(static_cast<std::size_t>(rows * k * top_k_record_bytes));
-    for (std::int64_t e = 0; e < rows * k; ++e) append_top_k_entry(r.top_k, p.similarity, bj[e], bv[e]);
-  }
+  const Config c = config_of(a, b, p);
+  const Plan plan = make_plan(c, 1);
+  ComputeResult r;
+  DenseMemory dense_sink(exec, p, a.rows, targets, dense, slice_in_dense(a, p));
+  RecordMemory records(r);
+  detail::Outputs out;
+  out.dense = p.dense ? &dense_sink : nullptr;
+  out.records = &records;
+  out.row_ones = true;
+  out.interrupted = p.interrupted;
+  // One process, without MPI (core/solo.hpp): callable where MPI is not started or not usable.
+  detail::Outcome o = detail::compute(detail::Team{MPI_COMM_NULL, exec, false}, c, plan, in, out);
+  r.interrupted = o.interrupted;
+  r.slices = o.interrupted ? 0 : static_cast<std::int64_t>(plan.slices.size());
+  r.counts = std::move(o.counts);
+  r.row_counts = std::move(o.row_ones);
   return r;
 }
 

@@ -71,11 +71,12 @@ void read_source(const DeckNode& a, const std::string& m, Source& src, std::stri
 
 }  // namespace
 
-void GramKernel::configure(const DeckNode& s, const Environment& env) {
-  Config c;
+namespace {
+
+// gram.A and gram.B; `size_setting` names where A's size comes from.
+void read_inputs(const DeckNode& s, const KernelDeclaration& d, Config& c, std::string& size_setting) {
   std::string a_cols, b_size, b_cols;
-  const KernelDeclaration& d = declaration();
-  read_source(s.child(d.key("A")), "A", c.a, size_setting_, a_cols);
+  read_source(s.child(d.key("A")), "A", c.a, size_setting, a_cols);
   // gram.B needs file or random; a B with neither but other keys is left to
   // the unknown-key check, which names them.
   const DeckNode b = s.child(d.key("B"));
@@ -86,16 +87,10 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
       throw UsageError(b_cols + ": " + std::to_string(c.b.cols) + " columns in gram.B, expected the " +
                        std::to_string(c.a.cols) + " columns of gram.A (" + a_cols + ")");
   }
-  // auto: the chosen height is in the metrics (slice_rows)
-  c.row_slice = s.is_auto(d.key("row_slice")) ? 0 : s.integer(d.key("row_slice"), 0);
-  if (s.is_auto(d.key("memory_budget"))) {
-    // Half of what this rank may use of its device (collective, same on every rank).
-    c.memory_budget = 0.5 * double(device_memory_per_rank(env.comm()).per_rank);
-  } else {
-    c.memory_budget = s.byte_size(d.key("memory_budget"));
-    c.budget_given = true;
-  }
-  budget_setting_ = s.located("memory_budget");
+}
+
+// gram.similarity, gram.triangle and gram.write.
+void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   const std::string sim = s.choice(d.key("similarity"));
   for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
     if (sim == similarity_name(k)) c.similarity = k;
@@ -118,9 +113,10 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
     if (!c.two_inputs() && c.a.rows < 2) t.fail("k", "no k: a matrix of one row has no partners");
   }
   c.count_at_least = w.real_list(d.key("write.count_at_least"));
-  c.baseline = s.boolean(d.key("baseline"));
-  c.baseline_rows = s.integer(d.key("baseline_rows"));
-  c.repeat = s.integer(d.key("repeat"));
+}
+
+// gram.engine, gram.tensor_core_tile and gram.micro_kernel.
+void read_engine(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   // auto: the tensor-core engine where the build has it (bit-exact against
   // popcount and about 3x its rate, docs/performance.md), else popcount
   // (HIP included: the engine is CUDA's 1-bit mma, AMD GPUs have no such instruction).
@@ -135,22 +131,25 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   // auto: the one the target's instruction set selects (kAutoMicroKernel);
   // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).
   const std::string mk = s.choice(d.key("micro_kernel"));
-  if (mk != "auto") {
-    std::string compiled;
-    for (MicroKernel k : kMicroKernels) {
-      if (!micro_kernel_compiled(k)) continue;
-      if (mk == micro_kernel_name(k)) c.micro_kernel = k;
-      compiled += std::string(compiled.empty() ? "" : ", ") + micro_kernel_name(k);
-    }
-    if (mk != micro_kernel_name(c.micro_kernel))
-      s.fail("micro_kernel", "auto or one this build contains (" + compiled + "): " + mk +
-                                 " needs a host build for a CPU with its instructions (KMINI_ARCH or KMINI_NATIVE)");
+  if (mk == "auto") return;
+  std::string compiled;
+  for (MicroKernel k : kMicroKernels) {
+    if (!micro_kernel_compiled(k)) continue;
+    if (mk == micro_kernel_name(k)) c.micro_kernel = k;
+    compiled += std::string(compiled.empty() ? "" : ", ") + micro_kernel_name(k);
   }
+  if (mk != micro_kernel_name(c.micro_kernel))
+    s.fail("micro_kernel", "auto or one this build contains (" + compiled + "): " + mk +
+                               " needs a host build for a CPU with its instructions (KMINI_ARCH or KMINI_NATIVE)");
+}
+
+// gram.distribution and gram.ring_schedule.
+void read_distribution(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   // replicated: every rank holds packed A (and B); ring: a 1/P share, the
   // rest travelling around the ranks; auto: replicated while it fits the budget.
   const std::string distribution = s.choice(d.key("distribution"));
-  for (Distribution d : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
-    if (distribution == distribution_name(d)) c.distribution = d;
+  for (Distribution x : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
+    if (distribution == distribution_name(x)) c.distribution = x;
   // ring: the circulant block pairs for top-k, count_at_least and the summary,
   // the slices with write.C or write.pairs (auto); either one asked for.
   const std::string schedule = s.choice(d.key("ring_schedule"));
@@ -160,12 +159,43 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
     s.fail("ring_schedule",
            "slices or auto with write.C or write.pairs (the circulant computes top-k, "
            "count_at_least and the summary only)");
+}
+
+}  // namespace
+
+void GramKernel::configure(const DeckNode& s, const Environment& env) {
+  Config c;
+  const KernelDeclaration& d = declaration();
+  read_inputs(s, d, c, size_setting_);
+  // auto: the chosen height is in the metrics (slice_rows)
+  c.row_slice = s.is_auto(d.key("row_slice")) ? 0 : s.integer(d.key("row_slice"), 0);
+  if (s.is_auto(d.key("memory_budget"))) {
+    // Half of what this rank may use of its device (collective, same on every rank).
+    c.memory_budget = 0.5 * double(device_memory_per_rank(env.comm()).per_rank);
+  } else {
+    c.memory_budget = s.byte_size(d.key("memory_budget"));
+    c.budget_given = true;
+  }
+  budget_setting_ = s.located("memory_budget");
+  read_outputs(s, d, c);
+  c.baseline = s.boolean(d.key("baseline"));
+  c.baseline_rows = s.integer(d.key("baseline_rows"));
+  c.repeat = s.integer(d.key("repeat"));
+  read_engine(s, d, c);
+  read_distribution(s, d, c);
   config_ = c;
+  const DeckNode w = s.child(d.key("write"));
   outputs_.clear();
   add_output(w, "C", c.write_c);
   add_output(w, "summary", c.write_summary);
   if (!c.write_pairs.empty()) add_output(w.child("pairs"), "path", c.write_pairs);
   if (!c.write_top_k.empty()) add_output(w.child("top_k"), "path", c.write_top_k);
+  check_slices(s, env);
+}
+
+// Slice heights the deck sets: not too many slices, within an explicit budget.
+void GramKernel::check_slices(const DeckNode& s, const Environment& env) {
+  const Config& c = config_;
   if (c.row_slice > 0 && (c.a.rows + c.row_slice - 1) / c.row_slice > kMaxSlices) {
     // Too many slices; when A itself fits no device, that is the problem to name.
     const ByteCount packed = ByteCount::of(static_cast<std::uint64_t>(c.a.rows),

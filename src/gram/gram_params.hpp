@@ -91,7 +91,7 @@ inline constexpr MicroKernel kAutoMicroKernel = KMINI_GRAM_AVX512_POPCOUNT ? Mic
 // micro-tile row read 16 consecutive rows of one word: conflict-free on 32
 // banks, and the +1 keeps the staging writes (row-major global reads) off a
 // single bank.
-struct TileParams {
+struct Tuning {
   static constexpr int tile = 64;
   static constexpr int stage_words = 1;  // staging: one word per thread, coalesced
   static constexpr int granule = 2;      // packed rows padded to 16 bytes: the blocked tensor-core kernel's cp.async
@@ -116,7 +116,7 @@ struct TileParams {
 // chunk of the tile's 64 B rows is 128 KiB (L2-resident), 4 rows x 2 KiB of
 // A stay in L1. The micro-kernels (rows_block, gram_micro_kernels.hpp): see
 // there; measured: docs/performance.md, "gram: host parameters".
-struct TileParams {
+struct Tuning {
   static constexpr int tile = 64;
   static constexpr int chunk = 256;
   static constexpr int stage_words = chunk;  // (staged only) staging copies whole panel rows
@@ -140,6 +140,18 @@ struct TileParams {
 // row major with row length width = cols - col0. One input (C = A A^T,
 // targets = 0): columns from r0 on (the rest is the mirror of earlier
 // slices). Two inputs (C = A B^T, targets = rows of B): all columns.
+// A window of C: rows [r0, r1) of A against rows [c0, c1) of B (of A), read
+// from views whose row 0 is global row a_base (b_base), written to
+// out((i - r0) * out_width + (j - out_col0)); triangular: tiles on or above
+// the diagonal only, each mirrored inside the window. What every tile kernel
+// takes (TileWindow, the blocked tensor-core kernel's arguments).
+struct WindowGeometry {
+  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool triangular = false;
+  std::int64_t a_base = 0, b_base = 0;
+  std::int64_t out_col0 = 0, out_width = 0;
+};
+
 struct SliceGeometry {
   std::int64_t rows = 0, r0 = 0, r1 = 0;
   std::int64_t targets = 0;  // rows of B; 0: one input, C symmetric
@@ -150,14 +162,14 @@ struct SliceGeometry {
   std::int64_t height() const { return r1 - r0; }
   // Tiles computed: tile row l in [0, tile_rows), tile column m in
   // [l, tile_cols) (on or above the diagonal) when symmetric, else all.
-  std::int64_t tile_rows() const { return (height() + TileParams::tile - 1) / TileParams::tile; }
-  std::int64_t tile_cols() const { return (width() + TileParams::tile - 1) / TileParams::tile; }
+  std::int64_t tile_rows() const { return (height() + Tuning::tile - 1) / Tuning::tile; }
+  std::int64_t tile_cols() const { return (width() + Tuning::tile - 1) / Tuning::tile; }
   std::int64_t tile_count() const {
     return tile_rows() * tile_cols() - (symmetric() ? tile_rows() * (tile_rows() - 1) / 2 : 0);
   }
   // Word-pair AND+popcounts the kernel executes for this slice.
   double executed_words(std::int64_t words) const {
-    return double(tile_count()) * TileParams::tile * TileParams::tile * double(words);
+    return double(tile_count()) * Tuning::tile * Tuning::tile * double(words);
   }
 };
 

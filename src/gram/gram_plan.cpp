@@ -79,7 +79,7 @@ std::int64_t held_rows(const std::vector<Chunk>& chunks, int rank) {
 // lists and a slice (the deck's row_slice, else one tile of rows).
 bool replicated_fits(const Config& c) {
   const bool host = compat::device_is_host_accessible;
-  const std::int64_t h = std::min(c.row_slice > 0 ? c.row_slice : TileParams::tile, c.a.rows);
+  const std::int64_t h = std::min(c.row_slice > 0 ? c.row_slice : Tuning::tile, c.a.rows);
   return fixed_bytes(c, host) + double(h) * slice_bytes_per_row(c, host) <= c.memory_budget;
 }
 
@@ -168,10 +168,12 @@ namespace {
 // Circulant (gram.ring_schedule): blocks of rows per rank, pieces, the slices
 // of each rank's rows (inside pieces with one input, so the diagonal's
 // windows stay inside one piece) and their work.
+void circulant_slices(const Config& c, int ranks, Plan& p);
+
 void plan_circulant(const Config& c, int ranks, Plan& p) {
   const bool two = c.two_inputs(), host = compat::device_is_host_accessible;
   const double row_bytes = double(p.words) * sizeof(Word);
-  const std::int64_t tile = TileParams::tile;
+  const std::int64_t tile = Tuning::tile;
   p.schedule = RingSchedule::Circulant;
   p.ranks = ranks;
   const std::int64_t travelling = two ? c.b.rows : p.rows;
@@ -215,6 +217,13 @@ void plan_circulant(const Config& c, int ranks, Plan& p) {
                        " and one row of a window (" + gib(per_row) + ")");
   }
   p.slice_bytes = double(p.height) * per_row;
+  circulant_slices(c, ranks, p);
+}
+
+// Circulant: each rank's block (its chunk of A, of B), cut into slices of
+// the plan's height, and each slice's work from the windows its rows are in.
+void circulant_slices(const Config& c, int ranks, Plan& p) {
+  const bool two = c.two_inputs();
   p.a_chunks.clear();
   p.b_chunks.clear();
   p.slices.clear();
@@ -255,6 +264,13 @@ void plan_circulant(const Config& c, int ranks, Plan& p) {
 
 }  // namespace
 
+namespace {
+std::int64_t slice_height(const Config& c, int ranks, bool ring, double per_row, const Plan& p);
+void deal_slices(const Config& c, int ranks, Plan& p);
+void plan_ring(const Config& c, int ranks, Plan& p);
+void ring_work(const Config& c, Plan& p);
+}  // namespace
+
 Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   Plan p;
   p.distribution = d;
@@ -267,46 +283,58 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   const bool host = compat::device_is_host_accessible;
   p.top_k_bytes = fixed_bytes(c, host) - p.packed_bytes;
   const double per_row = slice_bytes_per_row(c, host);
-  const std::int64_t tile = TileParams::tile;
   const bool ring = d == Distribution::Ring;
-  const double row_bytes = double(p.words) * sizeof(Word);
   if (ring && (c.ring_schedule == RingSchedule::Circulant ||
                (c.ring_schedule == RingSchedule::Auto && c.circulant_possible()))) {
     plan_circulant(c, ranks, p);
     return p;
   }
-  if (c.row_slice > 0) {
-    p.height = std::min(c.row_slice, p.rows);
-  } else {
-    // Ring: a 1/P share of A (and B), plus per row of the slice a row of
-    // each input held past the share (chunks round up) and two receive buffers.
-    const double room = ring ? c.memory_budget - p.packed_bytes / ranks - p.top_k_bytes
-                             : c.memory_budget - p.packed_bytes - p.top_k_bytes;
-    const double per = ring ? per_row + row_bytes * (3 + (c.two_inputs() ? 1 : 0)) : per_row;
-    std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per) : 0;
-    if (h >= tile) h = h / tile * tile;
-    // Enough slices to keep every rank busy, when the budget allows more.
-    const std::int64_t balanced = std::max<std::int64_t>(tile, (p.rows / (4 * ranks) + tile - 1) / tile * tile);
-    if (ranks > 1) h = std::min(h, balanced);
-    p.height = std::min(h, p.rows);
-    if (p.height < 1)
-      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold " +
-                       (ring ? "a 1/" + std::to_string(ranks) + " share of packed A" : std::string("packed A")) +
-                       (c.two_inputs() ? " and B (" : " (") + gib(ring ? p.packed_bytes / ranks : p.packed_bytes) +
-                       ")" + (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
-                       " and one row of C (" + gib(per_row) + ")");
-  }
+  p.height = slice_height(c, ranks, ring, per_row, p);
   p.slice_bytes = double(p.height) * per_row;
+  deal_slices(c, ranks, p);
+  if (ring) plan_ring(c, ranks, p);
+  return p;
+}
+
+namespace {
+
+// The slice height: the deck's, else the tallest the budget holds (ring: a
+// 1/P share of the inputs held), balanced over the ranks.
+std::int64_t slice_height(const Config& c, int ranks, bool ring, double per_row, const Plan& p) {
+  const std::int64_t tile = Tuning::tile;
+  const double row_bytes = double(p.words) * sizeof(Word);
+  if (c.row_slice > 0) return std::min(c.row_slice, p.rows);
+  // Ring: a 1/P share of A (and B), plus per row of the slice a row of
+  // each input held past the share (chunks round up) and two receive buffers.
+  const double room = ring ? c.memory_budget - p.packed_bytes / ranks - p.top_k_bytes
+                           : c.memory_budget - p.packed_bytes - p.top_k_bytes;
+  const double per = ring ? per_row + row_bytes * (3 + (c.two_inputs() ? 1 : 0)) : per_row;
+  std::int64_t h = room > 0 ? static_cast<std::int64_t>(room / per) : 0;
+  if (h >= tile) h = h / tile * tile;
+  // Enough slices to keep every rank busy, when the budget allows more.
+  const std::int64_t balanced = std::max<std::int64_t>(tile, (p.rows / (4 * ranks) + tile - 1) / tile * tile);
+  if (ranks > 1) h = std::min(h, balanced);
+  h = std::min(h, p.rows);
+  if (h < 1)
+    throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold " +
+                     (ring ? "a 1/" + std::to_string(ranks) + " share of packed A" : std::string("packed A")) +
+                     (c.two_inputs() ? " and B (" : " (") + gib(ring ? p.packed_bytes / ranks : p.packed_bytes) + ")" +
+                     (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
+                     " and one row of C (" + gib(per_row) + ")");
+  return h;
+}
+
+// Rounds of `ranks` consecutive slices, one per rank (the sparse outputs
+// stream each round's pairs in row order). Inside a round the heaviest
+// slice goes to the least-loaded rank so far: the triangular work shrinks
+// along the rows, so this alternates early and late slices per rank.
+void deal_slices(const Config& c, int ranks, Plan& p) {
   const std::int64_t count = p.rows / p.height + (p.rows % p.height ? 1 : 0);
   if (count > kMaxSlices)  // the plan lists every slice: 2^31 rows in slices of 8 took minutes
     throw UsageError(std::string(c.row_slice > 0 ? "gram.row_slice" : "gram.memory_budget") + ": slices of " +
                      std::to_string(p.height) + " rows make " + std::to_string(count) + " slices of " +
                      std::to_string(p.rows) + " rows, expected at most " + std::to_string(kMaxSlices) +
                      (c.row_slice > 0 ? " (a taller row_slice)" : " (a larger memory_budget)"));
-  // Rounds of `ranks` consecutive slices, one per rank (the sparse outputs
-  // stream each round's pairs in row order). Inside a round the heaviest
-  // slice goes to the least-loaded rank so far: the triangular work shrinks
-  // along the rows, so this alternates early and late slices per rank.
   std::vector<double> load(static_cast<std::size_t>(ranks), 0.0);
   for (std::int64_t r0 = 0; r0 < p.rows; r0 += p.height) {
     Slice s;
@@ -334,11 +362,14 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
       load[static_cast<std::size_t>(best)] += p.slices[i].work;
     }
   }
-  if (!ring) return p;
-  // Ring: each rank holds the rows of its slices (A's chunks are the slices),
-  // and B in chunks of the same height dealt round robin. Memory per rank:
-  // the busiest holder's rows and two receive buffers of the tallest
-  // travelling chunk.
+}
+
+// Ring: each rank holds the rows of its slices (A's chunks are the slices),
+// and B in chunks of the same height dealt round robin. Memory per rank:
+// the busiest holder's rows and two receive buffers of the tallest
+// travelling chunk.
+void plan_ring(const Config& c, int ranks, Plan& p) {
+  const double row_bytes = double(p.words) * sizeof(Word);
   p.a_chunks =
       make_chunks(p.rows, p.height, ranks, [&](std::int64_t k) { return p.slices[static_cast<std::size_t>(k)].rank; });
   if (c.two_inputs())
@@ -371,8 +402,13 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
   std::int64_t most = 0;
   for (int q = 0; q < ranks; ++q) most = std::max(most, p.a_held(q) + p.b_held(q));
   p.packed_bytes = double(most + 2 * p.message_rows) * row_bytes;
-  // The tiles a ring slice executes: its own chunk (triangular with one
-  // input) and the rectangles of the columns it needs from each chunk.
+  ring_work(c, p);
+}
+
+// The tiles a ring slice executes: its own chunk (triangular with one
+// input) and the rectangles of the columns it needs from each chunk.
+void ring_work(const Config& c, Plan& p) {
+  const auto& travelling = p.travelling(c.two_inputs());
   for (auto& s : p.slices) {
     s.work = 0;
     for (const auto& k : travelling) {
@@ -392,8 +428,9 @@ Plan make_plan_for(const Config& c, int ranks, Distribution d) {
       s.work += w.executed_words(p.words);
     }
   }
-  return p;
 }
+
+}  // namespace
 
 DistributionCost distribution_cost(const Config& c, const Plan& p, int ranks) {
   DistributionCost cost;
@@ -482,6 +519,83 @@ ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
   return bytes + extra;
 }
 
+namespace {
+
+// --dry-run: both distributions' costs, and the one auto picks (a plan the
+// budget cannot hold says so).
+void print_distributions(std::ostream& os, const Config& c, const Plan& p, int ranks) {
+  os << "    distribution: " << distribution_name(p.distribution) << (p.automatic ? " (gram.distribution: auto)" : "")
+     << "\n";
+  Config automatic = c;
+  automatic.distribution = Distribution::Auto;
+  for (Distribution d : {Distribution::Replicated, Distribution::Ring}) {
+    os << "      " << (d == Distribution::Ring ? "ring:       " : "replicated: ");
+    try {
+      const Plan q = make_plan_for(c, ranks, d);
+      const DistributionCost cost = distribution_cost(c, q, ranks);
+      os << "held " << gib(cost.held_bytes) << " per rank (packed " << gib(q.packed_bytes) << "), sent "
+         << gib(cost.sent_bytes) << " per rank, " << cost.rounds << " round(s)";
+      if (q.circulant())
+        os << ", circulant: each rank pairs its block of A with "
+           << (c.two_inputs() ? "every block of B" : "block r + s") << " in windows of " << q.height << " x "
+           << q.piece_rows << ", " << q.pieces_per_block << " piece(s) of " << q.piece_rows
+           << " rows per block, each block travelling once"
+           << (c.two_inputs() || c.write_top_k.empty() ? "" : "; top-k lists of its own rows");
+      else if (d == Distribution::Ring)
+        os << " of " << ranks << " step(s) (" << q.travelling(c.two_inputs()).size() << " chunk(s) of "
+           << (c.two_inputs() ? "B" : "A") << " travel each round"
+           << (c.ring_schedule == RingSchedule::Slices ? "" : "; slices: write.C or write.pairs") << ")";
+      else
+        os << (c.a.kind == Source::Kind::Random && (c.b.rows == 0 || c.b.kind == Source::Kind::Random)
+                   ? " (random inputs are generated whole on every rank)"
+                   : " (the packed rows read are allgathered once)");
+      os << "\n";
+    } catch (const UsageError& e) {
+      os << "does not fit: " << e.what() << "\n";
+    }
+  }
+  try {
+    os << "      auto picks: " << distribution_name(make_plan(automatic, ranks).distribution) << "\n";
+  } catch (const UsageError&) {
+    os << "      auto picks: neither fits gram.memory_budget\n";
+  }
+}
+
+// --dry-run: the input files read and the outputs written.
+void print_files(std::ostream& os, const Config& c, const Plan& p, int ranks) {
+  const double pairs = c.two_inputs() ? double(p.rows) * double(p.targets) : double(p.rows) * double(p.rows - 1) / 2;
+  for (const auto& [name, src] : {std::make_pair("A", &c.a), std::make_pair("B", &c.b)}) {
+    if (src->kind == Source::Kind::Random || src->rows == 0) continue;
+    if (p.ring()) {
+      os << "    read " << name << ": " << format_bytes(double(src->rows) * double(detail::file_row_bytes(*src)))
+         << " from " << src->path << ", each rank reads the rows it holds (MPI-IO)\n";
+      continue;
+    }
+    // Each rank reads a disjoint block of rows (collective MPI-IO); the packed rows are allgathered.
+    const double row_bytes = double(detail::file_row_bytes(*src));
+    const double most = double(detail::read_share(src->rows, 0, ranks).count) * row_bytes;
+    os << "    read " << name << ": " << format_bytes(double(src->rows) * row_bytes) << " from " << src->path
+       << ", at most " << format_bytes(most) << " per rank (rows split over " << ranks
+       << " rank(s), MPI-IO), then packed rows allgathered ("
+       << format_bytes(double(src->rows) * double(words_allocated(src->cols)) * sizeof(Word)) << " on every rank)\n";
+  }
+  if (!c.write_c.empty())
+    os << "    write.C " << c.write_c << ": "
+       << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.targets)) * 4) << "\n";
+  if (!c.write_top_k.empty())
+    os << "    write.top_k " << c.write_top_k << ": " << p.rows << " x " << c.top_k << " partners, "
+       << gib(double(p.rows) * double(c.top_k) * 12) << "\n";
+  if (!c.write_pairs.empty())
+    os << "    write.pairs " << c.write_pairs << ": pairs with value >= " << format_number(c.pairs_min) << ", at most "
+       << format_number(pairs) << " (" << gib(pairs * 20) << "), streamed through a buffer of "
+       << pair_buffer_records(p.height, p.targets) << " per slice\n";
+  if (!c.count_at_least.empty())
+    os << "    count_at_least: " << c.count_at_least.size() << " threshold(s) over " << format_number(pairs)
+       << " pairs\n";
+}
+
+}  // namespace
+
 void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
   const Plan p = make_plan(config_, env.size());
   const Config& c = config_;
@@ -496,7 +610,6 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
                                           : a.path + (a.kind == Source::Kind::Packed ? ", packed" : "");
   };
   const double useful = double(p.rows) * double(p.targets) * double(p.cols);
-  const double pairs = c.two_inputs() ? double(p.rows) * double(p.targets) : double(p.rows) * double(p.rows - 1) / 2;
   os << "gram: A " << p.rows << " x " << p.cols << " (" << describe(c.a) << ")";
   if (c.two_inputs()) os << " x B " << c.b.rows << " x " << c.b.cols << " (" << describe(c.b) << "): C = A B^T";
   os << ", " << similarity_name(c.similarity) << ", "
@@ -515,70 +628,8 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
      << "    work: " << format_number(useful) << " useful bit-ops (rows x targets x cols), "
      << format_number(total * 64) << " executed (" << (c.two_inputs() ? "all" : "upper") << " tiles); busiest rank "
      << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
-  // Both distributions, and the one auto picks (a plan the budget cannot hold says so).
-  os << "    distribution: " << distribution_name(p.distribution) << (p.automatic ? " (gram.distribution: auto)" : "")
-     << "\n";
-  Config automatic = c;
-  automatic.distribution = Distribution::Auto;
-  for (Distribution d : {Distribution::Replicated, Distribution::Ring}) {
-    os << "      " << (d == Distribution::Ring ? "ring:       " : "replicated: ");
-    try {
-      const Plan q = make_plan_for(c, env.size(), d);
-      const DistributionCost cost = distribution_cost(c, q, env.size());
-      os << "held " << gib(cost.held_bytes) << " per rank (packed " << gib(q.packed_bytes) << "), sent "
-         << gib(cost.sent_bytes) << " per rank, " << cost.rounds << " round(s)";
-      if (q.circulant())
-        os << ", circulant: each rank pairs its block of A with "
-           << (c.two_inputs() ? "every block of B" : "block r + s") << " in windows of " << q.height << " x "
-           << q.piece_rows << ", " << q.pieces_per_block << " piece(s) of " << q.piece_rows
-           << " rows per block, each block travelling once"
-           << (c.two_inputs() || c.write_top_k.empty() ? "" : "; top-k lists of its own rows");
-      else if (d == Distribution::Ring)
-        os << " of " << env.size() << " step(s) (" << q.travelling(c.two_inputs()).size() << " chunk(s) of "
-           << (c.two_inputs() ? "B" : "A") << " travel each round"
-           << (c.ring_schedule == RingSchedule::Slices ? "" : "; slices: write.C or write.pairs") << ")";
-      else
-        os << (c.a.kind == Source::Kind::Random && (c.b.rows == 0 || c.b.kind == Source::Kind::Random)
-                   ? " (random inputs are generated whole on every rank)"
-                   : " (the packed rows read are allgathered once)");
-      os << "\n";
-    } catch (const UsageError& e) {
-      os << "does not fit: " << e.what() << "\n";
-    }
-  }
-  try {
-    os << "      auto picks: " << distribution_name(make_plan(automatic, env.size()).distribution) << "\n";
-  } catch (const UsageError&) {
-    os << "      auto picks: neither fits gram.memory_budget\n";
-  }
-  for (const auto& [name, src] : {std::make_pair("A", &c.a), std::make_pair("B", &c.b)}) {
-    if (src->kind == Source::Kind::Random || src->rows == 0) continue;
-    if (p.ring()) {
-      os << "    read " << name << ": " << format_bytes(double(src->rows) * double(detail::file_row_bytes(*src)))
-         << " from " << src->path << ", each rank reads the rows it holds (MPI-IO)\n";
-      continue;
-    }
-    // Each rank reads a disjoint block of rows (collective MPI-IO); the packed rows are allgathered.
-    const double row_bytes = double(detail::file_row_bytes(*src));
-    const double most = double(detail::read_share(src->rows, 0, env.size()).count) * row_bytes;
-    os << "    read " << name << ": " << format_bytes(double(src->rows) * row_bytes) << " from " << src->path
-       << ", at most " << format_bytes(most) << " per rank (rows split over " << env.size()
-       << " rank(s), MPI-IO), then packed rows allgathered ("
-       << format_bytes(double(src->rows) * double(words_allocated(src->cols)) * sizeof(Word)) << " on every rank)\n";
-  }
-  if (!c.write_c.empty())
-    os << "    write.C " << c.write_c << ": "
-       << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.targets)) * 4) << "\n";
-  if (!c.write_top_k.empty())
-    os << "    write.top_k " << c.write_top_k << ": " << p.rows << " x " << c.top_k << " partners, "
-       << gib(double(p.rows) * double(c.top_k) * 12) << "\n";
-  if (!c.write_pairs.empty())
-    os << "    write.pairs " << c.write_pairs << ": pairs with value >= " << format_number(c.pairs_min) << ", at most "
-       << format_number(pairs) << " (" << gib(pairs * 20) << "), streamed through a buffer of "
-       << pair_buffer_records(p.height, p.targets) << " per slice\n";
-  if (!c.count_at_least.empty())
-    os << "    count_at_least: " << c.count_at_least.size() << " threshold(s) over " << format_number(pairs)
-       << " pairs\n";
+  print_distributions(os, c, p, env.size());
+  print_files(os, c, p, env.size());
 }
 
 }  // namespace kmini::gram

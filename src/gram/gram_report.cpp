@@ -76,12 +76,12 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   m["slices"] = Json(static_cast<long long>(plan.slices.size()));
   m["slice_rows"] = Json(static_cast<long long>(plan.height));
   m["memory_budget_bytes"] = c.memory_budget;  // the value chosen for `auto`
-  m["tile"] = TileParams::tile;
-  m["chunk_words"] = TileParams::chunk;
-  m["micro_tile"] = std::to_string(TileParams::mr) + "x" + std::to_string(TileParams::nr);
-  m["team_size"] = TileParams::team_size;
+  m["tile"] = Tuning::tile;
+  m["chunk_words"] = Tuning::chunk;
+  m["micro_tile"] = std::to_string(Tuning::mr) + "x" + std::to_string(Tuning::nr);
+  m["team_size"] = Tuning::team_size;
   m["micro_kernel"] = c.engine == Engine::TensorCore ? "mma.m16n8k256.b1.and.popc"
-                      : TileParams::staged           ? "portable"
+                      : Tuning::staged               ? "portable"
                                                      : micro_kernel_name(c.micro_kernel);
   m["engine"] = engine_name(c.engine);
   if (c.engine == Engine::TensorCore) {

@@ -46,8 +46,8 @@ const char* Ring::path_name(Path p) {
   }
 }
 
-Ring::Ring(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in)
-    : exec_(ctx.exec), comm_(ctx.env.comm()), c_(c), plan_(plan), in_(in) {
+Ring::Ring(const Team& team, const Config& c, const Plan& plan, const Inputs& in)
+    : exec_(team.exec), comm_(team.comm), c_(c), plan_(plan), in_(in) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &ranks_);
   path_ = compat::device_is_host_accessible ? Path::HostMemory : mpi_is_cuda_aware() ? Path::DeviceAware : Path::Staged;

@@ -1,7 +1,9 @@
 #include "gram/gram_sparse.hpp"
 
 #include "core/collective.hpp"
+#include "core/solo.hpp"
 #include "core/timer.hpp"
+#include "gram/impl/gram_compute.hpp"
 #include "gram/impl/gram_outputs.hpp"
 #include "gram/impl/gram_records.hpp"
 
@@ -75,7 +77,7 @@ struct SparseOutputs::Device {
 };
 
 SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan& plan, MPI_Comm comm,
-                             const std::string& pairs_path, const std::string& top_k_path)
+                             detail::RecordSink* records)
     : exec_(exec),
       c_(c),
       plan_(plan),
@@ -83,9 +85,9 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
       counting_(!c.count_at_least.empty()),
       pairs_(!c.write_pairs.empty()),
       top_k_(!c.write_top_k.empty()),
-      top_k_path_(top_k_path) {
-  MPI_Comm_rank(comm, &rank_);
-  MPI_Comm_size(comm, &ranks_);
+      records_(records) {
+  rank_ = mpi::rank(comm);
+  ranks_ = mpi::size(comm);
   if (plan.circulant()) {
     own0_ = Plan::block_begin(plan.rows, ranks_, rank_);
     own_rows_ = Plan::block_begin(plan.rows, ranks_, rank_ + 1) - own0_;
@@ -124,9 +126,6 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
     exec.fence();
     return d;
   });
-  if (pairs_)
-    pairs_writer_ = std::make_unique<npy::DistributedWriter>(comm, pairs_path, pair_record_type(c.similarity),
-                                                             npy::DistributedWriter::GrowingLength{});
 }
 
 SparseOutputs::~SparseOutputs() = default;
@@ -209,11 +208,11 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
   }
   // The round's slices are consecutive in row order: this slice's pairs go
   // after all earlier rounds' and the round's slices above it.
-  int ranks = 1;
-  MPI_Comm_size(comm_, &ranks);
+  const int ranks = ranks_;
   const std::int64_t mine[2] = {slice ? slice->r0 : -1, total};
-  std::vector<std::int64_t> all(static_cast<std::size_t>(2 * ranks));
-  MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm_);
+  std::vector<std::int64_t> all(mine, mine + 2);
+  all.resize(static_cast<std::size_t>(2 * ranks));
+  if (!mpi::solo(comm_)) MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm_);
   std::int64_t first = pairs_written_;
   for (int q = 0; q < ranks; ++q) {
     const std::int64_t r0 = all[2 * q], n = all[2 * q + 1];
@@ -224,12 +223,12 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
   const auto cap = static_cast<std::int64_t>(dev_->pair_i.extent(0));
   const std::int64_t pieces = total > 0 ? (total + cap - 1) / cap : 0;
   std::int64_t rounds = pieces;
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
+  mpi::allreduce(comm_, &rounds, 1, MPI_INT64_T, MPI_MAX);
   std::vector<char> records;
   for (std::int64_t p = 0; p < rounds; ++p) {
     if (p >= pieces) {
       const Kokkos::Timer write_timer;
-      pairs_writer_->write_elements_round(0, 0, nullptr);
+      records_->pairs(0, 0, nullptr);
       write_seconds_ += write_timer.seconds();
       continue;
     }
@@ -245,94 +244,96 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
       append_pair(records, c_.similarity, dev_->host_i(e), dev_->host_j(e), dev_->host_v(e));
     }
     const Kokkos::Timer write_timer;
-    pairs_writer_->write_elements_round(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n),
-                                        records.data());
+    records_->pairs(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n), records.data());
     write_seconds_ += write_timer.seconds();
   }
 }
 
-void SparseOutputs::finish(Json& m, Json* summary) {
+// count_at_least over all ranks, in the deck's order.
+Json SparseOutputs::finish_counts(std::vector<std::int64_t>* counts) {
+  const auto nb = static_cast<std::int64_t>(dev_->bins.extent(0));
+  std::vector<std::int64_t> bins(static_cast<std::size_t>(nb));
+  Kokkos::deep_copy(exec_, Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bins.data(), nb),
+                    dev_->bins);
+  exec_.fence();
+  mpi::allreduce(comm_, bins.data(), static_cast<int>(nb), MPI_INT64_T, MPI_SUM);
+  std::vector<double> sorted = c_.count_at_least;
+  std::sort(sorted.begin(), sorted.end());
+  Json list = Json::array();
+  for (double x : c_.count_at_least) {
+    const std::int64_t n = pairs_at_or_above(sorted, bins, x);
+    if (counts) counts->push_back(n);
+    Json e = Json::object();
+    e["min"] = x;
+    e["pairs"] = Json(static_cast<long long>(n));
+    list.push_back(e);
+  }
+  return list;
+}
+
+// The top-k lists merged over the ranks and handed to the sink: each rank
+// the final lists of its block of rows.
+void SparseOutputs::finish_top_k() {
+  // Every rank's lists hold the partners of its slices.
+  const std::int64_t rows = c_.a.rows, k = c_.top_k;
+  const std::int64_t held = plan_.circulant() ? own_rows_ : rows;  // rows whose lists this rank holds
+  std::vector<TopKEntry> lists(static_cast<std::size_t>(held * k));
+  {
+    auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_j);
+    auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_v);
+    for (std::int64_t e = 0; e < held * k; ++e) lists[static_cast<std::size_t>(e)] = {hv(e), hj(e)};
+  }
+  std::vector<int> block_rows(static_cast<std::size_t>(ranks_));
+  for (int q = 0; q < ranks_; ++q)
+    block_rows[static_cast<std::size_t>(q)] = static_cast<int>(rows * (q + 1) / ranks_ - rows * q / ranks_);
+  const std::int64_t row0 = rows * rank_ / ranks_, nrows = block_rows[static_cast<std::size_t>(rank_)];
+  if (plan_.circulant()) {
+    complete_exchange();
+    // The own rows' lists (the same blocks) and their partners' from the
+    // other ranks, merged piece by piece (end_piece).
+    if (!merged_.empty()) merge_top_k_rows(merged_.data(), lists.data(), held, static_cast<int>(k));
+    std::vector<TopKEntry>().swap(merged_);
+  } else if (ranks_ > 1) {
+    MPI_Datatype row_type;
+    MPI_Type_contiguous(static_cast<int>(k * sizeof(TopKEntry)), MPI_BYTE, &row_type);
+    MPI_Type_commit(&row_type);
+    MPI_Op op;
+    MPI_Op_create(&merge_op, 1, &op);
+    MPI_Reduce_scatter(MPI_IN_PLACE, lists.data(), block_rows.data(), row_type, op, comm_);
+    MPI_Op_free(&op);
+    MPI_Type_free(&row_type);
+  }
+  std::vector<char> records;
+  records.reserve(static_cast<std::size_t>(nrows * k) * 12);
+  for (std::int64_t e = 0; e < nrows * k; ++e) {
+    const TopKEntry& t = lists[static_cast<std::size_t>(e)];
+    append_top_k_entry(records, c_.similarity, t.j, t.value);
+  }
+  std::vector<TopKEntry>().swap(lists);
+  const Kokkos::Timer write_timer;
+  records_->top_k(row0, nrows, k, rows, records.data());
+  write_seconds_ += write_timer.seconds();
+}
+
+void SparseOutputs::finish(Json& m, Json* summary, std::vector<std::int64_t>* counts) {
   if (!any()) return;
   ScopedRegion region("kmini::gram::sparse_outputs");
   FencedTimer<ExecSpace> timer(exec_);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm_, &rank);
-  MPI_Comm_size(comm_, &ranks);
   if (counting_) {
-    const auto nb = static_cast<std::int64_t>(dev_->bins.extent(0));
-    std::vector<std::int64_t> bins(static_cast<std::size_t>(nb));
-    Kokkos::deep_copy(exec_, Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bins.data(), nb),
-                      dev_->bins);
-    exec_.fence();
-    MPI_Allreduce(MPI_IN_PLACE, bins.data(), static_cast<int>(nb), MPI_INT64_T, MPI_SUM, comm_);
-    std::vector<double> sorted = c_.count_at_least;
-    std::sort(sorted.begin(), sorted.end());
-    Json list = Json::array();
-    for (double x : c_.count_at_least) {
-      const std::int64_t n = pairs_at_or_above(sorted, bins, x);
-      Json e = Json::object();
-      e["min"] = x;
-      e["pairs"] = Json(static_cast<long long>(n));
-      list.push_back(e);
-    }
-    m["count_at_least"] = list;
-    if (summary) (*summary)["count_at_least"] = list;
+    m["count_at_least"] = finish_counts(counts);
+    if (summary) (*summary)["count_at_least"] = m["count_at_least"];
   }
   if (pairs_) {
     const Kokkos::Timer write_timer;
-    pairs_writer_->commit(pairs_written_);
+    records_->commit_pairs(pairs_written_);
     write_seconds_ += write_timer.seconds();
     m["pairs_written"] = Json(static_cast<long long>(pairs_written_));
   }
   if (top_k_) {
-    // Every rank's lists hold the partners of its slices; the merge leaves
-    // each rank the final lists of its block of rows, which it writes.
-    const std::int64_t rows = c_.a.rows, k = c_.top_k;
-    const std::int64_t held = plan_.circulant() ? own_rows_ : rows;  // rows whose lists this rank holds
-    std::vector<TopKEntry> lists(static_cast<std::size_t>(held * k));
-    {
-      auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_j);
-      auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_v);
-      for (std::int64_t e = 0; e < held * k; ++e) lists[static_cast<std::size_t>(e)] = {hv(e), hj(e)};
-    }
-    std::vector<int> block_rows(static_cast<std::size_t>(ranks));
-    for (int q = 0; q < ranks; ++q)
-      block_rows[static_cast<std::size_t>(q)] = static_cast<int>(rows * (q + 1) / ranks - rows * q / ranks);
-    const std::int64_t row0 = rows * rank / ranks, nrows = block_rows[static_cast<std::size_t>(rank)];
-    if (plan_.circulant()) {
-      complete_exchange();
-      // The own rows' lists (the same blocks) and their partners' from the
-      // other ranks, merged piece by piece (end_piece).
-      if (!merged_.empty()) merge_top_k_rows(merged_.data(), lists.data(), held, static_cast<int>(k));
-      std::vector<TopKEntry>().swap(merged_);
-    } else {
-      MPI_Datatype row_type;
-      MPI_Type_contiguous(static_cast<int>(k * sizeof(TopKEntry)), MPI_BYTE, &row_type);
-      MPI_Type_commit(&row_type);
-      MPI_Op op;
-      MPI_Op_create(&merge_op, 1, &op);
-      MPI_Reduce_scatter(MPI_IN_PLACE, lists.data(), block_rows.data(), row_type, op, comm_);
-      MPI_Op_free(&op);
-      MPI_Type_free(&row_type);
-    }
-    std::vector<char> records;
-    records.reserve(static_cast<std::size_t>(nrows * k) * 12);
-    for (std::int64_t e = 0; e < nrows * k; ++e) {
-      const TopKEntry& t = lists[static_cast<std::size_t>(e)];
-      append_top_k_entry(records, c_.similarity, t.j, t.value);
-    }
-    std::vector<TopKEntry>().swap(lists);
-    const Kokkos::Timer write_timer;
-    npy::DistributedWriter writer(comm_, top_k_path_, top_k_record_type(c_.similarity), {rows, k});
-    // Each rank's rows are one contiguous range: independent writes (the
-    // collective write's buffers were the largest allocation of a circulant run).
-    writer.write_elements_independent(static_cast<std::uint64_t>(row0 * k), static_cast<std::uint64_t>(nrows * k),
-                                      records.data());
-    writer.commit();
-    write_seconds_ += write_timer.seconds();
+    finish_top_k();
     Json t = Json::object();
-    t["k"] = Json(static_cast<long long>(k));
-    t["rows"] = Json(static_cast<long long>(rows));
+    t["k"] = Json(static_cast<long long>(c_.top_k));
+    t["rows"] = Json(static_cast<long long>(c_.a.rows));
     m["top_k"] = t;
   }
   const double finish_seconds = timer.seconds();

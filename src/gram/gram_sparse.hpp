@@ -1,7 +1,7 @@
 #pragma once
 // The sparse outputs of a Gram run — count_at_least, write.pairs and
 // write.top_k — fed slice by slice in the plan's rounds: pairs are streamed
-// to their file as each round ends (offsets from the counts of the round's
+// to their sink (the CLI's file, or memory) as each round ends (offsets from the counts of the round's
 // slices, which are consecutive in row order), the top-k lists live on the
 // device (rows x k) and are merged across ranks and written at the end.
 #include "gram/gram.hpp"
@@ -34,11 +34,15 @@ struct TopKEntry {
   std::int64_t j;
 };
 
+namespace detail {
+class RecordSink;
+}
+
 class SparseOutputs {
  public:
-  // Collective (allocates, opens the pairs file). Paths resolved against --out.
-  SparseOutputs(const ExecSpace& exec, const Config& c, const Plan& plan, MPI_Comm comm, const std::string& pairs_path,
-                const std::string& top_k_path);
+  // Collective (allocates). The records go to `records` (gram_compute.hpp),
+  // which must outlive this; it may be null where no pairs or lists are written.
+  SparseOutputs(const ExecSpace& exec, const Config& c, const Plan& plan, MPI_Comm comm, detail::RecordSink* records);
   ~SparseOutputs();
   SparseOutputs(const SparseOutputs&) = delete;
   SparseOutputs& operator=(const SparseOutputs&) = delete;
@@ -60,9 +64,10 @@ class SparseOutputs {
   // lists of this rank's piece j come in, to be merged into its own (host)
   // lists when the next step's go out (nonblocking meanwhile).
   void end_step(std::int64_t j, std::int64_t t);
-  // Collective: merges and writes the top-k lists, commits the pairs file,
-  // and reports count_at_least, pairs_written and the seconds spent.
-  void finish(Json& metrics, Json* summary);
+  // Collective: merges and writes the top-k lists, commits the pairs,
+  // and reports count_at_least, pairs_written and the seconds spent;
+  // `counts`, when given, gets count_at_least in the deck's order.
+  void finish(Json& metrics, Json* summary, std::vector<std::int64_t>* counts = nullptr);
   double seconds() const { return seconds_; }
   // This rank's seconds in the pairs' and top-k files' writes (within seconds()).
   double write_seconds() const { return write_seconds_; }
@@ -77,8 +82,7 @@ class SparseOutputs {
   MPI_Comm comm_;
   bool counting_ = false, pairs_ = false, top_k_ = false;
   std::unique_ptr<Device> dev_;
-  std::unique_ptr<npy::DistributedWriter> pairs_writer_;
-  std::string top_k_path_;
+  detail::RecordSink* records_ = nullptr;
   std::int64_t pairs_written_ = 0;  // all ranks, rounds so far
   int rank_ = 0, ranks_ = 1;
   std::int64_t own0_ = 0, own_rows_ = 0;  // circulant: the block of rows whose lists this rank holds
@@ -92,6 +96,8 @@ class SparseOutputs {
   };
   Exchange exchange_;
   void complete_exchange();
+  Json finish_counts(std::vector<std::int64_t>* counts);
+  void finish_top_k();
   double exchange_seconds_ = 0;
   double seconds_ = 0;
   double write_seconds_ = 0;

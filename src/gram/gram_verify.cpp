@@ -11,6 +11,8 @@
 #include "kernel/run_loop.hpp"
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kmini::gram::detail {
@@ -53,6 +55,49 @@ std::vector<std::int64_t> check_rows(const Plan& p) {
   return rows;
 }
 
+namespace {
+
+// Row sums: sum_j C(i, j) = sum_k A(i, k) * colcount(k) (of B with two
+// inputs), for the checked rows; the rows whose sum differs.
+std::int64_t row_sum_mismatches(const Config& c, const reference::HostPacked& ref, const reference::HostPacked& ref_t,
+                                std::int64_t targets, const CheckedRows& checked, const Summary& summary) {
+  std::vector<std::int64_t> colcount(static_cast<std::size_t>(c.a.cols), 0);
+  for (std::int64_t i = 0; i < targets; ++i)
+    for (std::int64_t k = 0; k < c.a.cols; ++k)
+      colcount[static_cast<std::size_t>(k)] += (ref_t.bits[i * ref_t.words + k / 64] >> (k % 64)) & 1;
+  std::int64_t mismatches = 0;
+  for (std::int64_t i : checked.rows) {
+    std::int64_t expect = 0;
+    for (std::int64_t k = 0; k < c.a.cols; ++k)
+      if ((ref.bits[i * ref.words + k / 64] >> (k % 64)) & 1) expect += colcount[static_cast<std::size_t>(k)];
+    if (summary.row_sums[static_cast<std::size_t>(i)] != expect) ++mismatches;
+  }
+  return mismatches;
+}
+
+// The independent check with KokkosBlas::gemm (double) on the unpacked
+// matrices: elements compared and mismatches of this rank's checked rows.
+std::pair<std::int64_t, std::int64_t> gemm_check(const Config& c, const Source& t_src, std::int64_t targets,
+                                                 const CheckedRows& checked) {
+  std::vector<std::int64_t> mine_checked;
+  for (const auto& kv : checked.values) mine_checked.push_back(kv.first);
+  std::int64_t compared = 0, mismatches = 0;
+  if (mine_checked.empty()) return {0, 0};
+  std::vector<double> g;
+  gemm_panel_double(c.a, t_src, mine_checked, g);
+  for (std::size_t t = 0; t < mine_checked.size(); ++t) {
+    const std::int64_t i = mine_checked[t], from = checked.from.at(i);
+    const auto& values = checked.values.at(i);
+    for (std::int64_t j = from; j < targets; ++j) {
+      ++compared;
+      if (double(values[static_cast<std::size_t>(j - from)]) != g[t * targets + j]) ++mismatches;
+    }
+  }
+  return {compared, mismatches};
+}
+
+}  // namespace
+
 void verify(RunContext& ctx, const Config& c, const Plan& plan, const CheckedRows& checked, const Summary& summary,
             KernelReport& report) {
   ScopedRegion verify_region("kmini::gram::verify");
@@ -92,47 +137,20 @@ void verify(RunContext& ctx, const Config& c, const Plan& plan, const CheckedRow
   v["host_reference"] = small ? "all columns of the checked rows' slices"
                         : two ? "one element per checked row (matrices above the host reference limit)"
                               : "diagonal only (matrix above the host reference limit)";
-  // Row sums: sum_j C(i, j) = sum_k A(i, k) * colcount(k) (of B with two inputs), for the checked rows.
-  std::int64_t row_sum_mismatches = 0;
-  if (small) {
-    std::vector<std::int64_t> colcount(static_cast<std::size_t>(c.a.cols), 0);
-    for (std::int64_t i = 0; i < targets; ++i)
-      for (std::int64_t k = 0; k < c.a.cols; ++k)
-        colcount[static_cast<std::size_t>(k)] += (ref_t.bits[i * ref_t.words + k / 64] >> (k % 64)) & 1;
-    for (std::int64_t i : checked.rows) {
-      std::int64_t expect = 0;
-      for (std::int64_t k = 0; k < c.a.cols; ++k)
-        if ((ref.bits[i * ref.words + k / 64] >> (k % 64)) & 1) expect += colcount[static_cast<std::size_t>(k)];
-      if (summary.row_sums[static_cast<std::size_t>(i)] != expect) ++row_sum_mismatches;
-    }
-  }
-  // Independent check with KokkosBlas::gemm (double) on the unpacked matrices.
+  const std::int64_t row_sum_errors = small ? row_sum_mismatches(c, ref, ref_t, targets, checked, summary) : 0;
   std::int64_t gemm_compared = 0, gemm_mismatches = 0;
   if (double(targets) * double(c.a.cols) <= kGemmCheckLimit) {
-    std::vector<std::int64_t> mine_checked;
-    for (const auto& kv : checked.values) mine_checked.push_back(kv.first);
-    if (!mine_checked.empty()) {
-      std::vector<double> g;
-      gemm_panel_double(c.a, t_src, mine_checked, g);
-      for (std::size_t t = 0; t < mine_checked.size(); ++t) {
-        const std::int64_t i = mine_checked[t], from = checked.from.at(i);
-        const auto& values = checked.values.at(i);
-        for (std::int64_t j = from; j < targets; ++j) {
-          ++gemm_compared;
-          if (double(values[static_cast<std::size_t>(j - from)]) != g[t * targets + j]) ++gemm_mismatches;
-        }
-      }
-    }
+    std::tie(gemm_compared, gemm_mismatches) = gemm_check(c, t_src, targets, checked);
     v["gemm_check"] = two ? "KokkosBlas::gemm (double) of the checked rows against B^T"
                           : "KokkosBlas::gemm (double) of the checked rows against A^T";
   } else {
     v["gemm_check"] = "skipped (matrix above the gemm check limit)";
   }
-  ok = mismatches == 0 && row_sum_mismatches == 0 && gemm_mismatches == 0;
+  ok = mismatches == 0 && row_sum_errors == 0 && gemm_mismatches == 0;
   v["checked_rows"] = Json(static_cast<long long>(checked.rows.size()));
   v["elements_compared"] = allreduce_sum(env.comm(), double(compared));
   v["mismatches"] = allreduce_sum(env.comm(), double(mismatches));
-  v["row_sum_mismatches"] = allreduce_sum(env.comm(), double(row_sum_mismatches));
+  v["row_sum_mismatches"] = allreduce_sum(env.comm(), double(row_sum_errors));
   v["gemm_elements_compared"] = allreduce_sum(env.comm(), double(gemm_compared));
   v["gemm_mismatches"] = allreduce_sum(env.comm(), double(gemm_mismatches));
   report.verified = all_ranks_ok(env.comm(), ok);

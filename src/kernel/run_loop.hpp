@@ -5,6 +5,7 @@
 // note of host backends and the summary row of a rate.
 #include "core/kokkos_compat.hpp"
 #include "core/rank_timing.hpp"
+#include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "io/json.hpp"
 #include "kernel/kernel.hpp"
@@ -20,7 +21,7 @@ namespace kmini {
 // (a barrier) and fenced, so asynchronous device work is counted in full.
 template <class Exec, class Body>
 double time_together(MPI_Comm comm, const Exec& exec, Body&& body) {
-  MPI_Barrier(comm);
+  mpi::barrier(comm);
   FencedTimer<Exec> timer(exec);
   body();
   return timer.seconds();
@@ -38,7 +39,7 @@ BestOverRepeats best_of_repeats(MPI_Comm comm, const Exec& exec, std::int64_t re
 // Collective: true when `ok` holds on every rank (each verified its own part).
 inline bool all_ranks_ok(MPI_Comm comm, bool ok) {
   int all = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm);
+  mpi::allreduce(comm, &all, 1, MPI_INT, MPI_MIN);
   return all == 1;
 }
 

@@ -21,7 +21,7 @@ namespace {
 using kmini::gram::Word;
 namespace tc = kmini::gram::tensor_core;
 
-// The GPU's panel geometry (gram_params.hpp's CUDA TileParams), whatever backend
+// The GPU's panel geometry (gram_params.hpp's CUDA Tuning), whatever backend
 // this test binary was built for.
 struct GpuTile {
   static constexpr int tile = 64, chunk = 16, pad = 1, ct_pad = 1;

@@ -5,6 +5,7 @@
 #include "core/format.hpp"
 #include "core/partition.hpp"
 #include "core/rank_timing.hpp"
+#include "core/solo.hpp"
 #include "gram/gram.hpp"
 #include "gram/impl/gram_kernels.hpp"
 #include "kernel/kernel.hpp"
@@ -44,6 +45,15 @@ inline constexpr std::size_t kMaxCheckRows = 64;
 inline std::string gib(double bytes) { return format_number(bytes / double(1ull << 30)) + " GiB"; }
 
 using Packed = PackedView<MemSpace>;
+
+// The ranks that compute together and where their kernels run.
+struct Team {
+  MPI_Comm comm = MPI_COMM_NULL;  // MPI_COMM_NULL: this process alone, without MPI (core/solo.hpp)
+  ExecSpace exec;
+  bool verify = false;  // keep the checked rows (check_rows) for verify()
+  int rank() const { return mpi::rank(comm); }
+  int size() const { return mpi::size(comm); }
+};
 
 // Packed A (and B): phase "pack" (gram_input.cpp).
 struct Inputs {
@@ -93,7 +103,7 @@ class Ring {
   enum class Path { HostMemory, DeviceAware, Staged };  // how the chunks travel
   static const char* path_name(Path p);
   // Collective (allocates the receive buffers).
-  Ring(RunContext& ctx, const Config& c, const Plan& plan, const Inputs& in);
+  Ring(const Team& team, const Config& c, const Plan& plan, const Inputs& in);
   ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;

@@ -28,10 +28,10 @@ template <class Mem>
 using PackedView = Kokkos::View<Word**, Kokkos::LayoutRight, Mem>;
 
 constexpr std::int64_t words_for(std::int64_t cols) { return (cols + 63) / 64; }
-// Words per packed row in memory: a multiple of TileParams::granule (one SIMD
+// Words per packed row in memory: a multiple of Tuning::granule (one SIMD
 // vector on hosts), zero-filled.
 constexpr std::int64_t words_allocated(std::int64_t cols) {
-  return (words_for(cols) + TileParams::granule - 1) / TileParams::granule * TileParams::granule;
+  return (words_for(cols) + Tuning::granule - 1) / Tuning::granule * Tuning::granule;
 }
 
 // The `random` input: A(i, k) = 1 with probability `density`, a function of
@@ -283,18 +283,14 @@ KOKKOS_INLINE_FUNCTION void store_tile(const Member& team, const std::uint32_t* 
 // the window. Values go to out((i - r0) * out_width + (j - out_col0)): the
 // window may be a part of a wider slice (gram.distribution: ring computes a
 // slice from blocks of columns as they arrive).
-struct TileWindow {
-  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
-  bool triangular = false;
-  std::int64_t a_base = 0, b_base = 0;
-  std::int64_t out_col0 = 0, out_width = 0;
-  std::int64_t tile_rows() const { return (r1 - r0 + TileParams::tile - 1) / TileParams::tile; }
-  std::int64_t tile_cols() const { return (c1 - c0 + TileParams::tile - 1) / TileParams::tile; }
+struct TileWindow : WindowGeometry {
+  std::int64_t tile_rows() const { return (r1 - r0 + Tuning::tile - 1) / Tuning::tile; }
+  std::int64_t tile_cols() const { return (c1 - c0 + Tuning::tile - 1) / Tuning::tile; }
   std::int64_t tile_count() const {
     return tile_rows() * tile_cols() - (triangular ? tile_rows() * (tile_rows() - 1) / 2 : 0);
   }
   double executed_words(std::int64_t words) const {
-    return double(tile_count()) * TileParams::tile * TileParams::tile * double(words);
+    return double(tile_count()) * Tuning::tile * Tuning::tile * double(words);
   }
   // A whole slice of C from views holding every row (gram.distribution: replicated).
   static TileWindow of(const SliceGeometry& g) {
@@ -312,14 +308,14 @@ struct TileWindow {
 
 // The device's shape, checked where each backend compiles: whole warps or
 // wavefronts per team, and the team scratch within one workgroup's share.
-static_assert(TileParams::team_size % device::kLanes == 0, "a gram team is whole warps / wavefronts");
-static_assert(team_scratch_bytes<TileParams>() <= device::kTeamScratchBytes,
+static_assert(Tuning::team_size % device::kLanes == 0, "a gram team is whole warps / wavefronts");
+static_assert(team_scratch_bytes<Tuning>() <= device::kTeamScratchBytes,
               "gram's team scratch (panels + C tile) exceeds the device's shared memory per team");
 
 // One team per tile of window r0..r1 x c0..c1 (see gram_window_with).
 template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
 struct TileKernel {
-  using P = TileParams;
+  using P = Tuning;
   using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
   Packed a, b;
   Out out;
@@ -353,7 +349,7 @@ struct TileKernel {
 // the host micro-kernel (rows_block; the staged GPU tiles have one).
 template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out>
 void gram_window_with(const Exec& exec, const Packed& a, const Packed& b, const TileWindow& w, const Out& out) {
-  using P = TileParams;
+  using P = Tuning;
   if (w.tile_count() == 0) return;
   Kokkos::TeamPolicy<Exec> policy(exec, static_cast<int>(w.tile_count()), P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
@@ -392,7 +388,7 @@ KOKKOS_INLINE_FUNCTION void probe_team(const Member& team, const Word* pa, const
 // over them, a checksum of the tile so no pass is optimised away.
 template <bool TensorCore, class Exec>
 struct ProbeKernel {
-  using P = TileParams;
+  using P = Tuning;
   using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
   int reps;
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team, std::uint64_t& sum) const {
@@ -415,7 +411,7 @@ struct ProbeKernel {
 
 template <bool TensorCore, class Exec>
 double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats) {
-  using P = TileParams;
+  using P = Tuning;
   const int league = static_cast<int>(std::max<std::int64_t>(1, workers / P::team_size));
   Kokkos::TeamPolicy<Exec> policy(exec, league, P::team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
@@ -432,7 +428,7 @@ double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats) {
 // The tensor-core engine's probe (0 where this build has no such engine).
 template <class Exec>
 double probe_tensor_core_peak(const Exec& exec, std::int64_t workers, int repeats) {
-  if constexpr (tensor_core::kAvailable && TileParams::staged) return probe_staged_peak<true>(exec, workers, repeats);
+  if constexpr (tensor_core::kAvailable && Tuning::staged) return probe_staged_peak<true>(exec, workers, repeats);
   return 0;
 }
 
@@ -443,21 +439,13 @@ void gram_window_blocked(const Kokkos::Cuda& exec, const Packed& a, const Packed
                          const Out& out) {
   static_assert(std::is_same_v<typename Out::non_const_value_type, std::int32_t>, "counts are int32");
   tensor_core::BlockedArgs p;
+  static_cast<WindowGeometry&>(p) = w;
   p.a = a.data();
   p.b = b.data();
   p.out = out.data();
   p.lda = static_cast<std::int64_t>(a.stride(0));
   p.ldb = static_cast<std::int64_t>(b.stride(0));
   p.words = static_cast<std::int64_t>(a.extent(1));
-  p.r0 = w.r0;
-  p.r1 = w.r1;
-  p.c0 = w.c0;
-  p.c1 = w.c1;
-  p.a_base = w.a_base;
-  p.b_base = w.b_base;
-  p.out_col0 = w.out_col0;
-  p.out_width = w.out_width;
-  p.triangular = w.triangular;
   const std::int64_t tile_rows = (w.r1 - w.r0 + S::block - 1) / S::block;
   p.tile_cols = (w.c1 - w.c0 + S::block - 1) / S::block;
   const std::int64_t blocks = tile_rows * p.tile_cols - (w.triangular ? tile_rows * (tile_rows - 1) / 2 : 0);
@@ -489,7 +477,7 @@ void gram_window(const Exec& exec, const Packed& a, const Packed& b, const TileW
 #endif
   (void)engine;  // configure() refused tensor_core on builds without it
   (void)tile;
-  if constexpr (TileParams::staged) {
+  if constexpr (Tuning::staged) {
     gram_window_with<false, MicroKernel::Portable>(exec, a, b, w, out);
   } else {
     with_micro_kernel(mk, [&](auto k) { gram_window_with<false, decltype(k)::value>(exec, a, b, w, out); });

@@ -144,7 +144,7 @@ KOKKOS_FORCEINLINE_FUNCTION void team_micro_tiles(const Member& team, const Word
 }
 
 #if KMINI_GRAM_AVX512_POPCOUNT
-// rows_block on AVX-512 VPOPCNTDQ hosts; nk: a multiple of 8 (rows are padded to TileParams::granule = 8 words).
+// rows_block on AVX-512 VPOPCNTDQ hosts; nk: a multiple of 8 (rows are padded to Tuning::granule = 8 words).
 template <class P>
 inline void rows_block_avx512(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c, int stride) {
   static_assert(P::mr == 4 && P::nr == 4 && P::granule % 8 == 0 && P::chunk % 8 == 0, "4 x 4 of whole zmm words");
@@ -439,7 +439,7 @@ struct HostProbeFill {
 // `reps` times.
 template <MicroKernel MK, class Block>
 struct HostProbeKernel {
-  using P = TileParams;
+  using P = Tuning;
   static constexpr int kWords = P::chunk, kRows = 8;
   Block block;
   int reps;
@@ -475,7 +475,7 @@ struct HostProbeKernel {
 
 template <MicroKernel MK, class Exec>
 HostProbeRun probe_host_run(const Exec& exec, std::int64_t workers, int repeats) {
-  using P = TileParams;
+  using P = Tuning;
   constexpr int kWords = P::chunk, kRows = 8;
   static_assert(P::mr == 4 && P::nr == 4, "the probe's block is 4 x 4 rows");
   Kokkos::View<Word**, Kokkos::LayoutRight, typename Exec::memory_space> block("kmini::gram::probe_block",
@@ -512,7 +512,7 @@ struct ProbeResult {
 template <class Exec>
 ProbeResult probe_and_popcount_peak(const Exec& exec, std::int64_t workers, int repeats) {
   ProbeResult p;
-  if constexpr (TileParams::staged) {
+  if constexpr (Tuning::staged) {
     p.peak = p.rate[0] = probe_staged_peak<false>(exec, workers, repeats);
   } else {
     for (std::size_t i = 0; i < std::size(kMicroKernels); ++i) {

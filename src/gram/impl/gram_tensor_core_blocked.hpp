@@ -102,14 +102,12 @@ KOKKOS_INLINE_FUNCTION constexpr int warp_col0(int warp) {
 
 // The window and views one launch computes (TileWindow's fields, the views'
 // pointers and row strides in words).
-struct BlockedArgs {
+struct BlockedArgs : WindowGeometry {
   const Word* a = nullptr;
   const Word* b = nullptr;
   std::int32_t* out = nullptr;
   std::int64_t lda = 0, ldb = 0, words = 0;
-  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0, a_base = 0, b_base = 0, out_col0 = 0, out_width = 0;
   std::int64_t tile_cols = 0;
-  bool triangular = false;
 };
 
 // Block tile (l, m) of league index t: row-major, or on and above the diagonal.
@@ -135,7 +133,7 @@ KOKKOS_INLINE_FUNCTION void store_element(const BlockedArgs& p, std::int64_t i, 
 }
 
 // The blocked kernel runs where the views are 16-byte aligned with even row
-// strides (cp.async copies 16 bytes); the packed views are (TileParams::granule).
+// strides (cp.async copies 16 bytes); the packed views are (Tuning::granule).
 inline bool blocked_fits(const void* a, std::int64_t lda, const void* b, std::int64_t ldb, std::int64_t words) {
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   return aligned(a) && aligned(b) && lda % 2 == 0 && ldb % 2 == 0 && words % 2 == 0;

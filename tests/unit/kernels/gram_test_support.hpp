@@ -40,7 +40,7 @@ inline Source random_source(std::int64_t rows, std::int64_t cols, double density
 inline std::vector<MicroKernel> test_micro_kernels() {
   std::vector<MicroKernel> k;
   for (MicroKernel m : kMicroKernels)
-    if (micro_kernel_compiled(m) && (!TileParams::staged || m == MicroKernel::Portable)) k.push_back(m);
+    if (micro_kernel_compiled(m) && (!Tuning::staged || m == MicroKernel::Portable)) k.push_back(m);
   return k;
 }
 

@@ -45,7 +45,7 @@ TEST(TEST_CATEGORY, Gram_RowsLongerThanAChunkMatchHostReference) {
 // one and more Harley-Seal blocks (64 and 128 words) with a tail, a host
 // chunk, and past it. (Per target, each instruction set: tests/unit/micro_kernels/.)
 TEST(TEST_CATEGORY, Gram_MicroKernelDispatchMatchesPortableAndPlainLoop) {
-  using P = TileParams;
+  using P = Tuning;
   constexpr int kWords = 264, kStride = 5;
   std::vector<Word> rows(8 * kWords);
   for (std::size_t e = 0; e < rows.size(); ++e) rows[e] = random::hash(11, e) & random::hash(12, e);  // density 1/4
@@ -80,7 +80,7 @@ TEST(TEST_CATEGORY, Gram_MicroKernelDispatchMatchesPortableAndPlainLoop) {
 // The staged micro-tile's form (GPUs): panels word-major, word k of row r at
 // k * KStride + r, the sums scattered with row and column steps in the C tile.
 TEST(TEST_CATEGORY, Gram_PortableRowBlockReadsWordMajorPanels) {
-  using P = TileParams;
+  using P = Tuning;
   constexpr int kWords = 40, kKStride = 9, kRow = 7, kCol = 2;  // 8 rows + 1 word of padding per k
   std::vector<Word> panel(kWords * kKStride, ~Word(0));
   for (int k = 0; k < kWords; ++k)
@@ -223,7 +223,7 @@ TEST(TEST_CATEGORY, Gram_PlanCoversRowsBalancesRanksAndRespectsBudget) {
   c.memory_budget = 8e6;
   const Plan q = make_plan(c, 1);
   EXPECT_LE(q.packed_bytes + q.slice_bytes, c.memory_budget);
-  EXPECT_EQ(q.height % TileParams::tile, 0);
+  EXPECT_EQ(q.height % Tuning::tile, 0);
   EXPECT_GT(q.height, 0);
   c.memory_budget = 1000;
   KMINI_EXPECT_THROW_MSG(make_plan(c, 1), UsageError, "gram.memory_budget");

@@ -2,6 +2,7 @@
 // reference: similarities, pairs, top-k (with ties), counts at thresholds,
 // A B^T, the top-k merge, plan rounds and the output files.
 #include "gram/gram_api.hpp"
+#include "gram/impl/gram_compute.hpp"
 #include "unit/kernels/gram_test_support.hpp"
 
 namespace kmini {
@@ -385,7 +386,8 @@ TEST(TEST_CATEGORY, Gram_SparseOutputFilesHoldTheReferenceRecords) {
     IntView counts("c", plan.height * 77);
     Json m = Json::object();
     {
-      SparseOutputs sparse(Exec(), c, plan, MPI_COMM_WORLD, pairs_path, top_path);
+      const auto files = detail::record_files(MPI_COMM_WORLD, c, pairs_path, top_path);
+      SparseOutputs sparse(Exec(), c, plan, MPI_COMM_WORLD, files.get());
       for (std::int64_t round = 0; round < plan.rounds(); ++round) {
         const Slice* mine = nullptr;
         for (const auto& s : plan.slices)
@@ -428,6 +430,65 @@ TEST(TEST_CATEGORY, Gram_SparseOutputFilesHoldTheReferenceRecords) {
     }
   }
 }
+
+// One orchestration, two kinds of sinks: gram::compute on arrays (memory,
+// this process alone without MPI) and detail::compute with the CLI's record
+// files (MPI_COMM_SELF) give the same records and counts, for one and two
+// inputs, in slices, against the reference's pair count.
+TEST(TEST_CATEGORY, Gram_LibraryCallAndFilesHoldTheSameRecords) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (const bool two : {false, true}) {
+    Config c;
+    c.a = random_source(61, 130, 0.35, 21);
+    if (two) c.b = random_source(37, 130, 0.5, 22);
+    c.similarity = Similarity::Jaccard;
+    c.row_slice = 16;
+    c.write_pairs = "p";
+    c.pairs_min = 0.3;
+    c.write_top_k = "t";
+    c.top_k = 4;
+    c.count_at_least = {0.3, 0.5};
+    const Inputs in = make_inputs(c.a, two ? &c.b : nullptr, {});
+    const std::string tag = std::string(two ? "two_" : "one_") + std::to_string(rank);
+    const std::string pairs_path = test::work_path("orchestration_pairs_" + tag + ".npy");
+    const std::string top_path = test::work_path("orchestration_top_" + tag + ".npy");
+    detail::Inputs packed;
+    packed.a = in.pa;
+    packed.b = two ? in.pb : PackedView<MemSpace>();
+    packed.two = two;
+    const auto files = detail::record_files(MPI_COMM_SELF, c, pairs_path, top_path);
+    detail::Outputs out;
+    out.records = files.get();
+    const detail::Outcome o =
+        detail::compute(detail::Team{MPI_COMM_SELF, Exec(), false}, c, make_plan(c, 1), packed, out);
+
+    const auto a_bytes = host_rows(c.a, 0, c.a.rows);
+    const auto b_bytes = two ? host_rows(c.b, 0, c.b.rows) : std::vector<std::uint8_t>();
+    gram::ApiMatrix a, b;
+    a.data = a_bytes.data(), a.rows = c.a.rows, a.cols = c.a.cols;
+    b.data = b_bytes.data(), b.rows = c.b.rows, b.cols = c.b.cols;
+    gram::ComputeParams p;
+    p.similarity = c.similarity;
+    p.dense = false;
+    p.slice_rows = c.row_slice;
+    p.top_k = c.top_k;
+    p.pairs = true;
+    p.pairs_min = c.pairs_min;
+    p.count_at_least = c.count_at_least;
+    const gram::ComputeResult r = gram::compute(gram::ApiExec(), a, two ? &b : nullptr, p, nullptr);
+
+    const std::string what = two ? "A B^T" : "A A^T";
+    const auto want = reference::pairs(in.ref, "jaccard", c.pairs_min);
+    ASSERT_GT(want.size(), 10u) << what;  // not a comparison of two empty lists
+    EXPECT_EQ(r.pair_count, static_cast<std::int64_t>(want.size())) << what;
+    EXPECT_EQ(npy_data(slurp_file(pairs_path)), std::string(r.pairs.begin(), r.pairs.end())) << what;
+    EXPECT_EQ(npy_data(slurp_file(top_path)), std::string(r.top_k.begin(), r.top_k.end())) << what;
+    EXPECT_EQ(o.counts, r.counts) << what;
+    EXPECT_EQ(r.counts[0], static_cast<std::int64_t>(want.size())) << what;
+    EXPECT_EQ(r.slices, (c.a.rows + c.row_slice - 1) / c.row_slice) << what;
+  }
+}
 #endif  // KMINI_TEST_DEFAULT_BACKEND
 
 // The roof is the best of the compiled-in micro-kernels, each measured.
@@ -435,7 +496,7 @@ TEST(TEST_CATEGORY, Gram_PeakProbeIsTheBestOfTheCompiledInMicroKernels) {
   const ProbeResult p = probe_and_popcount_peak(Exec(), 1, 10);
   EXPECT_GT(p.peak, 0.0);
   for (std::size_t i = 0; i < std::size(kMicroKernels); ++i) {
-    if (TileParams::staged) break;
+    if (Tuning::staged) break;
     EXPECT_EQ(p.rate[i] > 0, micro_kernel_compiled(kMicroKernels[i])) << micro_kernel_name(kMicroKernels[i]);
     EXPECT_LE(p.rate[i], p.peak);
   }
@@ -453,7 +514,7 @@ TEST(TEST_CATEGORY, Gram_PeakProbeIsTheBestOfTheCompiledInMicroKernels) {
 // fails).
 TEST(TEST_CATEGORY, Gram_PeakProbeDoesAndTimesTheWorkItCounts) {
   constexpr std::int64_t workers = 2;
-  constexpr int repeats = 50, words = TileParams::chunk, rows = 8;
+  constexpr int repeats = 50, words = Tuning::chunk, rows = 8;
   std::uint64_t want = 0;
   for (std::int64_t w = 0; w < workers; ++w)
     for (int r = 0; r < 4; ++r)

@@ -19,7 +19,7 @@ bool rows_block(int kernel, const std::uint64_t* const* ra, const std::uint64_t*
                 int stride) {
   const MicroKernel k = kMicroKernels[kernel];
   if (!micro_kernel_compiled(k)) return false;
-  with_micro_kernel(k, [&](auto mk) { gram::rows_block<TileParams, 0, decltype(mk)::value>(ra, rb, nk, c, stride); });
+  with_micro_kernel(k, [&](auto mk) { gram::rows_block<Tuning, 0, decltype(mk)::value>(ra, rb, nk, c, stride); });
   return true;
 }
 
@@ -28,11 +28,11 @@ bool rows_block_chunk(int kernel, const std::uint64_t* const* ra, const std::uin
   const MicroKernel k = kMicroKernels[kernel];
   if (!micro_kernel_compiled(k)) return false;
   with_micro_kernel(k, [&](auto mk) {
-    gram::rows_block<TileParams, TileParams::chunk, decltype(mk)::value>(ra, rb, TileParams::chunk, c, stride);
+    gram::rows_block<Tuning, Tuning::chunk, decltype(mk)::value>(ra, rb, Tuning::chunk, c, stride);
   });
   return true;
 }
 
-int chunk_words() { return TileParams::chunk; }
+int chunk_words() { return Tuning::chunk; }
 
 }  // namespace kmini::gram::mk_test
