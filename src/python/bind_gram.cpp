@@ -153,11 +153,9 @@ py::array records_array(const std::vector<char>& bytes, const py::dtype& dtype, 
   return out;
 }
 
-py::object gram(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
-                const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
-                const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
-                const py::object& budget_obj, const py::object& slice_rows) {
-  check_running("gram");
+// gram's arguments but the arrays' memory: the library's parameters.
+kmini::gram::ComputeParams gram_params(const py::object& similarity_obj, const py::object& dense_obj,
+                                       const py::object& triangle_obj) {
   using kmini::gram::Similarity;
   kmini::gram::ComputeParams p;
   const std::string similarity = declared_choice_arg(similarity_obj, "similarity", key("similarity"));
@@ -166,18 +164,13 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   const std::string triangle = declared_choice_arg(triangle_obj, "triangle", key("triangle"));
   p.dense = bool_arg(dense_obj, "dense");
   p.upper = triangle == "upper";
-  const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
-  const GramInput a = gram_input(a_obj, "A", cols);
-  std::optional<GramInput> b;
-  if (!b_obj.is_none()) {
-    b = gram_input(b_obj, "B", cols);
-    if (b->m.cols != a.m.cols)
-      throw py::value_error("B: " + std::to_string(b->m.cols) + " columns, expected " + std::to_string(a.m.cols) +
-                            " (the columns of A)");
-    if (p.upper) throw py::value_error("triangle: got 'upper' with B, expected 'full' (A B^T has no symmetry)");
-  }
-  const std::int64_t rows_b = b ? b->m.rows : a.m.rows;
-  if (!top_k.is_none()) p.top_k = integer_arg(top_k, "top_k", 1, std::max<std::int64_t>(1, rows_b - (b ? 0 : 1)));
+  return p;
+}
+
+// The outputs asked for beyond C: top_k, pairs_min, count_at_least, slice_rows.
+void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, const py::object& top_k,
+                  const py::object& pairs_min, const py::object& count_at_least, const py::object& slice_rows) {
+  if (!top_k.is_none()) p.top_k = integer_arg(top_k, "top_k", 1, std::max<std::int64_t>(1, rows_b - (two ? 0 : 1)));
   if (!pairs_min.is_none()) {
     p.pairs = true;
     p.pairs_min = declared_real_arg(pairs_min, "pairs_min", key("write.pairs.min"));
@@ -189,85 +182,124 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   if (!auto_rows)
     p.slice_rows =
         integer_arg(slice_rows, "slice_rows", static_cast<std::int64_t>(key("row_slice").rule.min), kMaxInt64);
-  // Sizes from the arguments, checked before they are multiplied.
-  const kmini::gram::ApiMatrix* bm = b ? &b->m : nullptr;
-  const std::int64_t dense_elements = p.dense ? checked_bytes(a.m.rows, rows_b, "gram: dense C of rows x targets") : 0;
-  checked_bytes(dense_elements, 4, "gram: dense C");
-  checked_bytes(a.m.rows, std::max<std::int64_t>(p.top_k, 1) * 16, "gram: top_k lists of rows x k");
-  const double budget =
-      budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) && budget_obj.cast<std::string>() == "auto")
-          ? 0.5 * double(kmini::query_device_memory().available)  // the CLI's auto
-          : byte_size_arg(budget_obj, "memory_budget", key("memory_budget").rule.max);
-  // Memory as in the CLI: dense C only when asked for and within the budget;
-  // else slices of as many rows as the budget allows (bisection: the bytes
-  // grow with the slice height), so a top-k of 10^5 rows never builds C.
-  const double dense_bytes = 4.0 * double(kmini::gram::dense_elements(a.m, bm, p));
-  const auto need = [&](std::int64_t h) {
+}
+
+// Memory as in the CLI: dense C only when asked for and within the budget;
+// else slices of as many rows as the budget allows (bisection: the bytes
+// grow with the slice height), so a top-k of 10^5 rows never builds C.
+struct GramMemory {
+  const kmini::gram::ComputeParams& p;
+  const kmini::gram::ApiMatrix& a;
+  const kmini::gram::ApiMatrix* b;
+  double budget = 0, dense_bytes = 0;
+  double need(std::int64_t h) const {
     kmini::gram::ComputeParams q = p;
     q.slice_rows = h;
-    return dense_bytes + double(kmini::gram::compute_device_bytes(a.m, bm, q));
-  };
-  const auto too_much = [&](std::int64_t h, const std::string& advice) {
-    const std::string what = p.dense ? "dense C of " + std::to_string(a.m.rows) + " x " + std::to_string(rows_b) +
-                                           (p.similarity == Similarity::Counts ? " int32 (" : " float32 (") +
-                                           kmini::format_bytes(dense_bytes) + ") and slices of " + std::to_string(h) +
-                                           " rows need "
-                             : h == 1 ? std::string("the packed inputs and a slice of one row need ")
-                                      : "slices of " + std::to_string(h) + " rows need ";
+    return dense_bytes + double(kmini::gram::compute_device_bytes(a, b, q));
+  }
+  std::string too_much(std::int64_t h, const std::string& advice) const {
+    const std::int64_t rows_b = b ? b->rows : a.rows;
+    const std::string what =
+        p.dense ? "dense C of " + std::to_string(a.rows) + " x " + std::to_string(rows_b) +
+                      (p.similarity == kmini::gram::Similarity::Counts ? " int32 (" : " float32 (") +
+                      kmini::format_bytes(dense_bytes) + ") and slices of " + std::to_string(h) + " rows need "
+        : h == 1 ? std::string("the packed inputs and a slice of one row need ")
+                 : "slices of " + std::to_string(h) + " rows need ";
     return "gram: " + what + kmini::format_bytes(need(h)) + ", more than memory_budget " + kmini::format_bytes(budget) +
            "; nothing was allocated" + advice;
-  };
-  if (p.slice_rows > 0 && a.m.rows > 0 && need(std::min(p.slice_rows, a.m.rows)) > budget)
-    throw py::value_error("slice_rows: got " + std::to_string(p.slice_rows) + ", expected a height within " +
-                          "memory_budget (" + too_much(std::min(p.slice_rows, a.m.rows), "") + ")");
-  if (p.slice_rows == 0 && a.m.rows > 0 && need(a.m.rows) > budget) {
-    std::int64_t lo = 1, hi = a.m.rows;  // need(hi) > budget
+  }
+  // The slice height: the caller's (checked against the budget), else the tallest that fits.
+  void fit(kmini::gram::ComputeParams& params) const {
+    if (params.slice_rows > 0 && a.rows > 0 && need(std::min(params.slice_rows, a.rows)) > budget)
+      throw py::value_error("slice_rows: got " + std::to_string(params.slice_rows) + ", expected a height within " +
+                            "memory_budget (" + too_much(std::min(params.slice_rows, a.rows), "") + ")");
+    if (params.slice_rows > 0 || a.rows == 0 || need(a.rows) <= budget) return;
+    std::int64_t lo = 1, hi = a.rows;  // need(hi) > budget
     if (need(lo) > budget) memory_error(too_much(1, p.dense ? " (dense=False computes in slices)" : ""));
     while (hi - lo > 1) {
       const std::int64_t mid = lo + (hi - lo) / 2;
       (need(mid) <= budget ? lo : hi) = mid;
     }
-    p.slice_rows = lo;
+    params.slice_rows = lo;
   }
-  const std::int64_t elements = kmini::gram::dense_elements(a.m, bm, p);
-  py::object C = py::none();
+};
+
+// Dense C where the inputs are: a numpy array, or with device inputs a
+// kmini.DeviceArray; `out` gets its data.
+py::object dense_array(kmini::gram::ComputeParams& p, std::int64_t rows, std::int64_t rows_b, std::int64_t elements,
+                       bool on_device, void*& out) {
+  if (!p.dense) return py::none();
+  const std::vector<py::ssize_t> shape =
+      p.upper ? std::vector<py::ssize_t>{elements} : std::vector<py::ssize_t>{rows, rows_b};
+  const bool counts = p.similarity == kmini::gram::Similarity::Counts;
+  if (on_device) {
+    DeviceArray d(shape, counts ? typestr_of<std::int32_t>() : typestr_of<float>());
+    out = d.data();
+    p.dense_on_device = true;
+    return py::cast(std::move(d));
+  }
+  py::array h = counts ? py::array(py::array_t<std::int32_t>(shape)) : py::array(py::array_t<float>(shape));
+  out = h.mutable_data();
+  return h;
+}
+
+// The library call, its values checked first, allocation failures as MemoryError.
+kmini::gram::ComputeResult run_gram(const GramInput& a, const std::optional<GramInput>& b,
+                                    const kmini::gram::ComputeParams& p, const GramMemory& memory, void* dense_out) {
+  KernelCall call("gram");
+  if (a.m.on_device || (b && b->m.on_device)) synchronize_producers();
+  check_gram_values("A", a.m);  // bytes: any value but 0 and 1; packed: bits past cols
+  if (b) check_gram_values("B", b->m);
+  const std::int64_t h = p.slice_rows ? p.slice_rows : a.m.rows;
+  try {
+    return kmini::gram::compute(kmini::gram::ApiExec(), a.m, b ? &b->m : nullptr, p, dense_out);
+  } catch (const std::bad_alloc&) {
+    memory_error(memory.too_much(h, " (an allocation failed)"));
+  } catch (const std::runtime_error& e) {  // Kokkos' failed allocations
+    if (std::string(e.what()).find("alloc") == std::string::npos) throw;
+    memory_error("gram: an allocation failed (" + first_line(e.what()) + ") planning " +
+                 kmini::format_bytes(memory.need(h)) + " for slices of " + std::to_string(h) + " rows");
+  }
+  return {};
+}
+
+py::object gram(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
+                const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
+                const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
+                const py::object& budget_obj, const py::object& slice_rows) {
+  check_running("gram");
+  kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj);
+  const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
+  const GramInput a = gram_input(a_obj, "A", cols);
+  std::optional<GramInput> b;
+  if (!b_obj.is_none()) {
+    b = gram_input(b_obj, "B", cols);
+    if (b->m.cols != a.m.cols)
+      throw py::value_error("B: " + std::to_string(b->m.cols) + " columns, expected " + std::to_string(a.m.cols) +
+                            " (the columns of A)");
+    if (p.upper) throw py::value_error("triangle: got 'upper' with B, expected 'full' (A B^T has no symmetry)");
+  }
+  const std::int64_t rows_b = b ? b->m.rows : a.m.rows;
+  gram_outputs(p, rows_b, b.has_value(), top_k, pairs_min, count_at_least, slice_rows);
+  // Sizes from the arguments, checked before they are multiplied.
+  const kmini::gram::ApiMatrix* bm = b ? &b->m : nullptr;
+  const std::int64_t dense_elements = p.dense ? checked_bytes(a.m.rows, rows_b, "gram: dense C of rows x targets") : 0;
+  checked_bytes(dense_elements, 4, "gram: dense C");
+  checked_bytes(a.m.rows, std::max<std::int64_t>(p.top_k, 1) * 16, "gram: top_k lists of rows x k");
+  GramMemory memory{p, a.m, bm};
+  memory.budget =
+      budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) && budget_obj.cast<std::string>() == "auto")
+          ? 0.5 * double(kmini::query_device_memory().available)  // the CLI's auto
+          : byte_size_arg(budget_obj, "memory_budget", key("memory_budget").rule.max);
+  memory.dense_bytes = 4.0 * double(kmini::gram::dense_elements(a.m, bm, p));
+  memory.fit(p);
   void* dense_out = nullptr;
   ensure_kokkos();
-  if (p.dense) {
-    const std::vector<py::ssize_t> shape =
-        p.upper ? std::vector<py::ssize_t>{elements} : std::vector<py::ssize_t>{a.m.rows, rows_b};
-    const bool counts = p.similarity == Similarity::Counts;
-    if (a.m.on_device || (b && b->m.on_device)) {
-      // Device inputs: C stays on the device too (kmini.DeviceArray).
-      DeviceArray d(shape, counts ? typestr_of<std::int32_t>() : typestr_of<float>());
-      dense_out = d.data();
-      p.dense_on_device = true;
-      C = py::cast(std::move(d));
-    } else {
-      py::array h = counts ? py::array(py::array_t<std::int32_t>(shape)) : py::array(py::array_t<float>(shape));
-      dense_out = h.mutable_data();
-      C = h;
-    }
-  }
+  py::object C = dense_array(p, a.m.rows, rows_b, kmini::gram::dense_elements(a.m, bm, p),
+                             a.m.on_device || (b && b->m.on_device), dense_out);
   Stop stop;
   p.interrupted = stop.check();  // between slices
-  kmini::gram::ComputeResult r;
-  {
-    KernelCall call("gram");
-    if (a.m.on_device || (b && b->m.on_device)) synchronize_producers();
-    check_gram_values("A", a.m);  // bytes: any value but 0 and 1; packed: bits past cols
-    if (b) check_gram_values("B", b->m);
-    try {
-      r = kmini::gram::compute(kmini::gram::ApiExec(), a.m, bm, p, dense_out);
-    } catch (const std::bad_alloc&) {
-      memory_error(too_much(p.slice_rows ? p.slice_rows : a.m.rows, " (an allocation failed)"));
-    } catch (const std::runtime_error& e) {  // Kokkos' failed allocations
-      if (std::string(e.what()).find("alloc") == std::string::npos) throw;
-      memory_error("gram: an allocation failed (" + first_line(e.what()) + ") planning " +
-                   kmini::format_bytes(need(p.slice_rows ? p.slice_rows : a.m.rows)) + " for slices of " +
-                   std::to_string(p.slice_rows ? p.slice_rows : a.m.rows) + " rows");
-    }
-  }
+  const kmini::gram::ComputeResult r = run_gram(a, b, p, memory, dense_out);
   stop.raise_if_stopped("gram");
   py::object ns = py::module_::import("types").attr("SimpleNamespace")();
   ns.attr("C") = C;
