@@ -6,7 +6,8 @@
 #   kmini_pick_cuda_compiler()      before project(): CUDA builds compile through
 #                                   $Kokkos_ROOT/bin/nvcc_wrapper
 #   kmini_pick_hip_compiler()       before project(): HIP builds compile with the
-#                                   hipcc Kokkos was built with
+#                                   compiler Kokkos was built with (hipcc, or
+#                                   clang++-19 for gfx942)
 #   kmini_check_required_backend()  after Kokkos is found (KminiFindKokkos.cmake)
 #
 # Messages start with a space: CMake prints such text as is, on one line, where
@@ -53,14 +54,15 @@ function(kmini_pick_cuda_compiler)
 endfunction()
 
 # The compiler a HIP Kokkos was built with (its KokkosConfigCommon.cmake names
-# it), else hipcc on the PATH: kmini's device code must be compiled by the same.
+# it: hipcc, or Debian's clang++-19 for gfx942, whose device flags Kokkos' target
+# carries), else hipcc on the PATH: kmini's device code must be compiled by the same.
 function(kmini_pick_hip_compiler)
   if(NOT _kmini_required_backend STREQUAL "HIP" OR CMAKE_CXX_COMPILER)
     return()
   endif()
   _kmini_kokkos_root(root)
   if(root STREQUAL "")
-    message(FATAL_ERROR " kmini: the HIP build compiles with the hipcc Kokkos was built with, but Kokkos_ROOT is not set: "
+    message(FATAL_ERROR " kmini: the HIP build compiles with the compiler Kokkos was built with (hipcc or clang++), but Kokkos_ROOT is not set: "
                         "set Kokkos_ROOT to a Kokkos install with HIP (scripts/gpu/build_deps.sh PREFIX --backend hip, docs/amd.md)")
   endif()
   set(config_h "${root}/include/KokkosCore_config.h")
@@ -83,10 +85,11 @@ function(kmini_pick_hip_compiler)
     set(compiler "${KMINI_HIPCC}")
   endif()
   if(NOT compiler)
-    message(FATAL_ERROR " kmini: the HIP build compiles with hipcc, but neither Kokkos_ROOT=${root} names one that exists "
-                        "nor is hipcc on the PATH (Debian: apt-get install hipcc libamdhip64-dev)")
+    message(FATAL_ERROR " kmini: the HIP build compiles with the compiler Kokkos was built with, but Kokkos_ROOT=${root} names "
+                        "none that exists (its lib/cmake/Kokkos/KokkosConfigCommon.cmake) and hipcc is not on the PATH "
+                        "(Debian: apt-get install hipcc libamdhip64-dev; for gfx942 clang-19 too, docs/amd.md)")
   endif()
-  set(CMAKE_CXX_COMPILER "${compiler}" CACHE FILEPATH "C++ compiler: the hipcc Kokkos was built with (HIP build)")
+  set(CMAKE_CXX_COMPILER "${compiler}" CACHE FILEPATH "C++ compiler: the one Kokkos was built with (HIP build: hipcc or clang++)")
 endfunction()
 
 # KMINI_KOKKOS_BACKENDS, KMINI_KOKKOS_VERSION and KMINI_KOKKOS_LOCATION come from KminiFindKokkos.cmake.

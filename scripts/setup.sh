@@ -20,6 +20,9 @@ KMINI_APT_PACKAGES=(
 # The HIP build (scripts/gpu/build_deps.sh --backend hip, docs/amd.md): Debian's ROCm
 # compiler and runtime headers; installed only when asked for that backend.
 KMINI_HIP_APT_PACKAGES=(hipcc libamdhip64-dev)
+# gfx942 (MI300), which Debian's hipcc (clang 15) rejects: Debian's clang 19 with the same
+# HIP headers and device libraries; installed only when that GPU is asked for.
+KMINI_HIP_CLANG_APT_PACKAGES=(clang-19 lld-19 clang-tools-19 libclang-rt-19-dev hipcc libamdhip64-dev rocm-device-libs)
 
 kmini_log() { echo "[kmini] $*" >&2; }
 

@@ -65,7 +65,7 @@ TEST(ProjectFiles, PresetsProvideDefaultOpenmpCudaAndSanitizer) {
   EXPECT_EQ(by_name["openmp"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "OPENMP");
   EXPECT_EQ(by_name["cuda"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "CUDA");
   EXPECT_FALSE(by_name["cuda"]["cacheVariables"]["CMAKE_CXX_COMPILER"].IsDefined());
-  // HIP: the hipcc that Kokkos was built with, picked the same way; host code not -march=native.
+  // HIP: the compiler Kokkos was built with (hipcc or clang++), picked the same way; host code not -march=native.
   EXPECT_EQ(by_name["hip"]["cacheVariables"]["KMINI_REQUIRE_BACKEND"].as<std::string>(), "HIP");
   EXPECT_FALSE(by_name["hip"]["cacheVariables"]["CMAKE_CXX_COMPILER"].IsDefined());
   EXPECT_EQ(by_name["hip"]["cacheVariables"]["KMINI_NATIVE"].as<std::string>(), "OFF");
