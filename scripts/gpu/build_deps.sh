@@ -200,10 +200,14 @@ fi
 
 build=$prefix/build
 mkdir -p "$build"
-# A build folder configured from another Kokkos source (the folder given, or the copy) starts afresh.
-if [[ -f $build/kokkos/CMakeCache.txt ]] && ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$kokkos_src" "$build/kokkos/CMakeCache.txt"; then
-  rm -rf "$build/kokkos"
-fi
+# A build folder configured from other sources (the folder given, or the copy) is
+# refused by cmake: it starts afresh.
+for sub in "kokkos:$kokkos_src" "kokkos-kernels:$kk_src"; do
+  dir=$build/${sub%%:*}
+  if [[ -f $dir/CMakeCache.txt ]] && ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=${sub#*:}" "$dir/CMakeCache.txt"; then
+    rm -rf "$dir"
+  fi
+done
 echo "build_deps.sh: Kokkos ($backend + Serial) from $kokkos_src into $prefix"
 cmake -S "$kokkos_src" -B "$build/kokkos" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" "${kokkos_opts[@]}"
