@@ -46,7 +46,7 @@ void apply_any(const ApiExec& exec, const ApiRow<const T>& mult_by, const ApiRow
 bool streaming_stores_available() { return kStreamingStores; }
 
 ApplyParams::Policy default_policy() {
-  return LaunchDefaults::flat_policy ? ApplyParams::Policy::Flat : ApplyParams::Policy::MDRange;
+  return Tuning::flat_policy ? ApplyParams::Policy::Flat : ApplyParams::Policy::MDRange;
 }
 
 void apply(const ApiExec& exec, const ApiRow<const double>& mult_by, const ApiRows<const double>& discount,

@@ -1,11 +1,12 @@
 // DiscountKernel::run: the phases of one discount run, each a Kokkos
 // profiling region (kmini::discount::<phase>): inputs, warm_up, kernel and
 // end_to_end (interleaved), verify, the reductions combined over ranks,
-// write; then the report.
+// write; then the report (discount_report.cpp).
 #include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/format.hpp"
 #include "discount/discount.hpp"
+#include "discount/discount_report.hpp"
 #include "discount/impl/discount_data.hpp"
 #include "discount/impl/discount_kernels.hpp"
 #include "discount/impl/discount_reference.hpp"
@@ -97,20 +98,6 @@ MPI_Datatype mpi_type<float>() {
   return MPI_FLOAT;
 }
 
-const char* suffix(bool single) { return single ? "f32" : "f64"; }
-
-std::string describe(const InputSpec& s) {
-  if (s.source == InputSpec::Source::Arange) return "arange";
-  if (s.source == InputSpec::Source::Random) return "random(seed=" + std::to_string(s.seed) + ")";
-  return std::string("file ") + s.path + " (" + npy::short_name(s.file.dtype) + ")";
-}
-
-// This rank's shape: D local dates of M ids x O terms.
-struct Shape {
-  DateSlice slice;
-  std::int64_t D = 0, M = 0, O = 0, row = 0;
-};
-
 // The device arrays and their host mirrors (inputs, cv, sums).
 template <class T>
 struct Arrays {
@@ -147,12 +134,6 @@ Arrays<T> load_inputs(RunContext& ctx, const Config& c, const Shape& s, std::int
   nonfinite = nonfinite_mult + nonfinite_disc;
   return arrays;
 }
-
-struct Timings {
-  BestOverRepeats kernel;  // kernel-only
-  double end_to_end = std::numeric_limits<double>::infinity(), my_end_to_end = end_to_end;
-  double h2d = std::numeric_limits<double>::infinity(), e2e_kernel = h2d, d2h = h2d;  // of the best e2e
-};
 
 // Phases "warm_up", "kernel" and "end_to_end": kernel only, and end to end
 // (inputs host->device, kernel, results device->host), each the best of
@@ -272,84 +253,6 @@ double write_outputs(RunContext& ctx, const Config& c, const Shape& s, const Arr
   return allreduce_max(env.comm(), write_timer.seconds());
 }
 
-// The metrics and the two summary rows (kernel only, end to end).
-template <class T>
-void report_run(RunContext& ctx, const Config& c, const Shape& s, const Timings& t, std::int64_t nonfinite,
-                double reduced_checksum, double write_seconds, KernelReport& report) {
-  const Environment& env = ctx.env;
-  Json& m = report.metrics;
-  const std::int64_t D = s.D, M = s.M, O = s.O, row = s.row;
-  const bool cv_on = c.computes_cv();
-  // Bytes each rank's kernel must move, and what crosses host<->device.
-  const double bytes = sizeof(T);
-  const double elements = static_cast<double>(D) * static_cast<double>(row);
-  const double reduced_out = c.reduce == Reduce::PerDate ? D : c.reduce == Reduce::PerId ? M : 0;
-  const double kernel_bytes = bytes * (elements + row + (cv_on ? elements : 0) + reduced_out);
-  const double h2d_bytes = bytes * (elements + row), d2h_bytes = bytes * ((cv_on ? elements : 0) + reduced_out);
-  const double flops = elements * (c.reduce == Reduce::None ? 1 : 2);
-  const double total_bytes = allreduce_sum(env.comm(), kernel_bytes);
-  const double total_flops = allreduce_sum(env.comm(), flops);
-  const double kernel_seconds = t.kernel.slowest();
-  const double per_rank_bw = total_bytes / env.size() / kernel_seconds;
-  const double roof = ctx.roof_bandwidth();
-
-  const char* reduce_names[] = {"none", "per_date", "per_id"};
-  m["dates"] = Json(static_cast<long long>(c.dates));
-  m["ids"] = Json(static_cast<long long>(M));
-  m["terms"] = Json(static_cast<long long>(O));
-  m["precision"] = c.single ? "single" : "double";
-  m["reduce"] = reduce_names[static_cast<int>(c.reduce)];
-  m["nonfinite_inputs"] = Json(static_cast<long long>(nonfinite));
-  const char* policy_names[] = {"mdrange", "flat", "wave"};
-  m["policy"] = c.reduce == Reduce::None ? policy_names[static_cast<int>(c.policy)] : "fused reduction";
-  if (c.reduce == Reduce::None) m["loads"] = c.vector_loads ? "vector" : "scalar";
-  m["cv_computed"] = cv_on;
-  m["inputs"]["mult_by"] = describe(c.mult_by);
-  m["inputs"]["discount"] = describe(c.discount);
-  m["dates_per_rank_max"] = Json(static_cast<long long>(date_slice(c.dates, 0, env.size()).count));
-  m["repeat"] = Json(static_cast<long long>(c.repeat));
-  Json& k = m["kernel"];
-  k["best_seconds"] = kernel_seconds;
-  k["bytes_all_ranks"] = total_bytes;
-  k["flops_all_ranks"] = total_flops;
-  k["bandwidth_bytes_per_s_per_rank"] = per_rank_bw;
-  k["aggregate_bandwidth_bytes_per_s"] = total_bytes / kernel_seconds;
-  k["roof_bandwidth_bytes_per_s"] = roof;
-  k["fraction_of_roof"] = per_rank_bw / roof;
-  k["arithmetic_intensity_flops_per_byte"] = total_flops / total_bytes;
-  k["gflops_per_s"] = total_flops / kernel_seconds / 1e9;
-  Json& e = m["end_to_end"];
-  e["best_seconds"] = t.end_to_end;
-  e["host_to_device_seconds"] = t.h2d;
-  e["kernel_seconds"] = t.e2e_kernel;
-  e["device_to_host_seconds"] = t.d2h;
-  e["host_to_device_bytes_all_ranks"] = allreduce_sum(env.comm(), h2d_bytes);
-  e["device_to_host_bytes_all_ranks"] = allreduce_sum(env.comm(), d2h_bytes);
-  e["arithmetic_intensity_flops_per_transferred_byte"] = total_flops / allreduce_sum(env.comm(), h2d_bytes + d2h_bytes);
-  e["kernel_fraction_of_end_to_end"] = t.e2e_kernel / t.end_to_end;
-  note_transfers(e);
-  if (c.reduce != Reduce::None) m["reduced_checksum"] = reduced_checksum;
-  m["write_seconds"] = write_seconds;
-
-  const std::string label = std::string("discount.") +
-                            (c.reduce == Reduce::None      ? "multiply"
-                             : c.reduce == Reduce::PerDate ? "per_date"
-                                                           : "per_id") +
-                            "_" + suffix(c.single);
-  const std::string size = std::to_string(c.dates) + "x" + std::to_string(M) + "x" + std::to_string(O);
-  SummaryRow kernel_row = rate_row(label, size, kernel_seconds, t.kernel.mine(), total_bytes, env.size(), "B/s");
-  kernel_row.roof_fraction = per_rank_bw / roof;
-  kernel_row.roof = kRoofStream;
-  report.fom = kernel_row.aggregate;
-  report.fom_seconds = kernel_seconds;
-  report.roof = {kRoofStream, "B/s", roof * env.size(), kernel_row.roof_fraction};
-  kernel_row.verified = report.verified;
-  SummaryRow e2e_row = rate_row(label + ".e2e", size, t.end_to_end, t.my_end_to_end, total_bytes, env.size(), "B/s");
-  e2e_row.roof = kRoofStream;
-  e2e_row.verified = report.verified;
-  report.rows = {kernel_row, e2e_row};
-}
-
 // discount.stores resolved: streaming where asked, regular where asked or
 // where the build has no streaming stores or the kernel reduces; auto: the
 // faster of the two on these arrays (choose_stores), timed by every rank
@@ -403,16 +306,9 @@ KernelReport run_typed(const Config& deck_config, RunContext& ctx) {
   clock.start("write");
   const double write_seconds = write_outputs<T>(ctx, c, s, arrays, reduced);
   clock.start("probe");
-  report_run<T>(ctx, c, s, t, nonfinite, reduced.checksum, write_seconds, report);
+  report_run(ctx, c, s, t, nonfinite, reduced.checksum, write_seconds, report);
   report.phases = clock.finish();
-  report.metrics["cv_stores"] = c.stream_cv ? "streaming" : "regular";
-  if (stores.measured) {  // stores: auto, timed on these arrays
-    Json& why = report.metrics["cv_stores_measured"];
-    why["regular_seconds"] = stores.regular_seconds;
-    why["streaming_seconds"] = stores.streaming_seconds;
-    why["passes_each"] = Json(kStorePairs);
-  }
-  report.metrics["last_level_cache_bytes"] = Json(static_cast<long long>(llc));
+  report_stores(stores, c.stream_cv, llc, report.metrics);
   return report;
 }
 

@@ -24,9 +24,9 @@ struct Problem {
   bool per_stage = true;
   Method method = Method::Auto;
   double kerr = 0;              // the Kerr coefficient kappa (KerrModel); 0: the F/G model
-  int chunk = 0;                // elements per work item of the affine step (rk4.chunk): 0 = the backend's StepTuning
-  bool full_occupancy = false;  // rk4.occupancy: full: the step kernels' launch bounds (StepTuning)
-  bool wave = false;            // rk4.grid: wave: one wave of threads looping with a grid stride (StepTuning)
+  int chunk = 0;                // elements per work item of the affine step (rk4.chunk): 0 = the backend's Tuning
+  bool full_occupancy = false;  // rk4.occupancy: full: the step kernels' launch bounds (Tuning)
+  bool wave = false;            // rk4.grid: wave: one wave of threads looping with a grid stride (Tuning)
   bool vector_loads = false;    // rk4.loads: vector: 16-byte loads and stores in the step kernels (Pack16)
   // Elements over all ranks: n * n, or any count (the library function's fields
   // have any shape). The affine per_stage couplings need it (sum of G's 1s).

@@ -3,7 +3,7 @@
 // the library function: start, time_loop with checkpoint inside,
 // invariant_drift; then write), then the report. The model and
 // the precision are template parameters, chosen once here; the files and
-// metrics are written by rk4_output.cpp, the verification is rk4_verify.hpp.
+// metrics are written by rk4_report.cpp, the verification is rk4_verify.hpp.
 #include "core/collective.hpp"
 #include "core/errors.hpp"
 #include "core/timer.hpp"
@@ -12,7 +12,7 @@
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_api.hpp"
 #include "rk4/rk4_detail.hpp"
-#include "rk4/rk4_output.hpp"
+#include "rk4/rk4_report.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -33,7 +33,7 @@
 namespace kmini::discount {
 
 // Launch shapes per backend (not part of the numerical definition).
-struct LaunchDefaults {
+struct Tuning {
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP) || defined(KOKKOS_ENABLE_SYCL)
   static constexpr int mdrange_tile_dates = 1;
   static constexpr int mdrange_tile_row = 256;  // one coalesced row segment per block: 8 warps, 4 wavefronts
@@ -244,10 +244,9 @@ void multiply_mdrange(const Exec& exec, const MultRow& mult, const InRows& disc,
                                        Kokkos::IndexType<std::int64_t>>;
   const std::int64_t dates = disc.extent(0), row = disc.extent(1);
   if (dates == 0 || row == 0) return;
-  Kokkos::parallel_for(
-      "kmini::discount::multiply_mdrange",
-      Policy(exec, {0, 0}, {dates, row}, {LaunchDefaults::mdrange_tile_dates, LaunchDefaults::mdrange_tile_row}),
-      MultiplyMdrange<MultRow, InRows, OutRows>{mult, disc, cv});
+  Kokkos::parallel_for("kmini::discount::multiply_mdrange",
+                       Policy(exec, {0, 0}, {dates, row}, {Tuning::mdrange_tile_dates, Tuning::mdrange_tile_row}),
+                       MultiplyMdrange<MultRow, InRows, OutRows>{mult, disc, cv});
 }
 
 // Whether this build has the streaming-store kernel (multiply_streaming).

@@ -99,41 +99,50 @@ struct StepFunctor {
         }
         for (int j = 0; j < Chunk; ++j) pa[j] = a[j];
       }
-      // Chunk sums in double over kLanes interleaved lanes (a fixed order,
-      // vectorisable), then the lanes pairwise; chunks shorter than the
-      // lanes (GPUs: one element) are summed as they are: the lanes would
-      // read past x[0].
-      constexpr int kLanes = 4;
-      if constexpr (Chunk % kLanes == 0) {
-        double sx[kLanes] = {}, sy[kLanes] = {}, sa[kLanes] = {};
-        for (int j = 0; j < Chunk; j += kLanes) {
-          for (int l = 0; l < kLanes; ++l) {
-            sx[l] += x[j + l];
-            sy[l] += y[j + l];
-            sa[l] += a[j + l];
-          }
-        }
-        s.fx += (sx[0] + sx[1]) + (sx[2] + sx[3]);
-        s.fy += (sy[0] + sy[1]) + (sy[2] + sy[3]);
-        s.ga += (sa[0] + sa[1]) + (sa[2] + sa[3]);
-      } else {
-        for (int j = 0; j < Chunk; ++j) {
-          s.fx += x[j];
-          s.fy += y[j];
-          s.ga += a[j];
+      add_chunk_sums(x, y, a, s);
+    } else {
+      update_tail_element(full_chunks * Chunk + (item - full_chunks), D, s);
+    }
+  }
+
+  // A full chunk's new F (x, y) and Re G (a) added to the sums: in double over
+  // kLanes interleaved lanes (a fixed order, vectorisable), then the lanes
+  // pairwise; chunks shorter than the lanes (GPUs: one element) are summed as
+  // they are: the lanes would read past x[0].
+  KOKKOS_FORCEINLINE_FUNCTION static void add_chunk_sums(const T (&x)[Chunk], const T (&y)[Chunk], const T (&a)[Chunk],
+                                                         Sums& s) {
+    constexpr int kLanes = 4;
+    if constexpr (Chunk % kLanes == 0) {
+      double sx[kLanes] = {}, sy[kLanes] = {}, sa[kLanes] = {};
+      for (int j = 0; j < Chunk; j += kLanes) {
+        for (int l = 0; l < kLanes; ++l) {
+          sx[l] += x[j + l];
+          sy[l] += y[j + l];
+          sa[l] += a[j + l];
         }
       }
+      s.fx += (sx[0] + sx[1]) + (sx[2] + sx[3]);
+      s.fy += (sy[0] + sy[1]) + (sy[2] + sy[3]);
+      s.ga += (sa[0] + sa[1]) + (sa[2] + sa[3]);
     } else {
-      const std::int64_t i = full_chunks * Chunk + (item - full_chunks);
-      T x = f(i).real(), y = f(i).imag(), a = g_re(i);
-      const T c = g_im(i);
-      update(D, x, y, a, c);
-      f(i) = Complex(x, y);
-      g_re(i) = a;
-      s.fx += x;
-      s.fy += y;
-      s.ga += a;
+      for (int j = 0; j < Chunk; ++j) {
+        s.fx += x[j];
+        s.fy += y[j];
+        s.ga += a[j];
+      }
     }
+  }
+
+  // Element i past the full chunks, updated in place and added to the sums.
+  KOKKOS_FORCEINLINE_FUNCTION void update_tail_element(const std::int64_t i, const T* D, Sums& s) const {
+    T x = f(i).real(), y = f(i).imag(), a = g_re(i);
+    const T c = g_im(i);
+    update(D, x, y, a, c);
+    f(i) = Complex(x, y);
+    g_re(i) = a;
+    s.fx += x;
+    s.fy += y;
+    s.ga += a;
   }
 
   // One row of the map: R[0] x + R[1] y + R[2] a + R[3] c + R[4]. On hosts

@@ -38,17 +38,17 @@ class Integrator {
   using Field = Kokkos::View<Complex*, Mem>;
   using GField = SplitField<T, Mem>;  // G as (Re G, Im G), see SplitField
   using History = Kokkos::View<Kokkos::complex<double>*, Mem>;
-  static constexpr int kChunk = StepTuning<Exec>::chunk;
+  static constexpr int kChunk = Tuning<Exec>::chunk;
   // The step and stage kernels' policy: with the backend's launch bounds for
   // full occupancy (rk4.occupancy: full), else none.
   template <bool FullOccupancy>
   using ReducePolicy = Kokkos::RangePolicy<
       Exec, Kokkos::IndexType<std::int64_t>,
-      std::conditional_t<FullOccupancy, typename StepTuning<Exec>::full_occupancy_bounds, Kokkos::LaunchBounds<>>>;
+      std::conditional_t<FullOccupancy, typename Tuning<Exec>::full_occupancy_bounds, Kokkos::LaunchBounds<>>>;
   // rk4.grid: wave: the bounds that keep one wave of its grid resident.
   template <bool FullOccupancy>
   using WavePolicy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>,
-                                         typename StepTuning<Exec>::template wave_bounds<FullOccupancy>>;
+                                         typename Tuning<Exec>::template wave_bounds<FullOccupancy>>;
   // rk4.loads: vector: elements per work item, one 16-byte pack of Re G.
   static constexpr int kPackChunk = Pack16<T>::size;
 
@@ -171,9 +171,8 @@ class Integrator {
   template <bool FullOccupancy, class Functor>
   void reduce(const char* name, const Functor& f, const std::int64_t items, const Kokkos::View<Sums, Mem>& out) {
     if (p_.wave) {
-      using Tuning = StepTuning<Exec>;
-      const int blocks = FullOccupancy ? Tuning::full_occupancy_blocks : Tuning::wave_blocks;
-      const std::int64_t threads = std::min(items, wave_threads(exec_, blocks, Tuning::wave_block));
+      const int blocks = FullOccupancy ? Tuning<Exec>::full_occupancy_blocks : Tuning<Exec>::wave_blocks;
+      const std::int64_t threads = std::min(items, wave_threads(exec_, blocks, Tuning<Exec>::wave_block));
       Kokkos::parallel_reduce(name, WavePolicy<FullOccupancy>(exec_, 0, threads),
                               GridStride<Functor>{f, items, threads}, Kokkos::Sum<Sums, Mem>(out));
       return;

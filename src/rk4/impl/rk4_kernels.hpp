@@ -25,7 +25,7 @@ namespace kmini::rk4 {
 // element update (and the lane sums keep a fixed summation order); GPUs use
 // one element per thread for coalesced access.
 template <class Exec>
-struct StepTuning {
+struct Tuning {
   static constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
   static constexpr int chunk = host ? 64 : 1;  // a multiple of 4 on hosts (lane sums)
   // rk4.occupancy: full: launch bounds of 256 threads and 8 blocks per SM
@@ -69,8 +69,8 @@ std::int64_t wave_threads(const Exec& exec, int blocks_per_sm, int block) {
 #endif
   (void)block;
   const auto c = static_cast<std::int64_t>(exec.concurrency());
-  if constexpr (StepTuning<Exec>::host) return c;
-  return c * blocks_per_sm / StepTuning<Exec>::full_occupancy_blocks;
+  if constexpr (Tuning<Exec>::host) return c;
+  return c * blocks_per_sm / Tuning<Exec>::full_occupancy_blocks;
 }
 
 // rk4.grid: wave: a step or stage functor's work items, `items` of them, run

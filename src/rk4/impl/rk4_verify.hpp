@@ -135,75 +135,78 @@ double abs_sum(const std::vector<std::complex<T>>& v) {
   return s;
 }
 
-// Integrates `steps` steps from the run's starting state on the device and
-// with the host reference, and compares delta histories and final fields.
+// The verification's device integrator, loaded with the run's starting
+// state, and the host reference's copy of that state (a pair); the test
+// fault, where set, makes the device's start wrong. Allocations and input
+// reads are agreed by all ranks before the collectives of start().
 template <class T, class Model>
-Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, std::int64_t steps,
-                    const Model& model) {
-  ScopedRegion region("kmini::rk4::verify");
-  Verification v;
-  v.steps = steps;
-  v.tolerance = reference_tolerance<T>(steps);
-  Problem p = c.problem;
-  p.steps = k0 + steps;
-  const VerifyFaultForTests fault = verify_fault_for_tests();
-  Problem device_problem = p;
-  device_problem.g *= 1 + fault.coupling;
-  // Allocations and input reads, agreed by all ranks before the collectives of start().
-  auto state = collectively(ctx.env.comm(), "rk4", [&] {
+auto verification_start(RunContext& ctx, const Config& c, const Block& b, const Problem& device_problem,
+                        const Model& model, double field_fault) {
+  return collectively(ctx.env.comm(), "rk4", [&] {
     Integrator<T, ExecSpace, Model> it(ctx.exec, ctx.env.comm(), device_problem, b.count, model);
     load_state<T>(ctx.exec, c, b, it);
     reference::State<T> ref{to_host<T>(it.F()), to_host<T>(it.G())};
-    if (fault.field != 0) {
+    if (field_fault != 0) {
       auto wrong = ref.F;
-      for (auto& z : wrong) z *= static_cast<T>(1 + fault.field);
+      for (auto& z : wrong) z *= static_cast<T>(1 + field_fault);
       from_host(ctx.exec, it.F(), wrong);
     }
     return std::make_pair(std::move(it), std::move(ref));
   });
-  Integrator<T, ExecSpace, Model>& it = state.first;
-  reference::State<T>& ref = state.second;
-  it.start(k0, c.resumed ? &c.resumed->sums : nullptr, false);
-  for (std::int64_t k = 0; k < steps; ++k) it.step();
-  v.device_history = history_to_host(it.history(), k0, k0 + steps);
+}
 
-  const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage, p.kerr};
-  const auto allsum = global_sum(ctx.env.comm());
-  const C16 delta_start =
-      (k0 == 0) ? reference::initial_delta(ref, setup, allsum) : p.g * allsum(reference::local_sum(ref.F));
-  const double abs_before = abs_sum(ref.F);
-  const auto ref_history = reference::run(ref, delta_start, steps, setup, allsum);
-  const double abs_delta = std::abs(p.g) * allreduce_max(ctx.env.comm(), std::max(abs_before, abs_sum(ref.F))) *
-                           static_cast<double>(ctx.env.size());
+// max |delta_ref[k]|: what the delta errors are relative to.
+inline double max_abs(const std::vector<C16>& history) {
+  double scale = 0;
+  for (const C16& d : history) scale = std::max(scale, std::abs(d));
+  return scale;
+}
 
-  double scale = 0, err = 0;
-  for (std::size_t k = 0; k < ref_history.size(); ++k) {
-    scale = std::max(scale, std::abs(ref_history[k]));
-    const double e = std::abs(v.device_history[k] - ref_history[k]);
+// max |device[k] - ref[k]| over the delta histories; a NaN makes it infinite.
+inline double max_delta_error(const std::vector<C16>& device, const std::vector<C16>& ref) {
+  double err = 0;
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    const double e = std::abs(device[k] - ref[k]);
     err = std::isnan(e) ? INFINITY : std::max(err, e);
   }
-  v.delta_error = err / std::max(scale, std::numeric_limits<double>::min());
-  const auto terms =
-      static_cast<std::int64_t>(allreduce_max(ctx.env.comm(), static_cast<double>(b.count))) + ctx.env.size();
-  const double sums_and_fields =
-      summation_tolerance(terms, abs_delta, scale) + field_rounding_tolerance<T>(steps, abs_delta, scale);
-  v.delta_tolerance = v.tolerance + sums_and_fields;
-  const auto F = to_host<T>(it.F()), G = to_host<T>(it.G());
-  double fscale = 1, ferr = 0;
-  for (std::int64_t i = 0; i < b.count; ++i) {
-    fscale = std::max({fscale, static_cast<double>(std::abs(ref.F[i])), static_cast<double>(std::abs(ref.G[i]))});
-    const double e = std::max(std::abs(C16(F[i]) - C16(ref.F[i])), std::abs(C16(G[i]) - C16(ref.G[i])));
-    ferr = std::isnan(e) ? INFINITY : std::max(ferr, e);
-  }
-  const double field_scale = allreduce_max(ctx.env.comm(), fscale);
-  v.field_error = allreduce_max(ctx.env.comm(), ferr) / field_scale;
-  if (v.ok() && !fault.wider_reference) return v;  // within the roundings' count: no need to measure more
+  return err;
+}
 
-  // Not within it (every rank agrees: the errors are global): measure how far
-  // this problem carries the field precision's rounding, with the reference
-  // repeated in a wider precision from the same start and the same delta.
-  // The start is read again rather than kept: a wider copy of every run's
-  // fields (32 bytes per double element) would double the verification's memory.
+// This rank's largest of 1, |F_ref| and |G_ref| over its `count` elements:
+// what the field errors are relative to.
+template <class T>
+double field_scale(const reference::State<T>& ref, std::int64_t count) {
+  double scale = 1;
+  for (std::int64_t i = 0; i < count; ++i)
+    scale = std::max({scale, static_cast<double>(std::abs(ref.F[i])), static_cast<double>(std::abs(ref.G[i]))});
+  return scale;
+}
+
+// This rank's max |F - F_ref|, |G - G_ref| over its `count` elements; a NaN
+// makes it infinite.
+template <class T>
+double max_field_error(const std::vector<std::complex<T>>& F, const std::vector<std::complex<T>>& G,
+                       const reference::State<T>& ref, std::int64_t count) {
+  double err = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double e = std::max(std::abs(C16(F[i]) - C16(ref.F[i])), std::abs(C16(G[i]) - C16(ref.G[i])));
+    err = std::isnan(e) ? INFINITY : std::max(err, e);
+  }
+  return err;
+}
+
+// How far the field-precision reference carries its rounding: the reference
+// repeated in a wider precision from the same start and the same delta, and
+// (max |delta_ref - delta_wide| over the steps, the max field difference
+// over all ranks). The start is read again into `it` rather than kept: a wider
+// copy of every run's fields (32 bytes per double element) would double the
+// verification's memory.
+template <class T, class Model>
+std::pair<double, double> wide_reference_spread(RunContext& ctx, const Config& c, const Block& b,
+                                                Integrator<T, ExecSpace, Model>& it, const reference::State<T>& ref,
+                                                const std::vector<C16>& ref_history, const C16 delta_start,
+                                                std::int64_t steps, const reference::Setup& setup,
+                                                const reference::GlobalSum& allsum) {
   ScopedRegion wide_region("kmini::rk4::verify_wide_reference");
   collectively(ctx.env.comm(), "rk4", [&] {
     load_state<T>(ctx.exec, c, b, it);
@@ -220,9 +223,58 @@ Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64
     const auto g = std::abs(std::complex<Wider<T>>(ref.G[i]) - wide.G[i]);
     fspread = std::max(fspread, static_cast<double>(std::max(f, g)));
   }
+  return {dspread, allreduce_max(ctx.env.comm(), fspread)};
+}
+
+// Integrates `steps` steps from the run's starting state on the device and
+// with the host reference, and compares delta histories and final fields.
+template <class T, class Model>
+Verification verify(RunContext& ctx, const Config& c, const Block& b, std::int64_t k0, std::int64_t steps,
+                    const Model& model) {
+  ScopedRegion region("kmini::rk4::verify");
+  const MPI_Comm comm = ctx.env.comm();
+  Verification v;
+  v.steps = steps;
+  v.tolerance = reference_tolerance<T>(steps);
+  Problem p = c.problem;
+  p.steps = k0 + steps;
+  const VerifyFaultForTests fault = verify_fault_for_tests();
+  Problem device_problem = p;
+  device_problem.g *= 1 + fault.coupling;
+  auto state = verification_start<T>(ctx, c, b, device_problem, model, fault.field);
+  Integrator<T, ExecSpace, Model>& it = state.first;
+  reference::State<T>& ref = state.second;
+  it.start(k0, c.resumed ? &c.resumed->sums : nullptr, false);
+  for (std::int64_t k = 0; k < steps; ++k) it.step();
+  v.device_history = history_to_host(it.history(), k0, k0 + steps);
+
+  const reference::Setup setup{p.dt, p.g, C16(p.delta0.real(), p.delta0.imag()), p.per_stage, p.kerr};
+  const auto allsum = global_sum(comm);
+  const C16 delta_start =
+      (k0 == 0) ? reference::initial_delta(ref, setup, allsum) : p.g * allsum(reference::local_sum(ref.F));
+  const double abs_before = abs_sum(ref.F);
+  const auto ref_history = reference::run(ref, delta_start, steps, setup, allsum);
+  const double abs_delta =
+      std::abs(p.g) * allreduce_max(comm, std::max(abs_before, abs_sum(ref.F))) * static_cast<double>(ctx.env.size());
+
+  const double scale = max_abs(ref_history);
+  v.delta_error = max_delta_error(v.device_history, ref_history) / std::max(scale, std::numeric_limits<double>::min());
+  const auto terms = static_cast<std::int64_t>(allreduce_max(comm, static_cast<double>(b.count))) + ctx.env.size();
+  const double sums_and_fields =
+      summation_tolerance(terms, abs_delta, scale) + field_rounding_tolerance<T>(steps, abs_delta, scale);
+  v.delta_tolerance = v.tolerance + sums_and_fields;
+  const double fields_scale = allreduce_max(comm, field_scale(ref, b.count));
+  v.field_error =
+      allreduce_max(comm, max_field_error(to_host<T>(it.F()), to_host<T>(it.G()), ref, b.count)) / fields_scale;
+  if (v.ok() && !fault.wider_reference) return v;  // within the roundings' count: no need to measure more
+
+  // Not within it (every rank agrees: the errors are global): measure how far
+  // this problem carries the field precision's rounding.
+  const auto [dspread, fspread] =
+      wide_reference_spread(ctx, c, b, it, ref, ref_history, delta_start, steps, setup, allsum);
   v.wide_reference = true;
   v.delta_spread = dspread / std::max(scale, std::numeric_limits<double>::min());
-  v.field_spread = allreduce_max(ctx.env.comm(), fspread) / field_scale;
+  v.field_spread = fspread / fields_scale;
   v.tolerance = std::max(v.tolerance, kSpreadMultiple * v.field_spread);
   v.delta_tolerance = std::max(reference_tolerance<T>(steps), kSpreadMultiple * v.delta_spread) + sums_and_fields;
   return v;

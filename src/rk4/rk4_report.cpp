@@ -1,6 +1,6 @@
-// rk4's outputs: the delta and field files, results.json's metrics and the
-// summary row (see rk4_output.hpp).
-#include "rk4/rk4_output.hpp"
+// rk4's report: the delta and field files, results.json's metrics and the
+// summary row (see rk4_report.hpp).
+#include "rk4/rk4_report.hpp"
 
 #include "core/collective.hpp"
 #include "core/text.hpp"
