@@ -24,8 +24,8 @@ import statistics
 import subprocess
 import sys
 
-from kmini_results import (BASELINES, FIGURES, baseline_env, fom, get, host_load, launch_command, launch_env,
-                           require_kmini, roof_fraction, run_verdict, spread, verdict_text)
+from kmini_results import (BASELINES, baseline_env, describe, figures, fom, get, host_load, launch_command,
+                           launch_env, require_kmini, roof_fraction, run_verdict, spread, verdict_text)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -111,6 +111,11 @@ def main():
         ap.error("--repeat and --ranks must be at least 1")
     kmini = os.path.abspath(a.kmini)
     require_kmini(kmini, "bench.py")
+    # What each kernel reports besides its fom: its declaration's figures.
+    described = describe(kmini)
+    if described is None:
+        print(f"bench.py: {kmini} does not describe its kernels (kmini describe --json): only each kernel's "
+              f"figure of merit is reported", file=sys.stderr)
     decks = a.decks or sorted(glob.glob(os.path.join(ROOT, "inputs", "bench", "*.yaml")))
     for deck in decks:
         if not os.path.isfile(deck):
@@ -143,7 +148,7 @@ def main():
                 e["fom"] = {"name": foms[0][0], "unit": foms[0][2], "higher_is_better": foms[0][3]}
                 e["figures"][foms[0][0]] = {"value": med, "min": lo, "max": hi, "unit": foms[0][2],
                                             "runs": [f[1] for f in foms]}
-            for label, path, unit, scale in FIGURES.get(kernel, []):
+            for label, path, unit, scale in figures(described, kernel):
                 values = [get(k, path) * scale for k in ks if get(k, path) is not None]
                 med, lo, hi = spread(values)
                 if med is not None:

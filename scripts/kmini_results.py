@@ -1,7 +1,9 @@
-"""Reading kmini's results.json, for every script that does: one getter, and per kernel the
-metric paths (under kernels.<name>) that the benchmark and scaling scripts report.
+"""Reading kmini's results.json, for every script that does: one getter, and per kernel what the
+kernel's declaration (`kmini describe --json`) says the benchmark and scaling scripts report and
+how a scaling study sizes it.
 
-  from kmini_results import get, load, fom, roof_fraction, timed_seconds, spread, run_verdict, verdict_text, FIGURES
+  from kmini_results import get, load, fom, roof_fraction, timed_seconds, spread, run_verdict, verdict_text
+  from kmini_results import describe, figures, scaling_rules
 """
 import json
 import os
@@ -10,20 +12,16 @@ import statistics
 import subprocess
 import sys
 
-# What each kernel's benchmark reports: (label, path under kernels.<name>, unit, scale).
-FIGURES = {
-    "stream": [("add f64 bandwidth", ["ops", "add_f64", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
-               ("add i32 bandwidth", ["ops", "add_i32", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
-               ("exp f32 bandwidth", ["ops", "exp_f32", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
-               ("roof (best op)", ["roof_bandwidth_bytes_per_s"], "GB/s", 1e-9)],
-    "rk4": [("element-steps/s", ["element_steps_per_s"], "Gelem-steps/s", 1e-9),
-            ("bytes per element-step", ["bytes_per_element_step"], "B", 1.0),
-            ("effective bandwidth", ["effective_bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9)],
-    "discount": [("kernel bandwidth", ["kernel", "bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9),
-                 ("end-to-end seconds", ["end_to_end", "best_seconds"], "s", 1.0)],
-    "gram": [("useful bit-ops/s", ["useful_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
-             ("executed bit-ops/s", ["executed_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
-             ("AND+popcount peak (probe)", ["probe_and_popcount_peak_bit_ops_per_s"], "Tbit-ops/s", 1e-12)],
+# What each kernel reports besides its fom, and the deck key a scaling study sizes it by, are
+# in its declaration (src/<kernel>/<kernel>_declaration.cpp), read through describe() below.
+
+# results.json files written before schema_version 2 have no `fom`: where their figure of merit
+# lies, as (label, path under kernels.<name>, unit, scale).
+LEGACY_FOM = {
+    "stream": ("add f64 bandwidth", ["ops", "add_f64", "bandwidth_bytes_per_s"], "GB/s", 1e-9),
+    "rk4": ("element-steps/s", ["element_steps_per_s"], "Gelem-steps/s", 1e-9),
+    "discount": ("kernel bandwidth", ["kernel", "bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9),
+    "gram": ("useful bit-ops/s", ["useful_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
 }
 # results.json files written before schema_version 2 (the committed GPU results) have no `fom` and
 # `roof`: where to read the fraction of the roof and the timed part in those. Newer files carry both
@@ -39,24 +37,23 @@ LEGACY_TIME = {
 }
 
 
-# How each kernel's figure of merit reads from a results.json entry where the
-# entry has no `fom` of its own: the first figure of FIGURES.
-
 def fom(results, name):
     """(label, value, unit, higher_is_better) of kernel `name`'s figure of merit in one results.json:
-    its `fom` object where the run wrote one, else the first of FIGURES (value in FIGURES' unit)."""
+    its `fom` object where the run wrote one, else LEGACY_FOM (value in LEGACY_FOM's unit)."""
     entry = results["kernels"][name]
     f = entry.get("fom")
     if isinstance(f, dict) and f.get("value") is not None:
         return f.get("name", "figure of merit"), f["value"], f.get("unit", ""), f.get("higher_is_better", True)
-    label, path, unit, scale = FIGURES[name][0]
+    if name not in LEGACY_FOM:
+        return "figure of merit", None, "", True
+    label, path, unit, scale = LEGACY_FOM[name]
     v = get(entry, path)
     return label, (v * scale if v is not None else None), unit, True
 
 
 def describe(kmini):
-    """`kmini describe --json` of this binary: {name: declaration} (keys, fom, decks), or None for
-    a binary without it."""
+    """`kmini describe --json` of this binary: {name: declaration} (keys, fom, decks, scaling,
+    figures, small_run, profile_run), or None for a binary without it."""
     try:
         done = subprocess.run([kmini, "describe", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True, env=kmini_env(), timeout=120)
@@ -65,6 +62,25 @@ def describe(kmini):
     except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
         pass
     return None
+
+
+def figures(described, name):
+    """What kernel `name` declares it reports besides its fom, from describe(): a list of
+    (label, path under kernels.<name>, unit, scale); empty for a kernel (or a binary) without."""
+    return [(f["label"], list(f["path"]), f["unit"], f["scale"])
+            for f in ((described or {}).get(name) or {}).get("figures") or []]
+
+
+def scaling_rules(described):
+    """How a scaling study sizes each kernel, from describe(): {name: {"key": the deck key that
+    sets the size (dotted, with the section), "growth": "linear" | "sqrt" | "per_rank"}} for the
+    kernels that declare it."""
+    rules = {}
+    for name, d in (described or {}).items():
+        s = d.get("scaling")
+        if isinstance(s, dict):
+            rules[name] = {"key": s["size_key"], "growth": s["growth"]}
+    return rules
 
 
 def roof_fraction(results, name):

@@ -6,11 +6,13 @@
   scripts/scaling.py model [--device h100|h200|RESULTS.json|DIR] [--rows 100000] [--cols 200000]
                      [--max-gpus 1024] [--summary-only] [--out DIR]
 
-`study` runs kmini `--repeat` times per (kernel, mode, rank count), collects every results.json into
-DIR/scaling.csv (per point the median time and its min-max), plots DIR/<kernel>_<mode>.png (time,
-speedup, parallel efficiency against ranks: medians with min-max error bars, the ideal line and the
-model's prediction) and writes DIR/summary.md with each point's verdict (docs/benchmarks.md: the
-valid-result rules) and the machine's load. Efficiencies come from the medians.
+`study` runs kmini `--repeat` times per (kernel, mode, rank count), each kernel sized by the deck key
+its declaration names (`kmini describe --json`: scaling.size_key, grown as scaling.growth in a weak
+study), collects every results.json into DIR/scaling.csv (per point the median time and its
+min-max), plots DIR/<kernel>_<mode>.png (time, speedup, parallel efficiency against ranks: medians
+with min-max error bars, the ideal line and the model's prediction) and writes DIR/summary.md with
+each point's verdict (docs/benchmarks.md: the valid-result rules) and the machine's load.
+Efficiencies come from the medians.
 `model` predicts many-GPU scaling of gram from a measured device: the kernels' rates and the device's
 bandwidth are read from a results.json of that device (`--device h100` or `h200`: the committed GPU
 results in docs/results/; or a results.json or a folder of them). The formulas are in
@@ -30,7 +32,7 @@ import subprocess
 import sys
 
 from kmini_results import (timed_seconds, describe, get, host_load, launch_command, launch_env, require_kmini,
-                           run_verdict, spread, verdict_text)
+                           run_verdict, scaling_rules, spread, verdict_text)
 
 try:
     import yaml
@@ -43,17 +45,12 @@ except ImportError as e:  # the pyenv python3 on PATH lacks them
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# How each kernel's problem grows in a weak study, and what the model needs.
-#   key:    the deck key that sets the problem size
+# How each kernel's problem grows in a weak study is in its declaration (`kmini describe --json`:
+# scaling.size_key and scaling.growth, read by kmini_results.scaling_rules):
 #   growth: 'linear' (size ∝ ranks), 'sqrt' (size ∝ √ranks: the work is quadratic in it),
 #           'per_rank' (the key is already per rank: unchanged in weak, divided in strong)
-#   (the metric a study times is each kernel's fom.seconds in results.json: kmini_results.timed_seconds)
-KERNELS = {
-    "stream": {"key": "stream.n", "growth": "per_rank"},
-    "rk4": {"key": "rk4.n", "growth": "sqrt"},  # n×n elements, rows split
-    "discount": {"key": "discount.dates", "growth": "linear"},
-    "gram": {"key": "gram.A.random.rows", "growth": "sqrt"},  # work ∝ rows²·cols
-}
+# The metric a study times is each kernel's fom.seconds in results.json (kmini_results.timed_seconds).
+GROWTHS = ("linear", "sqrt", "per_rank")
 
 # ------------------------------------------------------------------ model ----
 
@@ -128,8 +125,8 @@ def deck_value(deck, dotted):
     return get(deck, dotted.split("."))
 
 
-def scaled_size(kernel, base, p, mode):
-    growth = KERNELS[kernel]["growth"]
+def scaled_size(growth, base, p, mode):
+    """The size key's value at p ranks, from its value `base` at one rank."""
     if growth == "per_rank":
         return base if mode == "weak" else max(1, base // p)
     if mode == "strong":
@@ -215,19 +212,24 @@ def study(args):
     with open(deck_path) as f:
         deck = yaml.safe_load(f) or {}
     exe = os.path.abspath(args.kmini)
-    if not args.dry_run:
-        require_kmini(exe, "scaling.py")
-    # The kernels the binary declares (kmini describe --json); KERNELS holds only how a study sizes each.
-    described = describe(exe) if os.access(exe, os.X_OK) else None
-    known = list(described) if described else list(KERNELS)
+    # A dry run needs the binary too: the kernels it declares, and how a study sizes each.
+    require_kmini(exe, "scaling.py")
+    described = describe(exe)
+    if described is None:
+        print(f"scaling.py: {exe} does not describe its kernels (kmini describe --json), which says how a study "
+              f"sizes each: build a newer kmini or name it with --kmini PATH", file=sys.stderr)
+        sys.exit(2)
+    known = [k for k in described if k != "run"]
+    rules = scaling_rules(described)
     kernels = args.kernels.split(",") if args.kernels else deck_value(deck, "run.kernels") or known
     for k in kernels:
         if k not in known:
             print(f"scaling.py: unknown kernel '{k}' (expected one of {', '.join(known)})", file=sys.stderr)
             sys.exit(2)
-        if k not in KERNELS:
-            print(f"scaling.py: kernel '{k}' has no scaling rule here (KERNELS: the deck key that sizes it "
-                  f"and how it grows in a weak study)", file=sys.stderr)
+        if k not in rules or rules[k]["growth"] not in GROWTHS:
+            print(f"scaling.py: kernel '{k}' declares no scaling rule this script knows (its declaration's "
+                  f"scaling: the deck key that sizes it and how it grows, one of {', '.join(GROWTHS)})",
+                  file=sys.stderr)
             sys.exit(2)
     ranks = [int(r) for r in args.ranks.split(",")]
     if args.repeat < 1:
@@ -240,7 +242,7 @@ def study(args):
     load_before, busy_before = host_load()
     table, last_results = [], None
     for kernel in kernels:
-        key = KERNELS[kernel]["key"]
+        key, growth = rules[kernel]["key"], rules[kernel]["growth"]
         base = deck_value(deck, key)
         if base is None:
             print(f"scaling.py: {args.deck}: kernel {kernel} needs '{key}' in the deck for a study", file=sys.stderr)
@@ -248,7 +250,7 @@ def study(args):
         for mode in modes:
             rows = []
             for p in ranks:
-                size = scaled_size(kernel, int(base), p, mode)
+                size = scaled_size(growth, int(base), p, mode)
                 times, verdicts, runs = [], [], []
                 for i in range(args.repeat):
                     out = os.path.join(args.out, kernel, mode, f"np{p}" + (f"-run{i}" if args.repeat > 1 else ""))
@@ -535,7 +537,8 @@ def main():
     s.add_argument("--no-verify", dest="verify", action="store_false", help="skip verification (faster; invalid)")
     s.add_argument("--set", dest="set_args", action="append", default=[], type=lambda v: f"--set={v}",
                    help="extra deck override for every run")
-    s.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    s.add_argument("--dry-run", action="store_true",
+                   help="print the commands, run nothing (the binary is still asked how each kernel scales)")
     s.add_argument("--quiet", action="store_true", help="hide kmini's own output")
     s.set_defaults(func=study)
 

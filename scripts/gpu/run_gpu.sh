@@ -11,7 +11,8 @@
 #      machine lacks are listed as skipped with the reason (never dropped)
 #   3. the default deck at 1 and 2 ranks, every bench deck (inputs/bench/*.yaml and the
 #      GPU sizes in inputs/gpu/*.yaml; gram's probes run inside each gram deck)
-#   4. compute-sanitizer memcheck and racecheck on a short deck of each kernel
+#   4. compute-sanitizer memcheck and racecheck on each kernel's small run (its declaration's
+#      small_run, read through `kmini describe --json`)
 # and leaves at most 8 files in RESULTS_DIR: summary.txt, results.tar.gz (every
 # results.json, log and the ctest report), ctest.log (its tail), sanitizer.log.
 # STEPS (comma-separated): smi,probe,tests,decks,bench,peers,profile,sanitizer,python (default: all).
@@ -81,6 +82,30 @@ export KMINI_RELOCATE="$src_from=$B/kmini;$(info mpiexec_configured)=$mpiexec;$(
 kmini=$B/kmini/build-$backend/bin/kmini
 export KMINI_BUNDLE_REVISION="$(info revision)"  # what results.json must name (tests/cli/check_records.cmake)
 say "kmini GPU bundle run: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n); bundle: $(info commit), built $(info built)"
+
+# The kernels' own run settings (`kmini describe --json`, src/<kernel>/<kernel>_declaration.cpp):
+#   declared FIELD         the kernels that declare FIELD (small_run, profile_run), one a line
+#   declared FIELD KERNEL  that kernel's --set values of FIELD, one a line
+# (kmini asked once: each start costs about half a second of the budget).
+declared() {
+  [[ -s $work/describe.json ]] || "$kmini" describe --json >"$work/describe.json" 2>/dev/null
+  "${python:-python3}" -c '
+import json, sys
+field, kernel = sys.argv[1], (sys.argv[2:] or [None])[0]
+for k in json.load(sys.stdin)["kernels"]:
+    if kernel is None and k.get(field):
+        print(k["name"])
+    elif k["name"] == kernel:
+        for s in k.get(field) or []:
+            print(s)' "$@" <"$work/describe.json"
+}
+# settings NAME FIELD KERNEL: the array NAME = --set run.kernels=[KERNEL] and the kernel's FIELD as --set's.
+settings() {
+  local -n into=$1
+  local s
+  into=(--set "run.kernels=[$3]")
+  while IFS= read -r s; do into+=(--set "$s"); done < <(declared "$2" "$3")
+}
 
 # --- relocation of the ctest files (from pristine copies, so it can run again) --------------
 relocate() {
@@ -266,15 +291,16 @@ if want profile && [[ $backend == cuda ]] && enough 40 "profile"; then
   nsys_bin=$(find_tool nsys); ncu_bin=$(find_tool ncu)
   prof=$work/runs/profile
   mkdir -p "$prof"
-  prof_rk4=(--set run.kernels=[rk4] --set rk4.n=4096 --set rk4.steps=20 --set rk4.precision=single
-            --set rk4.coupling=per_step --set run.verify=false)
-  prof_discount=(--set run.kernels=[discount] --set discount.dates=64 --set discount.ids=65536 --set discount.repeat=5
-                 --set run.verify=false)
+  # The kernels with a profile setting in their declaration (profile_run), unverified: the
+  # profile reads the kernels, not the host reference.
+  mapfile -t prof_kernels < <(declared profile_run)
   {
     echo "nsys: ${nsys_bin:-not found}"
     echo "ncu: ${ncu_bin:-not found}"
-    for k in rk4 discount; do
-      declare -n args=prof_$k
+    echo "kernels with a profile setting: ${prof_kernels[*]:-none (kmini describe --json gave none)}"
+    for k in "${prof_kernels[@]}"; do
+      settings args profile_run "$k"
+      args+=(--set run.verify=false)
       if [[ -n $nsys_bin ]] && enough 20 "profile nsys $k"; then
         echo "=== nsys $k"
         (cd "$B/kmini" && timeout "$(cap 60)" "$nsys_bin" profile -t cuda -o "$prof/$k" --force-overwrite true \
@@ -293,10 +319,9 @@ if want profile && [[ $backend == cuda ]] && enough 40 "profile"; then
           grep -vE '^\s*$' | tail -150)
         echo "ncu $k: exit $?"
       fi
-      unset -n args
     done
   } >"$res/profile.txt" 2>&1
-  say "profile: $(grep -cE '^(nsys|ncu) [a-z0-9]+: exit 0' "$res/profile.txt") of 4 profiles ran (profile.txt)"
+  say "profile: $(grep -cE '^(nsys|ncu) [a-z0-9]+: exit 0' "$res/profile.txt") of $((2 * ${#prof_kernels[@]})) profiles ran (profile.txt)"
   rm -f "$prof"/*.sqlite
 fi
 
@@ -307,22 +332,20 @@ if want sanitizer && [[ $backend == cuda ]]; then
   if [[ -z $cs ]]; then
     say "skipped: compute-sanitizer: not found on the GPU machine"
   else
-    short_rk4=(--set run.kernels=[rk4] --set rk4.n=64 --set rk4.steps=4)
-    short_discount=(--set run.kernels=[discount] --set discount.dates=8 --set discount.ids=64 --set discount.repeat=1)
-    # racecheck is slow on shared memory (a 130 x 700 gram took over 150 s): 70 x 300, two slices
-    short_gram=(--set run.kernels=[gram] "--set" "gram.A={random: {rows: 70, cols: 300, density: 0.3, seed: 7}}" --set gram.row_slice=64)
-    short_stream=(--set run.kernels=[stream] --set stream.n=4096 --set stream.repeat=1)
+    # Each kernel at the small size its declaration gives (small_run): the sanitizers slow a
+    # run a hundredfold.
+    mapfile -t short_kernels < <(declared small_run)
+    ((${#short_kernels[@]})) || say "skipped: compute-sanitizer: no kernel declares a small run (kmini describe --json)"
     for tool in memcheck racecheck; do
-      for k in rk4 discount gram stream; do
+      for k in "${short_kernels[@]}"; do
         enough 20 "compute-sanitizer $tool $k" || continue
-        declare -n args=short_$k
+        settings args small_run "$k"
         dir=$work/runs/sanitizer_${tool}_$k
         mkdir -p "$dir"
         (cd "$B/kmini" && timeout "$(cap 150)" "$cs" --tool "$tool" --error-exitcode 99 --kernel-name-exclude kns=probe "$kmini" "${args[@]}" --out "$dir") \
           >"$log/sanitizer_${tool}_$k.log" 2>&1
         rc=$?
         say "compute-sanitizer $tool $k: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log/sanitizer_${tool}_$k.log" | tail -1)"
-        unset -n args
       done
     done
     cat "$log"/sanitizer_*.log | grep -E 'SUMMARY|Invalid|Race|error' | head -80 >"$res/sanitizer.log"

@@ -1,4 +1,4 @@
-// The discount kernel, declared once: its deck keys, figure of merit and decks.
+// The discount kernel, declared once: its deck keys, figure of merit, decks and run settings.
 #include "discount/discount.hpp"
 
 #include <string>
@@ -59,6 +59,11 @@ const KernelDeclaration& declaration() {
     k.decks = {"inputs/discount.yaml",          "inputs/bench/discount.yaml",
                "inputs/gpu/discount_flat.yaml", "inputs/gpu/discount_flat_vector.yaml",
                "inputs/gpu/discount_wave.yaml", "inputs/gpu/discount_wave_vector.yaml"};
+    k.scaling = {"dates", Growth::Linear, "the dates are split over the ranks and the work is linear in them"};
+    k.figures = {{"kernel bandwidth", {"kernel", "bandwidth_bytes_per_s_per_rank"}, "GB/s", 1e-9},
+                 {"end-to-end seconds", {"end_to_end", "best_seconds"}, "s", 1.0}};
+    k.small_run = {"discount.dates=8", "discount.ids=64", "discount.repeat=1"};
+    k.profile_run = {"discount.dates=64", "discount.ids=65536", "discount.repeat=5"};
     return k;
   }();
   return d;

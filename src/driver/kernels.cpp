@@ -50,6 +50,13 @@ std::string describe_text(const KernelDeclaration& d) {
     os << "  figure of merit: " << d.fom.name << " (" << d.fom.unit << ": " << d.fom.counts << "; roof: " << d.fom.roof
        << ")\n";
   for (const auto& deck : d.decks) os << "  deck: " << deck << "\n";
+  if (!d.scaling.size_key.empty())
+    os << "  scaling: " << d.name << "." << d.scaling.size_key << " grows " << growth_name(d.scaling.growth)
+       << " in a weak study (" << d.scaling.why << ")\n";
+  for (const auto& f : d.figures)
+    os << "  reports: " << f.label << " (" << join(f.path, ".") << ", " << f.unit << ")\n";
+  if (!d.small_run.empty()) os << "  small run: " << run_command(d.name, d.small_run) << "\n";
+  if (!d.profile_run.empty()) os << "  profile run: " << run_command(d.name, d.profile_run) << "\n";
   for (const auto& k : d.keys) {
     if (k.rule.kind == KeyRule::Kind::Section) continue;
     const Json j = k.to_json(d.name);

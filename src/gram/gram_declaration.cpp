@@ -1,4 +1,4 @@
-// The gram kernel, declared once: its deck keys, figure of merit and decks.
+// The gram kernel, declared once: its deck keys, figure of merit, decks and run settings.
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_outputs.hpp"
@@ -83,6 +83,13 @@ const KernelDeclaration& declaration() {
                "inputs/bench/gram_10k.yaml",
                "inputs/gpu/gram_tensor_core.yaml",
                "inputs/gpu/gram_10k_tensor_core.yaml"};
+    k.scaling = {"A.random.rows", Growth::Sqrt, "the work is proportional to rows^2 x cols"};
+    k.figures = {{"useful bit-ops/s", {"useful_bit_ops_per_s"}, "Tbit-ops/s", 1e-12},
+                 {"executed bit-ops/s", {"executed_bit_ops_per_s"}, "Tbit-ops/s", 1e-12},
+                 {"AND+popcount peak (probe)", {"probe_and_popcount_peak_bit_ops_per_s"}, "Tbit-ops/s", 1e-12}};
+    // compute-sanitizer's racecheck is slow on shared memory (a 130 x 700 A took over
+    // 150 s): 70 x 300, two slices of C.
+    k.small_run = {"gram.A={random: {rows: 70, cols: 300, density: 0.3, seed: 7}}", "gram.row_slice=64"};
     return k;
   }();
   return d;

@@ -3,6 +3,7 @@
 #include "core/format.hpp"
 #include "core/text.hpp"
 
+#include <cctype>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -16,6 +17,32 @@ Json FigureOfMerit::to_json() const {
   j["counts"] = counts;
   j["roof"] = roof;
   j["higher_is_better"] = higher_is_better;
+  return j;
+}
+
+const char* growth_name(Growth g) {
+  switch (g) {
+    case Growth::Linear: return "linear";
+    case Growth::Sqrt: return "sqrt";
+    case Growth::PerRank: return "per_rank";
+  }
+  return "linear";
+}
+
+Json Scaling::to_json(const std::string& section) const {
+  Json j = Json::object();
+  j["size_key"] = section + "." + size_key;
+  j["growth"] = growth_name(growth);
+  j["why"] = why;
+  return j;
+}
+
+Json Figure::to_json() const {
+  Json j = Json::object();
+  j["label"] = label;
+  j["path"] = Json::array_of(path);
+  j["unit"] = unit;
+  j["scale"] = scale;
   return j;
 }
 
@@ -39,6 +66,12 @@ Json KernelDeclaration::to_json() const {
   j["keys"] = ks;
   j["fom"] = fom.name.empty() ? Json() : fom.to_json();
   j["decks"] = Json::array_of(decks);
+  j["scaling"] = scaling.size_key.empty() ? Json() : scaling.to_json(name);
+  Json fs = Json::array();
+  for (const auto& f : figures) fs.push_back(f.to_json());
+  j["figures"] = fs;
+  j["small_run"] = Json::array_of(small_run);
+  j["profile_run"] = Json::array_of(profile_run);
   return j;
 }
 
@@ -93,7 +126,29 @@ std::string accepts(const DeckKey& k) {
   return s;
 }
 
+// What a scaling study does to the size key `key` (a markdown code span).
+std::string growth_words(Growth g, const std::string& key) {
+  switch (g) {
+    case Growth::Linear: return "a weak study grows " + key + " in proportion to the ranks";
+    case Growth::Sqrt: return "a weak study grows " + key + " as the square root of the ranks";
+    case Growth::PerRank: return "a weak study keeps " + key + " and a strong one divides it by the ranks";
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string run_command(const std::string& kernel, const std::vector<std::string>& sets) {
+  auto arg = [](const std::string& a) {
+    for (char c : a)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && std::string("_.=-+/:,").find(c) == std::string::npos)
+        return "'" + a + "'";
+    return a;
+  };
+  std::string s = "kmini --set " + arg("run.kernels=[" + kernel + "]");
+  for (const auto& set : sets) s += " --set " + arg(set);
+  return s;
+}
 
 std::string declaration_markdown(const KernelDeclaration& d) {
   std::ostringstream os;
@@ -106,6 +161,18 @@ std::string declaration_markdown(const KernelDeclaration& d) {
     for (const auto& deck : d.decks) os << " [`" << deck << "`](../" << deck << ")";
     os << "\n\n";
   }
+  if (!d.scaling.size_key.empty())
+    os << "Scaling: " << growth_words(d.scaling.growth, "`" + d.name + "." + d.scaling.size_key + "`") << ": "
+       << d.scaling.why << ".\n\n";
+  if (!d.figures.empty()) {
+    os << "Reported besides the figure of merit:";
+    for (std::size_t i = 0; i < d.figures.size(); ++i)
+      os << (i ? "," : "") << " " << d.figures[i].label << " (`" << join(d.figures[i].path, ".") << "`, "
+         << d.figures[i].unit << ")";
+    os << ".\n\n";
+  }
+  if (!d.small_run.empty()) os << "Small run: `" << run_command(d.name, d.small_run) << "`.\n\n";
+  if (!d.profile_run.empty()) os << "Profile run: `" << run_command(d.name, d.profile_run) << "`.\n\n";
   os << "| key | accepts | default | unit | meaning |\n|---|---|---|---|---|\n";
   for (const auto& k : d.keys)
     os << "| `" << d.name << "." << k.key << "` | " << accepts(k) << " | " << value_text(k.fallback) << " | " << k.unit

@@ -1,4 +1,4 @@
-// The rk4 kernel, declared once: its deck keys, figure of merit and decks.
+// The rk4 kernel, declared once: its deck keys, figure of merit, decks and run settings.
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_checkpoint.hpp"
 #include "rk4/rk4_detail.hpp"
@@ -97,6 +97,13 @@ const KernelDeclaration& declaration() {
                "inputs/gpu/rk4_wave.yaml",
                "inputs/gpu/rk4_wave_full_occupancy.yaml",
                "inputs/gpu/rk4_wave_vector.yaml"};
+    k.scaling = {"n", Growth::Sqrt, "the fields are n x n elements, their rows split over the ranks"};
+    k.figures = {{"element-steps/s", {"element_steps_per_s"}, "Gelem-steps/s", 1e-9},
+                 {"bytes per element-step", {"bytes_per_element_step"}, "B", 1.0},
+                 {"effective bandwidth", {"effective_bandwidth_bytes_per_s_per_rank"}, "GB/s", 1e-9}};
+    k.small_run = {"rk4.n=64", "rk4.steps=4"};
+    // Large enough that the step kernels' launches and their gaps dominate the trace.
+    k.profile_run = {"rk4.n=4096", "rk4.steps=20", "rk4.precision=single", "rk4.coupling=per_step"};
     return k;
   }();
   return d;

@@ -1,4 +1,4 @@
-// The stream kernel, declared once: its deck keys, figure of merit and decks.
+// The stream kernel, declared once: its deck keys, figure of merit, decks and run settings.
 #include "stream/stream.hpp"
 
 namespace kmini::stream {
@@ -23,6 +23,12 @@ const KernelDeclaration& declaration() {
     k.fom = {"bandwidth_bytes_per_s", "B/s", "bytes read and written by c = a + b (float64, 24 per element)",
              kRoofStream, true};
     k.decks = {"inputs/bench/stream.yaml"};
+    k.scaling = {"n", Growth::PerRank, "n is each rank's array length"};
+    k.figures = {{"add f64 bandwidth", {"ops", "add_f64", "bandwidth_bytes_per_s"}, "GB/s", 1e-9},
+                 {"add i32 bandwidth", {"ops", "add_i32", "bandwidth_bytes_per_s"}, "GB/s", 1e-9},
+                 {"exp f32 bandwidth", {"ops", "exp_f32", "bandwidth_bytes_per_s"}, "GB/s", 1e-9},
+                 {"roof (best op)", {"roof_bandwidth_bytes_per_s"}, "GB/s", 1e-9}};
+    k.small_run = {"stream.n=4096", "stream.repeat=1"};
     return k;
   }();
   return d;

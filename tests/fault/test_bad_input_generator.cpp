@@ -6,6 +6,8 @@
 #include "../support/relocated_path.hpp"
 #include "bad_input_cases.hpp"
 #include "case_support.hpp"
+#include "core/errors.hpp"
+#include "default_deck.hpp"
 #include "driver/kernels.hpp"
 #include "in_process.hpp"
 #include "kernel/declaration.hpp"
@@ -235,6 +237,50 @@ TEST(DeckKeyRules, EveryDeclarationIsComplete) {
     for (const auto& deck : d.decks)
       EXPECT_TRUE(std::ifstream(test::relocated(std::string(KMINI_SOURCE_DIR) + "/" + deck)).good())
           << d.name << ": " << deck;
+  }
+}
+
+// What the scripts take from a declaration names what the kernel declares:
+// scripts/scaling.py sets the size key to whole numbers, so it is a declared
+// integer key, grown one of the three ways; the small and profile runs'
+// `--set`s name the kernel's own declared keys, and the built-in default deck
+// with them, the kernel alone, passes configure (as scripts/gpu/run_gpu.sh
+// runs them, on a GPU machine only).
+TEST(DeckKeyRules, EveryDeclaredRunSettingNamesADeclaredKey) {
+  for (const auto& d : all_declarations()) {
+    if (d.name == "run") {
+      EXPECT_TRUE(d.scaling.size_key.empty() && d.figures.empty() && d.small_run.empty() && d.profile_run.empty());
+      continue;
+    }
+    const DeckKey* size = d.find(d.scaling.size_key);
+    EXPECT_TRUE(size && size->rule.kind == KeyRule::Kind::Integer)
+        << d.name << ": scaling.size_key '" << d.scaling.size_key << "' is not a declared integer key";
+    const std::string growth = growth_name(d.scaling.growth);
+    EXPECT_TRUE(growth == "linear" || growth == "sqrt" || growth == "per_rank") << d.name << ": " << growth;
+    EXPECT_FALSE(d.scaling.why.empty()) << d.name;
+    EXPECT_FALSE(d.figures.empty()) << d.name;
+    for (const auto& f : d.figures)
+      EXPECT_FALSE(f.label.empty() || f.path.empty() || f.unit.empty() || !(f.scale > 0)) << d.name << ": " << f.label;
+    EXPECT_FALSE(d.small_run.empty()) << d.name << ": no small run";
+    for (const auto* sets : {&d.small_run, &d.profile_run}) {
+      if (sets->empty()) continue;
+      Deck deck = Deck::from_text(kDefaultDeck, "built-in default deck");
+      deck.apply_set("run.kernels=[" + d.name + "]");
+      for (const auto& s : *sets) {
+        const std::string key = s.substr(0, s.find('='));
+        const std::string own = d.name + ".";
+        EXPECT_TRUE(s.find('=') != std::string::npos && key.rfind(own, 0) == 0 && d.find(key.substr(own.size())))
+            << d.name << ": --set " << s << " names no declared key of " << d.name;
+        deck.apply_set(s);
+      }
+      auto kernels = make_all_kernels();
+      try {
+        configure_all(deck, kernels, environment());
+        deck.check_all_keys_known();
+      } catch (const UsageError& e) {
+        ADD_FAILURE() << d.name << ": " << run_command(d.name, *sets) << ": " << e.what();
+      }
+    }
   }
 }
 

@@ -6,6 +6,8 @@ usage: check_bench_scripts.py OUTDIR KMINI LAUNCHER_TEMPLATE
   * a roof forced low through the test hook (KMINI_TEST_ROOF_SCALE) marks every kernel above
     100 % of it invalid, in results.json and in the summary; a plain run records the load;
   * the repeat statistics and verdicts of scripts/kmini_results.py;
+  * every figure a kernel declares (`kmini describe --json`) is a number in a plain run's
+    results.json, and every kernel declares how a scaling study sizes it;
   * scripts/bench.py --ranks 2 --launcher: two ranks, spreads and verdicts in bench.json;
   * bench.py and scaling.py without a kmini binary: one line, exit 2;
   * scaling.py study --repeat 2: median and min-max per point;
@@ -78,6 +80,19 @@ for name in ("stream", "rk4", "discount", "gram"):
     # A tiny run can still be invalid on a busy machine, but only with a stated reason.
     assert k["valid"] == (not k["invalid_reasons"]), k
     assert kr.roof_fraction(res, name) is None or kr.roof_fraction(res, name) <= 1.0 or not k["valid"], name
+
+# --- what the kernels declare for the scripts: figures present, scaling rules complete ---
+described = kr.describe(kmini)
+assert described is not None, "kmini describe --json failed"
+rules = kr.scaling_rules(described)
+for name in ("stream", "rk4", "discount", "gram"):
+    figs = kr.figures(described, name)
+    assert figs, name
+    for label, path, unit, scale in figs:
+        assert isinstance(kr.get(res["kernels"][name], path), (int, float)), (name, label, path)
+    assert rules[name]["growth"] in ("linear", "sqrt", "per_rank"), rules[name]
+    assert rules[name]["key"].startswith(name + "."), rules[name]
+assert "run" not in rules and kr.figures(described, "run") == []
 unverified = os.path.join(out, "unverified")
 run([kmini] + tiny + ["--set", "run.verify=false", "--set", "run.kernels=[stream]", "--out", unverified])
 assert results(unverified)["kernels"]["stream"]["invalid_reasons"] == ["not verified (run.verify: false)"]
