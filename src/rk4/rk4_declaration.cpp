@@ -22,6 +22,33 @@ void add_init(std::vector<DeckKey>& keys, const std::string& field, const std::v
                      .with("", "Real and imaginary parts uniform in [-scale, scale]"));
 }
 
+// The figure of merit, the decks, how the kernel scales and its short runs.
+void add_measurement(KernelDeclaration& k) {
+  k.fom = {"element_steps_per_s", "element-step/s", "one element of F and G advanced by one RK4 step", kRoofStream,
+           true};
+  k.decks = {"inputs/rk4.yaml",
+             "inputs/rk4_original.yaml",
+             "inputs/bench/rk4.yaml",
+             "inputs/bench/rk4_kerr.yaml",
+             "inputs/gpu/rk4.yaml",
+             "inputs/gpu/rk4_chunk4.yaml",
+             "inputs/gpu/rk4_full_occupancy.yaml",
+             "inputs/gpu/rk4_per_stage.yaml",
+             "inputs/gpu/rk4_per_stage_full_occupancy.yaml",
+             "inputs/gpu/rk4_per_stage_wave_vector.yaml",
+             "inputs/gpu/rk4_vector.yaml",
+             "inputs/gpu/rk4_wave.yaml",
+             "inputs/gpu/rk4_wave_full_occupancy.yaml",
+             "inputs/gpu/rk4_wave_vector.yaml"};
+  k.scaling = {"n", Growth::Sqrt, "the fields are n x n elements, their rows split over the ranks"};
+  k.figures = {{"element-steps/s", {"element_steps_per_s"}, "Gelem-steps/s", 1e-9},
+               {"bytes per element-step", {"bytes_per_element_step"}, "B", 1.0},
+               {"effective bandwidth", {"effective_bandwidth_bytes_per_s_per_rank"}, "GB/s", 1e-9}};
+  k.small_run = {"rk4.n=64", "rk4.steps=4"};
+  // Large enough that the step kernels' launches and their gaps dominate the trace.
+  k.profile_run = {"rk4.n=4096", "rk4.steps=20", "rk4.precision=single", "rk4.coupling=per_step"};
+}
+
 }  // namespace
 
 const KernelDeclaration& declaration() {
@@ -81,29 +108,7 @@ const KernelDeclaration& declaration() {
             .with("steps", "Steps checked against the host reference when run.verify is true"),
     };
     keys.insert(keys.end(), rest.begin(), rest.end());
-    k.fom = {"element_steps_per_s", "element-step/s", "one element of F and G advanced by one RK4 step", kRoofStream,
-             true};
-    k.decks = {"inputs/rk4.yaml",
-               "inputs/rk4_original.yaml",
-               "inputs/bench/rk4.yaml",
-               "inputs/bench/rk4_kerr.yaml",
-               "inputs/gpu/rk4.yaml",
-               "inputs/gpu/rk4_chunk4.yaml",
-               "inputs/gpu/rk4_full_occupancy.yaml",
-               "inputs/gpu/rk4_per_stage.yaml",
-               "inputs/gpu/rk4_per_stage_full_occupancy.yaml",
-               "inputs/gpu/rk4_per_stage_wave_vector.yaml",
-               "inputs/gpu/rk4_vector.yaml",
-               "inputs/gpu/rk4_wave.yaml",
-               "inputs/gpu/rk4_wave_full_occupancy.yaml",
-               "inputs/gpu/rk4_wave_vector.yaml"};
-    k.scaling = {"n", Growth::Sqrt, "the fields are n x n elements, their rows split over the ranks"};
-    k.figures = {{"element-steps/s", {"element_steps_per_s"}, "Gelem-steps/s", 1e-9},
-                 {"bytes per element-step", {"bytes_per_element_step"}, "B", 1.0},
-                 {"effective bandwidth", {"effective_bandwidth_bytes_per_s_per_rank"}, "GB/s", 1e-9}};
-    k.small_run = {"rk4.n=64", "rk4.steps=4"};
-    // Large enough that the step kernels' launches and their gaps dominate the trace.
-    k.profile_run = {"rk4.n=4096", "rk4.steps=20", "rk4.precision=single", "rk4.coupling=per_step"};
+    add_measurement(k);
     return k;
   }();
   return d;
