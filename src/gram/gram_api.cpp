@@ -18,13 +18,9 @@ namespace {
 using ApiMemory = ApiExec::memory_space;
 using ApiPacked = PackedView<ApiMemory>;
 using I32View = Kokkos::View<std::int32_t*, ApiMemory>;
-using I64View = Kokkos::View<std::int64_t*, ApiMemory>;
-using F64View = Kokkos::View<double*, ApiMemory>;
 using F32View = Kokkos::View<float*, ApiMemory>;
 using HostBytes =
     Kokkos::View<const std::uint8_t**, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-template <class T>
-using HostOf = Kokkos::View<T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 static_assert(kMaxCountThresholds == kMaxThresholds, "the light header's limit is the kernels'");
 constexpr bool kHostMemory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, ApiMemory>::accessible;
