@@ -6,6 +6,7 @@
 // metrics are written by rk4_report.cpp, the verification is rk4_verify.hpp.
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/huge_pages.hpp"
 #include "core/timer.hpp"
 #include "rk4/impl/rk4_state.hpp"
 #include "rk4/impl/rk4_verify.hpp"
@@ -59,6 +60,9 @@ Fields<T> setup(RunContext& ctx, const Config& c, const Block& b, Resume& resume
     };
     Fields<T> f{State<T>{Kokkos::View<Kokkos::complex<T>*, ApiMemory>(alloc("kmini::rk4::F"), b.count),
                          Real(alloc("kmini::rk4::G_re"), b.count), Real(alloc("kmini::rk4::G_im"), b.count)}};
+    advise_huge_pages(f.s.F);  // before load_state's first touch
+    advise_huge_pages(f.s.G_re);
+    advise_huge_pages(f.s.G_im);
     resume.history = load_state<T>(ctx.exec, c, b, f);
     if (c.resumed) {
       resume.step = c.resumed->step;

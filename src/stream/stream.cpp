@@ -2,6 +2,7 @@
 
 #include "core/collective.hpp"
 #include "core/format.hpp"
+#include "core/huge_pages.hpp"
 #include "kernel/roof.hpp"
 #include "kernel/run_loop.hpp"
 #include "stream/impl/stream_kernels.hpp"
@@ -47,8 +48,10 @@ struct Arrays {
 template <class T>
 Arrays<T> allocate(const RunContext& ctx, std::int64_t n, bool with_b) {
   return collectively(ctx.env.comm(), "stream", [&] {
-    typename Arrays<T>::Device a("kmini::stream::a", n), b("kmini::stream::b", with_b ? n : 0),
-        c("kmini::stream::c", n);
+    using Device = typename Arrays<T>::Device;
+    const Device a = huge_page_view<Device>("kmini::stream::a", n),
+                 b = huge_page_view<Device>("kmini::stream::b", with_b ? n : 0),
+                 c = huge_page_view<Device>("kmini::stream::c", n);
     return Arrays<T>{
         a, b, c, Kokkos::create_mirror_view(a), Kokkos::create_mirror_view(b), Kokkos::create_mirror_view(c)};
   });

@@ -2,6 +2,7 @@
 // One rank's discount arrays on the device, how its inputs are filled (from
 // files, converted, or generated) and the kernel dispatch for the deck's
 // reduction. Used by discount_run.cpp.
+#include "core/huge_pages.hpp"
 #include "discount/discount.hpp"
 #include "discount/discount_api.hpp"
 #include "discount/impl/discount_kernels.hpp"
@@ -22,17 +23,19 @@ namespace kmini::discount::detail {
 template <class T>
 struct DeviceArrays {
   DeviceArrays(std::int64_t dates, std::int64_t ids, std::int64_t terms, bool cv_on, Reduce reduce, std::int64_t blocks)
-      : mult("kmini::discount::mult_by", ids, terms),
-        disc("kmini::discount::discount", dates, ids, terms),
-        cv("kmini::discount::cv", cv_on ? dates : 0, cv_on ? ids : 0, cv_on ? terms : 0),
+      : mult(huge_page_view<Matrix>("kmini::discount::mult_by", ids, terms)),
+        disc(huge_page_view<Cube>("kmini::discount::discount", dates, ids, terms)),
+        cv(huge_page_view<Cube>("kmini::discount::cv", cv_on ? dates : 0, cv_on ? ids : 0, cv_on ? terms : 0)),
         partial("kmini::discount::block_sums", reduce == Reduce::PerDate ? dates : 0, blocks),
         sums("kmini::discount::sums", reduce == Reduce::PerDate ? dates
                                       : reduce == Reduce::PerId ? ids
                                                                 : 0) {}
-  Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> mult;       // M x O
-  Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> disc, cv;  // D_local x M x O (cv empty when not computed)
-  Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> partial;    // per_date block sums
-  Kokkos::View<T*, MemSpace> sums;                             // per_date (D_local) or per_id (M)
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, MemSpace>;
+  using Cube = Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>;
+  Matrix mult;                                               // M x O
+  Cube disc, cv;                                             // D_local x M x O (cv empty when not computed)
+  Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> partial;  // per_date block sums
+  Kokkos::View<T*, MemSpace> sums;                           // per_date (D_local) or per_id (M)
 };
 
 // Reads `count` elements from `first` of a .npy of f8 or f4 into T, in chunks.

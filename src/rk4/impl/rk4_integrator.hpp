@@ -3,6 +3,7 @@
 // the per-step map and the delta history live on the device from start() to
 // the end; per step the host only launches two kernels (and, with more than
 // one MPI rank, exchanges the three partial sums: MPI needs them on the host).
+#include "core/huge_pages.hpp"
 #include "core/timer.hpp"
 #include "rk4/impl/rk4_affine_kernels.hpp"
 #include "rk4/impl/rk4_kernels.hpp"
@@ -247,11 +248,16 @@ class Integrator {
   }
 
  private:
+  // Stage arrays, advised into huge pages before their first touch (core/huge_pages.hpp).
   static Field alloc_field(std::int64_t count) {
-    return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kmini::rk4::F")), count);
+    const Field f(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kmini::rk4::F")), count);
+    advise_huge_pages(f);
+    return f;
   }
   static Kokkos::View<T*, Mem> alloc_real(const char* label, std::int64_t count) {
-    return Kokkos::View<T*, Mem>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count);
+    const Kokkos::View<T*, Mem> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count);
+    advise_huge_pages(v);
+    return v;
   }
 
   // Sums a device Sums over the ranks in place (through the host: 3 doubles).
