@@ -1,6 +1,7 @@
 #include "gram/gram_api.hpp"
 
 #include "core/collective.hpp"
+#include "core/huge_pages.hpp"
 #include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "gram/impl/gram_compute.hpp"
@@ -347,7 +348,8 @@ ApiPacked gather_packed(const ApiExec& exec, const RankRows& rr, const ApiMatrix
 // the slice; one input, full: the mirror C(j, r0..r1) of its rows j below the
 // slice; upper: its rows of the packed triangle.
 template <class F>
-void for_each_run(const SliceGeometry& g, bool upper, std::int64_t targets, std::int64_t o0, std::int64_t o1, F f) {
+void for_each_run(const SliceGeometry& g, bool upper, std::int64_t targets, std::int64_t o0, std::int64_t o1, F f,
+                  bool mirror = true) {
   const std::int64_t w = g.width(), col0 = g.col0(), rows = g.rows;
   const std::int64_t i0 = std::max(g.r0, o0), i1 = std::min(g.r1, o1);
   for (std::int64_t i = i0; i < i1; ++i) {
@@ -357,8 +359,21 @@ void for_each_run(const SliceGeometry& g, bool upper, std::int64_t targets, std:
       f((i - o0) * targets + col0, (i - g.r0) * w, 1, w);
     }
   }
-  if (!g.symmetric() || upper) return;
+  if (!g.symmetric() || upper || !mirror) return;
   for (std::int64_t j = std::max(g.r1, o0); j < o1; ++j) f((j - o0) * targets + g.r0, j - col0, w, g.height());
+}
+
+// The mirror runs of for_each_run for rows j in [j0, j1) (row j at dst + (j -
+// j0) * pitch, h values): a transpose, in blocks so that its reads and writes
+// stay in cache (a column at a time misses on every element).
+template <class T>
+void copy_mirror(const SliceGeometry& g, const T* v, std::int64_t j0, std::int64_t j1, T* dst, std::int64_t pitch) {
+  constexpr std::int64_t b = 64;
+  const std::int64_t w = g.width(), h = g.height(), col0 = g.col0();
+  for (std::int64_t jb = j0; jb < j1; jb += b)
+    for (std::int64_t ib = 0; ib < h; ib += b)
+      for (std::int64_t li = ib; li < std::min(h, ib + b); ++li)
+        for (std::int64_t j = jb; j < std::min(j1, jb + b); ++j) dst[(j - j0) * pitch + li] = v[li * w + (j - col0)];
 }
 
 // Values of a run list (the elements f is called for).
@@ -367,6 +382,24 @@ std::int64_t run_values(const SliceGeometry& g, bool upper, std::int64_t targets
   for_each_run(g, upper, targets, o0, o1, [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t m) { n += m; });
   return n;
 }
+
+// A host buffer in huge pages, grown as needed, not zero-filled: the rounds'
+// messages (faulting in fresh 4 KiB pages costs more than the copies).
+template <class T>
+class MessageBuffer {
+ public:
+  T* reserve(std::int64_t n) {
+    if (static_cast<std::int64_t>(v_.extent(0)) < n) {
+      v_ = Kokkos::View<T*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::messages"),
+                                               n);
+      advise_huge_pages(v_);
+    }
+    return v_.data();
+  }
+
+ private:
+  Kokkos::View<T*, Kokkos::HostSpace> v_;
+};
 
 // Dense C over the ranks: each round, the slices' values go to the ranks
 // whose rows they are (one all-to-all per round; every rank knows the plan,
@@ -412,7 +445,8 @@ class DenseRanks final : public detail::DenseSink {
   std::vector<std::vector<const Slice*>> rounds_;  // the slices of every round
   std::size_t round_ = 0;
   const T* send_ = nullptr;
-  std::vector<T> copy_, out_, in_;
+  std::vector<T> copy_;
+  MessageBuffer<T> out_, in_;
 };
 
 template <class T>
@@ -420,27 +454,38 @@ void DenseRanks<T>::exchange(const Slice* s, const SliceGeometry& g) {
   const int ranks = mpi::size(rr_.comm), me = mpi::rank(rr_.comm);
   const std::int64_t o0 = firsts_[me], o1 = firsts_[me + 1], targets = plan_.targets;
   std::vector<int> send(static_cast<std::size_t>(ranks), 0), recv(static_cast<std::size_t>(ranks), 0);
-  out_.clear();
-  for (int o = 0; s && o < ranks; ++o) {
-    const std::size_t before = out_.size();
-    for_each_run(g, upper_, targets, firsts_[o], firsts_[o + 1],
-                 [&](std::int64_t, std::int64_t src, std::int64_t stride, std::int64_t n) {
-                   for (std::int64_t t = 0; t < n; ++t) out_.push_back(send_[src + t * stride]);
-                 });
-    send[static_cast<std::size_t>(o)] = static_cast<int>(out_.size() - before);
-  }
+  for (int o = 0; s && o < ranks; ++o)  // its own rows are copied directly, below
+    if (o != me)
+      send[static_cast<std::size_t>(o)] = static_cast<int>(run_values(g, upper_, targets, firsts_[o], firsts_[o + 1]));
   const std::vector<const Slice*> none;
   const auto& slices = round_ < rounds_.size() ? rounds_[round_] : none;
   for (const Slice* q : slices)
-    recv[static_cast<std::size_t>(q->rank)] =
-        static_cast<int>(run_values(plan_.geometry(*q, two_), upper_, targets, o0, o1));
+    if (q->rank != me)
+      recv[static_cast<std::size_t>(q->rank)] =
+          static_cast<int>(run_values(plan_.geometry(*q, two_), upper_, targets, o0, o1));
   const std::vector<int> send_at = displacements(send), recv_at = displacements(recv);
-  in_.resize(static_cast<std::size_t>(recv_at.back() + recv.back()));
+  T* const sent = out_.reserve(send_at.back() + send.back());  // kept over the rounds
+  T* const received = in_.reserve(recv_at.back() + recv.back());
+  T* to = sent;
+  for (int o = 0; s && o < ranks; ++o) {
+    const bool own = o == me;
+    for_each_run(
+        g, upper_, targets, firsts_[o], firsts_[o + 1],
+        [&](std::int64_t dest, std::int64_t src, std::int64_t, std::int64_t n) {
+          std::copy_n(send_ + src, n, own ? dense_ + dest : to);
+          if (!own) to += n;
+        },
+        false);
+    const std::int64_t j0 = std::max(g.r1, firsts_[o]), j1 = firsts_[o + 1], h = g.height();
+    if (!g.symmetric() || upper_ || j0 >= j1) continue;
+    copy_mirror(g, send_, j0, j1, own ? dense_ + (j0 - o0) * targets + g.r0 : to, own ? targets : h);
+    if (!own) to += (j1 - j0) * h;
+  }
   const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_INT32_T;
-  MPI_Alltoallv(out_.data(), send.data(), send_at.data(), type, in_.data(), recv.data(), recv_at.data(), type,
-                rr_.comm);
+  MPI_Alltoallv(sent, send.data(), send_at.data(), type, received, recv.data(), recv_at.data(), type, rr_.comm);
   for (const Slice* q : slices) {
-    const T* from = in_.data() + recv_at[static_cast<std::size_t>(q->rank)];
+    if (q->rank == me) continue;
+    const T* from = received + recv_at[static_cast<std::size_t>(q->rank)];
     for_each_run(plan_.geometry(*q, two_), upper_, targets, o0, o1,
                  [&](std::int64_t dest, std::int64_t, std::int64_t, std::int64_t n) {
                    std::copy_n(from, n, dense_ + dest);
@@ -606,6 +651,11 @@ std::int64_t dense_elements(const RankRows& rr, const ApiMatrix& a, const ApiMat
   if (!(p.upper && !b)) return a.rows * (b ? b->rows : rr.total);
   const std::int64_t f = rr.first, n = a.rows;  // sum of (total - i) over its rows i
   return n * rr.total - (2 * f + n - 1) * n / 2;
+}
+
+std::int64_t balanced_slice_rows(std::int64_t rows, int ranks) {
+  const std::int64_t tile = Tuning::tile;  // the CLI's (gram_plan.cpp): about four slices per rank
+  return ranks > 1 ? std::max<std::int64_t>(tile, (rows / (4 * ranks) + tile - 1) / tile * tile) : rows;
 }
 
 ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& a, const ApiMatrix* b,

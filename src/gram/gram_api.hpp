@@ -102,6 +102,10 @@ struct RankRows {
 std::int64_t dense_elements(const RankRows& rows, const ApiMatrix& a_mine, const ApiMatrix* b,
                             const ComputeParams& params);
 
+// The tallest automatic slice over `ranks` ranks, as the CLI plans it:
+// enough slices to keep every rank busy.
+std::int64_t balanced_slice_rows(std::int64_t rows, int ranks);
+
 // compute over the ranks of rows.comm (collective): the CLI's replicated plan
 // (every rank holds all packed rows of A, each computes its slices, with one
 // input the symmetric half once), and each rank gets its own rows of every

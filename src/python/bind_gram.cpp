@@ -336,6 +336,7 @@ struct OverRanks {
   std::optional<GramInput> a, b;
   kmini::gram::RankRows rows;
   kmini::gram::ApiMatrix whole;  // A as all ranks' rows (for the plan and the budget)
+  bool auto_rows = false;        // slice_rows from the budget, not the caller
   const kmini::gram::ApiMatrix* bm() const { return b ? &b->m : nullptr; }
 };
 
@@ -400,6 +401,7 @@ py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object&
   const kmini::gram::ApiMatrix* bm = o.bm();
   const std::int64_t rows_b = bm ? bm->rows : o.rows.total, mine = o.a->m.rows;
   gram_outputs(o.p, rows_b, bm != nullptr, top_k, pairs_min, count_at_least, slice_rows);
+  o.auto_rows = o.p.slice_rows == 0;
   const std::int64_t dense_elements = o.p.dense ? checked_bytes(mine, rows_b, "gram: dense C of rows x targets") : 0;
   checked_bytes(dense_elements, 4, "gram: dense C");
   checked_bytes(o.rows.total, std::max<std::int64_t>(o.p.top_k, 1) * 16, "gram: top_k lists of rows x k");
@@ -415,9 +417,15 @@ py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object&
   return C;
 }
 
-// One slice height for every rank's plan: the lowest any rank's budget allows.
+// One slice height for every rank's plan: the lowest any rank's budget
+// allows; automatic heights as the CLI balances them over the ranks.
 void agree_slice_rows(OverRanks& o, MPI_Comm comm) {
   std::int64_t h = o.p.slice_rows > 0 ? std::min(o.p.slice_rows, o.rows.total) : o.rows.total;
+  if (o.auto_rows) {
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    h = std::min(h, kmini::gram::balanced_slice_rows(o.rows.total, ranks));
+  }
   {
     py::gil_scoped_release release;
     MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_INT64_T, MPI_MIN, comm);
