@@ -191,6 +191,26 @@ except ValueError as e:
 except RuntimeError as e:
     check(rank != size - 1 and f"rank {size - 1} refused its arguments" in str(e), f"gram: {e}")
 
+# a value that is not 0 or 1 on one rank (checked where the values are)
+elements = A_all[rows].astype(np.uint8)
+if bad:
+    elements[0, 0] = 2
+try:
+    kmini.gram(elements, comm=comm)
+    check(False, "gram: a bad value on one rank did not raise")
+except ValueError as e:
+    check(bad and "element (0, 0) is 2" in str(e), f"gram: {e}")
+except RuntimeError as e:
+    check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"gram: {e}")
+
+# columns that differ between the ranks: every rank sees it and raises the same error
+if size > 1:
+    try:
+        kmini.gram(A_all[rows][:, :149] if bad else A_all[rows], comm=comm)
+        check(False, "gram: different columns did not raise")
+    except ValueError as e:
+        check("columns, expected the same on every rank" in str(e), f"gram: {e}")
+
 for f in failures:
     print(f"rank {rank}: FAILED {f}", flush=True)
 ok = comm.allreduce(0 if failures else 1, op=MPI.MIN)
