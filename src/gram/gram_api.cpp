@@ -494,8 +494,8 @@ void DenseRanks<T>::exchange(const Slice* s, const SliceGeometry& g) {
   }
 }
 
-// Records sent to the ranks that own them: `at[q]`, `n[q]` records of
-// `bytes` each for rank q; what this rank gets, in rank order.
+// Records sent to the ranks that own them: `n[q]` records of `bytes` each
+// for rank q, consecutive in rank order; what this rank gets, in rank order.
 std::vector<char> route_records(MPI_Comm comm, const char* records, const std::vector<int>& n, std::int64_t bytes) {
   const int ranks = mpi::size(comm);
   std::vector<int> recv(static_cast<std::size_t>(ranks), 0);

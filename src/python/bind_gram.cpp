@@ -362,7 +362,7 @@ void convert_own(OverRanks& o, const py::object& a_obj, const py::object& b_obj,
                           " (the columns of A)");
 }
 
-// The ranks' shapes: the same columns (and the same B) on every rank, which
+// The ranks' shapes: the same columns (and B's shape) on every rank, which
 // every rank sees alike; this rank's first row and the total.
 void place_rows(OverRanks& o, MPI_Comm comm) {
   int ranks = 1, rank = 0;
@@ -388,7 +388,7 @@ void place_rows(OverRanks& o, MPI_Comm comm) {
   if (!same)
     throw py::value_error("A: " + std::to_string(mine[1]) +
                           " columns, expected the same on every rank (rank by rank: [" + list + "])");
-  if (!same_b) throw py::value_error("B: expected the same B on every rank (each rank passes B whole)");
+  if (!same_b) throw py::value_error("B: shapes differ between the ranks, expected B whole on every rank");
   o.whole = o.a->m;
   o.whole.rows = o.rows.total;
 }
