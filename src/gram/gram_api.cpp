@@ -412,9 +412,7 @@ class DenseRanks final : public detail::DenseSink {
       : exec_(exec), rr_(rr), firsts_(firsts), plan_(plan), two_(two), upper_(upper), dense_(dense) {
     rounds_.resize(static_cast<std::size_t>(plan.rounds()));
     for (const Slice& s : plan.slices) rounds_[static_cast<std::size_t>(s.round)].push_back(&s);
-    for (const Slice& s : plan.slices)  // every message fits an MPI count (the same answer on every rank)
-      for (std::size_t o = 0; o + 1 < firsts.size(); ++o)
-        mpi_count(run_values(plan.geometry(s, two), upper, plan.targets, firsts[o], firsts[o + 1]), "a slice's values");
+    check_counts();
   }
   void round(const Slice* s, const SliceGeometry& g, const I32View& counts, const F32View& values) override {
     if constexpr (std::is_same_v<T, float>) send_ = host_values(s, g, values);
@@ -435,6 +433,24 @@ class DenseRanks final : public detail::DenseSink {
     return copy_.data();
   }
   void exchange(const Slice* s, const SliceGeometry& g);
+  // Every round's messages, and what each rank sends and receives in all,
+  // fit MPI's counts (the same answer on every rank, before any round).
+  void check_counts() const {
+    for (const auto& slices : rounds_) {
+      std::vector<std::int64_t> received(firsts_.size() - 1, 0);
+      for (const Slice* q : slices) {
+        std::int64_t sent = 0;
+        for (std::size_t o = 0; o + 1 < firsts_.size(); ++o) {
+          const std::int64_t n =
+              run_values(plan_.geometry(*q, two_), upper_, plan_.targets, firsts_[o], firsts_[o + 1]);
+          sent += n;
+          received[o] += n;
+        }
+        mpi_count(sent, "a slice's values");
+      }
+      for (std::int64_t n : received) mpi_count(n, "a round's values");
+    }
+  }
 
   ApiExec exec_;
   const RankRows& rr_;
