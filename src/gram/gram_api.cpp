@@ -1,5 +1,8 @@
 #include "gram/gram_api.hpp"
 
+#include "core/collective.hpp"
+#include "core/huge_pages.hpp"
+#include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "gram/impl/gram_compute.hpp"
 #include "gram/impl/gram_detail.hpp"
@@ -8,9 +11,12 @@
 #include "gram/impl/gram_records.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace kmini::gram {
 namespace {
@@ -259,6 +265,346 @@ ComputeResult without_slices(const ApiExec& exec, const ApiPacked& pa, const Com
   return r;
 }
 
+// --- over the ranks of a communicator -----------------------------------------
+
+// Every rank's first row of A, and the total after the last: rank o holds
+// rows [firsts[o], firsts[o + 1]).
+std::vector<std::int64_t> rank_firsts(const RankRows& rr) {
+  const int ranks = mpi::size(rr.comm);
+  std::vector<std::int64_t> firsts(static_cast<std::size_t>(ranks) + 1, rr.total);
+  MPI_Allgather(&rr.first, 1, MPI_INT64_T, firsts.data(), 1, MPI_INT64_T, rr.comm);
+  firsts[static_cast<std::size_t>(ranks)] = rr.total;
+  return firsts;
+}
+
+// The rank that holds global row i.
+int owner_of(const std::vector<std::int64_t>& firsts, std::int64_t i) {
+  return static_cast<int>(std::upper_bound(firsts.begin(), firsts.end() - 1, i) - firsts.begin()) - 1;
+}
+
+// A committed MPI type of `bytes` contiguous bytes, freed with its owner.
+struct BytesType {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  explicit BytesType(std::int64_t bytes) {
+    MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &type);
+    MPI_Type_commit(&type);
+  }
+  ~BytesType() { MPI_Type_free(&type); }
+  BytesType(const BytesType&) = delete;
+  BytesType& operator=(const BytesType&) = delete;
+};
+
+// Displacements of `counts` laid end to end.
+std::vector<int> displacements(const std::vector<int>& counts) {
+  std::vector<int> d(counts.size(), 0);
+  for (std::size_t q = 1; q < counts.size(); ++q) d[q] = d[q - 1] + counts[q - 1];
+  return d;
+}
+
+// An MPI count, or an error where a message is too long for one.
+int mpi_count(std::int64_t n, const char* what) {
+  if (n > std::numeric_limits<int>::max())
+    throw std::length_error(std::string("gram: ") + what + " too long for one MPI message; use smaller slice_rows");
+  return static_cast<int>(n);
+}
+
+// All packed rows of A on every rank: its own rows packed, then gathered as
+// packed rows (through the host where the kernels' memory is not). The
+// allocations are agreed before the gather, so no rank waits in it for one
+// that failed.
+ApiPacked gather_packed(const ApiExec& exec, const RankRows& rr, const ApiMatrix& a,
+                        const std::vector<std::int64_t>& firsts) {
+  const std::int64_t wa = words_allocated(a.cols);
+  using HostPacked = typename ApiPacked::HostMirror;
+  struct Buffers {
+    HostPacked mine, host_all;
+    ApiPacked all;
+  };
+  Buffers m = collectively(rr.comm, "gram", [&] {
+    Buffers t;
+    t.mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pack(exec, a, "kmini::gram::A_mine"));
+    t.all = ApiPacked("kmini::gram::A", rr.total, wa);
+    t.host_all = Kokkos::create_mirror_view(t.all);
+    return t;
+  });
+  if (wa == 0) return m.all;
+  const int ranks = mpi::size(rr.comm);
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), at(static_cast<std::size_t>(ranks));
+  for (int q = 0; q < ranks; ++q) {
+    counts[static_cast<std::size_t>(q)] = mpi_count(firsts[q + 1] - firsts[q], "rows of A");
+    at[static_cast<std::size_t>(q)] = mpi_count(firsts[q], "rows of A");
+  }
+  const BytesType row(wa * 8);
+  MPI_Allgatherv(m.mine.data(), counts[static_cast<std::size_t>(mpi::rank(rr.comm))], row.type, m.host_all.data(),
+                 counts.data(), at.data(), row.type, rr.comm);
+  Kokkos::deep_copy(exec, m.all, m.host_all);
+  exec.fence();
+  return m.all;
+}
+
+// The runs of a slice's values that rank rows [o0, o1) keep: f(dest, src,
+// stride, n) for n values at src, src + stride, ... of the slice (h x w, as
+// SliceGeometry says), to element `dest` of that rank's dense C. Its rows of
+// the slice; one input, full: the mirror C(j, r0..r1) of its rows j below the
+// slice; upper: its rows of the packed triangle.
+template <class F>
+void for_each_run(const SliceGeometry& g, bool upper, std::int64_t targets, std::int64_t o0, std::int64_t o1, F f,
+                  bool mirror = true) {
+  const std::int64_t w = g.width(), col0 = g.col0(), rows = g.rows;
+  const std::int64_t i0 = std::max(g.r0, o0), i1 = std::min(g.r1, o1);
+  for (std::int64_t i = i0; i < i1; ++i) {
+    if (upper) {  // rows o0..i-1 come first: sum of (rows - t) for t in [o0, i)
+      f((i - o0) * rows - (o0 + i - 1) * (i - o0) / 2, (i - g.r0) * w + (i - col0), 1, rows - i);
+    } else {
+      f((i - o0) * targets + col0, (i - g.r0) * w, 1, w);
+    }
+  }
+  if (!g.symmetric() || upper || !mirror) return;
+  for (std::int64_t j = std::max(g.r1, o0); j < o1; ++j) f((j - o0) * targets + g.r0, j - col0, w, g.height());
+}
+
+// The mirror runs of for_each_run for rows j in [j0, j1) (row j at dst + (j -
+// j0) * pitch, h values): a transpose, in blocks so that its reads and writes
+// stay in cache (a column at a time misses on every element).
+template <class T>
+void copy_mirror(const SliceGeometry& g, const T* v, std::int64_t j0, std::int64_t j1, T* dst, std::int64_t pitch) {
+  constexpr std::int64_t b = 64;
+  const std::int64_t w = g.width(), h = g.height(), col0 = g.col0();
+  for (std::int64_t jb = j0; jb < j1; jb += b)
+    for (std::int64_t ib = 0; ib < h; ib += b)
+      for (std::int64_t li = ib; li < std::min(h, ib + b); ++li)
+        for (std::int64_t j = jb; j < std::min(j1, jb + b); ++j) dst[(j - j0) * pitch + li] = v[li * w + (j - col0)];
+}
+
+// Values of a run list (the elements f is called for).
+std::int64_t run_values(const SliceGeometry& g, bool upper, std::int64_t targets, std::int64_t o0, std::int64_t o1) {
+  std::int64_t n = 0;
+  for_each_run(g, upper, targets, o0, o1, [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t m) { n += m; });
+  return n;
+}
+
+// A host buffer in huge pages, grown as needed, not zero-filled: the rounds'
+// messages (faulting in fresh 4 KiB pages costs more than the copies).
+template <class T>
+class MessageBuffer {
+ public:
+  T* reserve(std::int64_t n) {
+    if (static_cast<std::int64_t>(v_.extent(0)) < n) {
+      v_ = Kokkos::View<T*, Kokkos::HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::messages"),
+                                               n);
+      advise_huge_pages(v_);
+    }
+    return v_.data();
+  }
+
+ private:
+  Kokkos::View<T*, Kokkos::HostSpace> v_;
+};
+
+// Dense C over the ranks: each round, the slices' values go to the ranks
+// whose rows they are (one all-to-all per round; every rank knows the plan,
+// so the messages carry values only).
+template <class T>
+class DenseRanks final : public detail::DenseSink {
+ public:
+  DenseRanks(const ApiExec& exec, const RankRows& rr, const std::vector<std::int64_t>& firsts, const Plan& plan,
+             bool two, bool upper, T* dense)
+      : exec_(exec), rr_(rr), firsts_(firsts), plan_(plan), two_(two), upper_(upper), dense_(dense) {
+    rounds_.resize(static_cast<std::size_t>(plan.rounds()));
+    for (const Slice& s : plan.slices) rounds_[static_cast<std::size_t>(s.round)].push_back(&s);
+    check_counts();
+  }
+  void round(const Slice* s, const SliceGeometry& g, const I32View& counts, const F32View& values) override {
+    if constexpr (std::is_same_v<T, float>) send_ = host_values(s, g, values);
+    else send_ = host_values(s, g, counts);
+    exchange(s, g);
+    ++round_;
+  }
+  void commit() override {}
+
+ private:
+  // This rank's slice on the host (a copy where the kernels' memory is not).
+  const T* host_values(const Slice* s, const SliceGeometry& g, const Kokkos::View<T*, ApiMemory>& v) {
+    if (!s) return nullptr;
+    exec_.fence();
+    if constexpr (kHostMemory) return v.data();
+    copy_.resize(static_cast<std::size_t>(g.height() * g.width()));
+    detail::copy_to_host<T>(exec_, v, g.height() * g.width(), copy_.data());
+    return copy_.data();
+  }
+  void exchange(const Slice* s, const SliceGeometry& g);
+  // Every round's messages, and what each rank sends and receives in all,
+  // fit MPI's counts (the same answer on every rank, before any round).
+  void check_counts() const {
+    for (const auto& slices : rounds_) {
+      std::vector<std::int64_t> received(firsts_.size() - 1, 0);
+      for (const Slice* q : slices) {
+        std::int64_t sent = 0;
+        for (std::size_t o = 0; o + 1 < firsts_.size(); ++o) {
+          const std::int64_t n =
+              run_values(plan_.geometry(*q, two_), upper_, plan_.targets, firsts_[o], firsts_[o + 1]);
+          sent += n;
+          received[o] += n;
+        }
+        mpi_count(sent, "a slice's values");
+      }
+      for (std::int64_t n : received) mpi_count(n, "a round's values");
+    }
+  }
+
+  ApiExec exec_;
+  const RankRows& rr_;
+  const std::vector<std::int64_t>& firsts_;
+  const Plan& plan_;
+  bool two_, upper_;
+  T* dense_;
+  std::vector<std::vector<const Slice*>> rounds_;  // the slices of every round
+  std::size_t round_ = 0;
+  const T* send_ = nullptr;
+  std::vector<T> copy_;
+  MessageBuffer<T> out_, in_;
+};
+
+template <class T>
+void DenseRanks<T>::exchange(const Slice* s, const SliceGeometry& g) {
+  const int ranks = mpi::size(rr_.comm), me = mpi::rank(rr_.comm);
+  const std::int64_t o0 = firsts_[me], o1 = firsts_[me + 1], targets = plan_.targets;
+  std::vector<int> send(static_cast<std::size_t>(ranks), 0), recv(static_cast<std::size_t>(ranks), 0);
+  for (int o = 0; s && o < ranks; ++o)  // its own rows are copied directly, below
+    if (o != me)
+      send[static_cast<std::size_t>(o)] = static_cast<int>(run_values(g, upper_, targets, firsts_[o], firsts_[o + 1]));
+  const std::vector<const Slice*> none;
+  const auto& slices = round_ < rounds_.size() ? rounds_[round_] : none;
+  for (const Slice* q : slices)
+    if (q->rank != me)
+      recv[static_cast<std::size_t>(q->rank)] =
+          static_cast<int>(run_values(plan_.geometry(*q, two_), upper_, targets, o0, o1));
+  const std::vector<int> send_at = displacements(send), recv_at = displacements(recv);
+  T* const sent = out_.reserve(send_at.back() + send.back());  // kept over the rounds
+  T* const received = in_.reserve(recv_at.back() + recv.back());
+  T* to = sent;
+  for (int o = 0; s && o < ranks; ++o) {
+    const bool own = o == me;
+    for_each_run(
+        g, upper_, targets, firsts_[o], firsts_[o + 1],
+        [&](std::int64_t dest, std::int64_t src, std::int64_t, std::int64_t n) {
+          std::copy_n(send_ + src, n, own ? dense_ + dest : to);
+          if (!own) to += n;
+        },
+        false);
+    const std::int64_t j0 = std::max(g.r1, firsts_[o]), j1 = firsts_[o + 1], h = g.height();
+    if (!g.symmetric() || upper_ || j0 >= j1) continue;
+    copy_mirror(g, send_, j0, j1, own ? dense_ + (j0 - o0) * targets + g.r0 : to, own ? targets : h);
+    if (!own) to += (j1 - j0) * h;
+  }
+  const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_INT32_T;
+  MPI_Alltoallv(sent, send.data(), send_at.data(), type, received, recv.data(), recv_at.data(), type, rr_.comm);
+  for (const Slice* q : slices) {
+    if (q->rank == me) continue;
+    const T* from = received + recv_at[static_cast<std::size_t>(q->rank)];
+    for_each_run(plan_.geometry(*q, two_), upper_, targets, o0, o1,
+                 [&](std::int64_t dest, std::int64_t, std::int64_t, std::int64_t n) {
+                   std::copy_n(from, n, dense_ + dest);
+                   from += n;
+                 });
+  }
+}
+
+// Records sent to the ranks that own them: `n[q]` records of `bytes` each
+// for rank q, consecutive in rank order; what this rank gets, in rank order.
+std::vector<char> route_records(MPI_Comm comm, const char* records, const std::vector<int>& n, std::int64_t bytes) {
+  const int ranks = mpi::size(comm);
+  std::vector<int> recv(static_cast<std::size_t>(ranks), 0);
+  MPI_Alltoall(n.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm);
+  const std::vector<int> send_at = displacements(n), recv_at = displacements(recv);
+  std::vector<char> in(static_cast<std::size_t>((recv_at.back() + recv.back()) * bytes));
+  const BytesType record(bytes);
+  MPI_Alltoallv(records, n.data(), send_at.data(), record.type, in.data(), recv.data(), recv_at.data(), record.type,
+                comm);
+  return in;
+}
+
+// The records of the sparse outputs over the ranks: each rank keeps the pairs
+// and lists of its rows.
+class RecordRanks final : public detail::RecordSink {
+ public:
+  RecordRanks(const RankRows& rr, const std::vector<std::int64_t>& firsts, ComputeResult& r)
+      : rr_(rr), firsts_(firsts), r_(r) {}
+  void pairs(std::uint64_t, std::uint64_t n, const char* records) override {
+    std::vector<int> to(firsts_.size() - 1, 0);  // records by i, so each rank's are one run
+    for (std::uint64_t e = 0; e < n; ++e) {
+      std::int64_t i = 0;
+      std::memcpy(&i, records + e * pair_record_bytes, sizeof i);
+      ++to[static_cast<std::size_t>(owner_of(firsts_, i))];
+    }
+    const std::vector<char> in = route_records(rr_.comm, records, to, pair_record_bytes);
+    r_.pairs.insert(r_.pairs.end(), in.begin(), in.end());
+  }
+  void commit_pairs(std::int64_t) override;
+  void top_k(std::int64_t row0, std::int64_t rows, std::int64_t k, std::int64_t, const char* records) override {
+    const int ranks = mpi::size(rr_.comm);
+    std::vector<int> to(static_cast<std::size_t>(ranks), 0);
+    for (int o = 0; o < ranks; ++o)  // the block's rows that rank o owns (contiguous, in rank order)
+      to[static_cast<std::size_t>(o)] = static_cast<int>(
+          std::max<std::int64_t>(0, std::min(row0 + rows, firsts_[o + 1]) - std::max(row0, firsts_[o])));
+    r_.top_k = route_records(rr_.comm, records, to, k * top_k_record_bytes);
+  }
+
+ private:
+  const RankRows& rr_;
+  const std::vector<std::int64_t>& firsts_;
+  ComputeResult& r_;
+};
+
+// This rank's pairs in (i, j) order: a row's records come from one slice, in
+// j order, so ordering by i alone (stable) is enough.
+void RecordRanks::commit_pairs(std::int64_t) {
+  const std::size_t n = r_.pairs.size() / pair_record_bytes;
+  std::vector<std::pair<std::int64_t, std::size_t>> order(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    std::memcpy(&order[e].first, r_.pairs.data() + e * pair_record_bytes, sizeof(std::int64_t));
+    order[e].second = e;
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<char> sorted(r_.pairs.size());
+  for (std::size_t e = 0; e < n; ++e)
+    std::memcpy(sorted.data() + e * pair_record_bytes, r_.pairs.data() + order[e].second * pair_record_bytes,
+                pair_record_bytes);
+  r_.pairs.swap(sorted);
+  r_.pair_count = static_cast<std::int64_t>(n);
+}
+
+// The sinks, the plan and the computation over the ranks, for a problem with
+// slices (rows and targets).
+ComputeResult compute_over_ranks(const ApiExec& exec, const RankRows& rr, const std::vector<std::int64_t>& firsts,
+                                 const detail::Inputs& in, const ApiMatrix& whole, const ApiMatrix* b,
+                                 const ComputeParams& p, void* dense) {
+  const Config c = config_of(whole, b, p);
+  const Plan plan = make_plan(c, mpi::size(rr.comm));
+  ComputeResult r;
+  std::unique_ptr<detail::DenseSink> dense_sink;
+  if (p.dense && p.similarity == Similarity::Counts)
+    dense_sink = std::make_unique<DenseRanks<std::int32_t>>(exec, rr, firsts, plan, in.two, p.upper,
+                                                            static_cast<std::int32_t*>(dense));
+  else if (p.dense)
+    dense_sink =
+        std::make_unique<DenseRanks<float>>(exec, rr, firsts, plan, in.two, p.upper, static_cast<float*>(dense));
+  RecordRanks records(rr, firsts, r);
+  detail::Outputs out;
+  out.dense = dense_sink.get();
+  out.records = &records;
+  out.row_ones = true;
+  out.interrupted = p.interrupted;
+  detail::Outcome o = detail::compute(detail::Team{rr.comm, exec, false}, c, plan, in, out);
+  r.interrupted = o.interrupted;
+  r.slices = o.interrupted ? 0 : static_cast<std::int64_t>(plan.slices.size());
+  r.counts = std::move(o.counts);
+  if (o.interrupted) return r;
+  const auto own = o.row_ones.begin() + rr.first;  // the ones of every row
+  r.row_counts.assign(own, own + (firsts[static_cast<std::size_t>(mpi::rank(rr.comm)) + 1] - rr.first));
+  return r;
+}
+
 }  // namespace
 
 BadValue first_bad_value(const ApiExec& exec, const ApiMatrix& m) {
@@ -314,6 +660,40 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
   r.counts = std::move(o.counts);
   r.row_counts = std::move(o.row_ones);
   return r;
+}
+
+std::int64_t dense_elements(const RankRows& rr, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
+  if (!p.dense) return 0;
+  if (!(p.upper && !b)) return a.rows * (b ? b->rows : rr.total);
+  const std::int64_t f = rr.first, n = a.rows;  // sum of (total - i) over its rows i
+  return n * rr.total - (2 * f + n - 1) * n / 2;
+}
+
+std::int64_t balanced_slice_rows(std::int64_t rows, int ranks) {
+  const std::int64_t tile = Tuning::tile;  // the CLI's (gram_plan.cpp): about four slices per rank
+  return ranks > 1 ? std::max<std::int64_t>(tile, (rows / (4 * ranks) + tile - 1) / tile * tile) : rows;
+}
+
+ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& a, const ApiMatrix* b,
+                      const ComputeParams& p, void* dense) {
+  ScopedRegion region("kmini::gram::library_compute");
+  if (!p.count_at_least.empty() && p.count_at_least.size() > static_cast<std::size_t>(kMaxThresholds))
+    throw std::invalid_argument("count_at_least: at most " + std::to_string(kMaxThresholds) + " thresholds");
+  if (p.upper && b) throw std::invalid_argument("upper: the packed triangle needs one input (C = A A^T)");
+  if (p.dense_on_device) throw std::invalid_argument("gram: over ranks, dense C is in host memory");
+  const std::int64_t targets = b ? b->rows : rr.total;
+  if (rr.total == 0 || targets == 0) {  // the same on every rank: no slices, no collective
+    const ApiPacked mine = pack(exec, a, "kmini::gram::A");
+    return without_slices(exec, mine, p);
+  }
+  const std::vector<std::int64_t> firsts = rank_firsts(rr);
+  ApiMatrix whole = a;
+  whole.rows = rr.total;
+  detail::Inputs in;
+  in.a = gather_packed(exec, rr, a, firsts);
+  in.two = b != nullptr;
+  if (in.two) in.b = collectively(rr.comm, "gram", [&] { return pack(exec, *b, "kmini::gram::B"); });
+  return compute_over_ranks(exec, rr, firsts, in, whole, b, p, dense);
 }
 
 }  // namespace kmini::gram

@@ -5,6 +5,7 @@
 // impl/, compiled into kmini_gram.
 #include "gram/gram_similarity.hpp"
 
+#include <mpi.h>
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -88,5 +89,32 @@ std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const 
 // params.dense. One process: no MPI.
 ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params,
                       void* dense);
+
+// One problem over the ranks of `comm`: each rank holds rows [first, first +
+// its rows) of A, in rank order, out of `total` (a rank may hold none).
+struct RankRows {
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::int64_t first = 0, total = 0;
+};
+
+// Elements of this rank's dense C: its rows x targets, or for `upper` its
+// rows of the packed upper triangle (row i: C(i, i..total-1)), concatenated.
+std::int64_t dense_elements(const RankRows& rows, const ApiMatrix& a_mine, const ApiMatrix* b,
+                            const ComputeParams& params);
+
+// The tallest automatic slice over `ranks` ranks, as the CLI plans it:
+// enough slices to keep every rank busy.
+std::int64_t balanced_slice_rows(std::int64_t rows, int ranks);
+
+// compute over the ranks of rows.comm (collective): the CLI's replicated plan
+// (every rank holds all packed rows of A, each computes its slices, with one
+// input the symmetric half once), and each rank gets its own rows of every
+// output: dense C into `dense_mine` (host memory), the top-k lists of its
+// rows, the pairs whose i is in its rows (i global, (i, j) order), the
+// row_counts of its rows; counts are the whole problem's. The same bytes as
+// those rows of a one-process compute of all of A. B (or null) is whole on
+// every rank; the parameters are the same on every rank.
+ComputeResult compute(const ApiExec& exec, const RankRows& rows, const ApiMatrix& a_mine, const ApiMatrix* b,
+                      const ComputeParams& params, void* dense_mine);
 
 }  // namespace kmini::gram

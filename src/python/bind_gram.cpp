@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <optional>
 
@@ -224,6 +225,13 @@ struct GramMemory {
   }
 };
 
+// memory_budget in bytes: the caller's, or the CLI's auto (half the memory available).
+double budget_of(const py::object& budget_obj) {
+  return budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) && budget_obj.cast<std::string>() == "auto")
+             ? 0.5 * double(kmini::query_device_memory().available)
+             : byte_size_arg(budget_obj, "memory_budget", key("memory_budget").rule.max);
+}
+
 // Dense C where the inputs are: a numpy array, or with device inputs a
 // kmini.DeviceArray; `out` gets its data.
 py::object dense_array(kmini::gram::ComputeParams& p, std::int64_t rows, std::int64_t rows_b, std::int64_t elements,
@@ -263,6 +271,25 @@ kmini::gram::ComputeResult run_gram(const GramInput& a, const std::optional<Gram
   return {};
 }
 
+// The call's result as the package returns it: C, the records, the counts.
+py::object result_namespace(const py::object& C, const kmini::gram::ComputeResult& r,
+                            const kmini::gram::ComputeParams& p, std::int64_t rows) {
+  py::object ns = py::module_::import("types").attr("SimpleNamespace")();
+  ns.attr("C") = C;
+  ns.attr("top_k") = p.top_k > 0 ? py::object(records_array(r.top_k, record_dtype(false, p.similarity),
+                                                            {rows, static_cast<py::ssize_t>(p.top_k)}))
+                                 : py::object(py::none());
+  ns.attr("pairs") = p.pairs ? py::object(records_array(r.pairs, record_dtype(true, p.similarity), {r.pair_count}))
+                             : py::object(py::none());
+  ns.attr("counts") =
+      p.count_at_least.empty()
+          ? py::object(py::none())
+          : py::object(py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.counts.size()), r.counts.data()));
+  ns.attr("row_counts") = py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.row_counts.size()), r.row_counts.data());
+  ns.attr("slices") = r.slices;
+  return ns;
+}
+
 py::object gram(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
                 const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                 const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
@@ -287,10 +314,7 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   checked_bytes(dense_elements, 4, "gram: dense C");
   checked_bytes(a.m.rows, std::max<std::int64_t>(p.top_k, 1) * 16, "gram: top_k lists of rows x k");
   GramMemory memory{p, a.m, bm};
-  memory.budget =
-      budget_obj.is_none() || (py::isinstance<py::str>(budget_obj) && budget_obj.cast<std::string>() == "auto")
-          ? 0.5 * double(kmini::query_device_memory().available)  // the CLI's auto
-          : byte_size_arg(budget_obj, "memory_budget", key("memory_budget").rule.max);
+  memory.budget = budget_of(budget_obj);
   memory.dense_bytes = 4.0 * double(kmini::gram::dense_elements(a.m, bm, p));
   memory.fit(p);
   void* dense_out = nullptr;
@@ -301,57 +325,162 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
   p.interrupted = stop.check();  // between slices
   const kmini::gram::ComputeResult r = run_gram(a, b, p, memory, dense_out);
   stop.raise_if_stopped("gram");
-  py::object ns = py::module_::import("types").attr("SimpleNamespace")();
-  ns.attr("C") = C;
-  ns.attr("top_k") = p.top_k > 0 ? py::object(records_array(r.top_k, record_dtype(false, p.similarity),
-                                                            {a.m.rows, static_cast<py::ssize_t>(p.top_k)}))
-                                 : py::object(py::none());
-  ns.attr("pairs") = p.pairs ? py::object(records_array(r.pairs, record_dtype(true, p.similarity), {r.pair_count}))
-                             : py::object(py::none());
-  ns.attr("counts") =
-      p.count_at_least.empty()
-          ? py::object(py::none())
-          : py::object(py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.counts.size()), r.counts.data()));
-  ns.attr("row_counts") = py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.row_counts.size()), r.row_counts.data());
-  ns.attr("slices") = r.slices;
-  return ns;
+  return result_namespace(C, r, p, a.m.rows);
 }
 
-// `A` (any input form) checked as gram checks it and returned as uint64 words,
-// column k in bit k % 64 of word k / 64, and its number of columns: what the
-// ranks of a communicator exchange (comm= in the package).
-py::tuple gram_words(const py::object& a_obj, const py::object& cols_obj, const std::string& name) {
-  check_running("gram");
+// --- comm=: one problem over the ranks of an mpi4py communicator ----------
+
+// A rank's arguments: its own rows of A, B whole, and where its rows are.
+struct OverRanks {
+  kmini::gram::ComputeParams p;
+  std::optional<GramInput> a, b;
+  kmini::gram::RankRows rows;
+  kmini::gram::ApiMatrix whole;  // A as all ranks' rows (for the plan and the budget)
+  bool auto_rows = false;        // slice_rows from the budget, not the caller
+  const kmini::gram::ApiMatrix* bm() const { return b ? &b->m : nullptr; }
+};
+
+// Over ranks the inputs are host arrays (each rank's rows are gathered).
+GramInput host_input(const py::object& obj, const char* name, std::int64_t cols) {
+  if (has_cuda_array_interface(obj))
+    throw py::type_error(std::string(name) + ": a device array, expected a numpy array with comm=");
+  return gram_input(obj, name, cols);
+}
+
+// This rank's arrays and choices, checked on their own.
+void convert_own(OverRanks& o, const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
+                 const py::object& similarity_obj, const py::object& dense_obj, const py::object& triangle_obj) {
+  o.p = gram_params(similarity_obj, dense_obj, triangle_obj);
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
-  if (has_cuda_array_interface(a_obj))
-    throw py::type_error(name + ": a device array, expected a numpy array with comm=");
-  const GramInput in = gram_input(a_obj, name.c_str(), cols);
-  const std::int64_t rows = in.m.rows, nw = (in.m.cols + 63) / 64;
-  checked_bytes(rows, checked_bytes(nw, 8, name + ": words"), name + ": words");
-  py::array_t<std::uint64_t> words({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(nw)});
-  std::uint64_t* w = words.mutable_data();
-  const auto* bytes = static_cast<const std::uint8_t*>(in.m.data);
-  const std::int64_t row_bytes = in.m.row_bytes(), ncols = in.m.cols;
-  ensure_kokkos();
+  if (!b_obj.is_none() && o.p.upper)
+    throw py::value_error("triangle: got 'upper' with B, expected 'full' (A B^T has no symmetry)");
+  o.a = host_input(a_obj, "A", cols);
+  if (b_obj.is_none()) return;
+  o.b = host_input(b_obj, "B", cols);  // its form may differ from A's
+  if (o.b->m.cols != o.a->m.cols)
+    throw py::value_error("B: " + std::to_string(o.b->m.cols) + " columns, expected " + std::to_string(o.a->m.cols) +
+                          " (the columns of A)");
+}
+
+// The ranks' shapes: the same columns (and B's shape) on every rank, which
+// every rank sees alike; this rank's first row and the total.
+void place_rows(OverRanks& o, MPI_Comm comm) {
+  int ranks = 1, rank = 0;
+  MPI_Comm_size(comm, &ranks);
+  MPI_Comm_rank(comm, &rank);
+  const std::int64_t mine[4] = {o.a->m.rows, o.a->m.cols, o.b ? o.b->m.rows : -1, o.b ? o.b->m.cols : -1};
+  std::vector<std::int64_t> all(static_cast<std::size_t>(4 * ranks));
   {
-    KernelCall call("gram");
-    check_gram_values(name.c_str(), in.m);
-    using Format = kmini::gram::ApiMatrix::Format;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const std::uint8_t* r = bytes + i * row_bytes;
-      std::uint64_t* out = w + i * nw;
-      if (in.m.format == Format::Words) {
-        std::memcpy(out, r, static_cast<std::size_t>(nw) * 8);
-        continue;
-      }
-      std::fill(out, out + nw, std::uint64_t(0));
-      for (std::int64_t k = 0; k < ncols; ++k) {
-        const bool bit = in.m.format == Format::Unpacked ? r[k] != 0 : ((r[k / 8] >> (7 - k % 8)) & 1) != 0;
-        out[k / 64] |= std::uint64_t(bit) << (k % 64);
-      }
-    }
+    py::gil_scoped_release release;
+    MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, comm);
   }
-  return py::make_tuple(words, ncols);
+  bool same = true, same_b = true;
+  std::string list;
+  o.rows = {comm, 0, 0};
+  for (int q = 0; q < ranks; ++q) {
+    const std::int64_t* e = all.data() + 4 * q;
+    same = same && e[1] == mine[1];
+    same_b = same_b && e[2] == all[2] && e[3] == all[3];
+    list += (q ? ", " : "") + std::to_string(e[1]);
+    if (q < rank) o.rows.first += e[0];
+    o.rows.total += e[0];
+  }
+  if (!same)
+    throw py::value_error("A: " + std::to_string(mine[1]) +
+                          " columns, expected the same on every rank (rank by rank: [" + list + "])");
+  if (!same_b) throw py::value_error("B: shapes differ between the ranks, expected B whole on every rank");
+  o.whole = o.a->m;
+  o.whole.rows = o.rows.total;
+}
+
+// The outputs, the memory (the whole problem's slices, this rank's dense C)
+// and the values; dense C allocated, `dense_out` its data.
+py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object& pairs_min,
+                        const py::object& count_at_least, const py::object& budget_obj, const py::object& slice_rows,
+                        void*& dense_out) {
+  const kmini::gram::ApiMatrix* bm = o.bm();
+  const std::int64_t rows_b = bm ? bm->rows : o.rows.total, mine = o.a->m.rows;
+  gram_outputs(o.p, rows_b, bm != nullptr, top_k, pairs_min, count_at_least, slice_rows);
+  o.auto_rows = o.p.slice_rows == 0;
+  const std::int64_t dense_elements = o.p.dense ? checked_bytes(mine, rows_b, "gram: dense C of rows x targets") : 0;
+  checked_bytes(dense_elements, 4, "gram: dense C");
+  checked_bytes(o.rows.total, std::max<std::int64_t>(o.p.top_k, 1) * 16, "gram: top_k lists of rows x k");
+  GramMemory memory{o.p, o.whole, bm};
+  memory.budget = budget_of(budget_obj);
+  memory.dense_bytes = 4.0 * double(kmini::gram::dense_elements(o.rows, o.a->m, bm, o.p));
+  memory.fit(o.p);
+  ensure_kokkos();
+  py::object C = dense_array(o.p, mine, rows_b, kmini::gram::dense_elements(o.rows, o.a->m, bm, o.p), false, dense_out);
+  KernelCall call("gram");
+  check_gram_values("A", o.a->m);
+  if (o.b) check_gram_values("B", o.b->m);
+  return C;
+}
+
+// One slice height for every rank's plan: the lowest any rank's budget
+// allows; automatic heights as the CLI balances them over the ranks.
+void agree_slice_rows(OverRanks& o, MPI_Comm comm) {
+  std::int64_t h = o.p.slice_rows > 0 ? std::min(o.p.slice_rows, o.rows.total) : o.rows.total;
+  if (o.auto_rows) {
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    h = std::min(h, kmini::gram::balanced_slice_rows(o.rows.total, ranks));
+  }
+  {
+    py::gil_scoped_release release;
+    MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_INT64_T, MPI_MIN, comm);
+  }
+  o.p.slice_rows = h;
+}
+
+// The collective library call, allocation failures as MemoryError.
+kmini::gram::ComputeResult run_over(const OverRanks& o, void* dense_out) {
+  KernelCall call("gram");
+  try {
+    return kmini::gram::compute(kmini::gram::ApiExec(), o.rows, o.a->m, o.bm(), o.p, dense_out);
+  } catch (const std::bad_alloc&) {
+    memory_error("gram: an allocation failed computing slices of " + std::to_string(o.p.slice_rows) + " rows");
+  } catch (const std::runtime_error& e) {  // Kokkos' failed allocations
+    if (std::string(e.what()).find("alloc") == std::string::npos) throw;
+    memory_error("gram: an allocation failed (" + first_line(e.what()) + ") computing slices of " +
+                 std::to_string(o.p.slice_rows) + " rows");
+  }
+  return {};
+}
+
+// gram with comm=: each rank's arguments converted and checked, agreed by
+// every rank (one refusal stops all), then one collective library call.
+py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
+                     const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
+                     const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
+                     const py::object& budget_obj, const py::object& slice_rows, const py::object& comm_obj) {
+  check_running("gram");
+  bool given = false;
+  const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
+  OverRanks o;
+  std::exception_ptr failed;
+  try {
+    convert_own(o, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  agree(comm, given, failed, "gram");
+  place_rows(o, comm);
+  void* dense_out = nullptr;
+  py::object C;
+  try {
+    C = prepare_over(o, top_k, pairs_min, count_at_least, budget_obj, slice_rows, dense_out);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  agree(comm, given, failed, "gram");
+  agree_slice_rows(o, comm);
+  Stop stop;
+  o.p.interrupted = stop.check();  // between rounds, agreed by the ranks
+  const kmini::gram::ComputeResult r = run_over(o, dense_out);
+  stop.raise_if_stopped("gram");
+  if (r.interrupted) throw std::runtime_error("gram: stopped (another rank was interrupted)");
+  return result_namespace(C, r, o.p, o.a->m.rows);
 }
 
 // A numpy dtype of the CLI's files as the .npy writer's element type.
@@ -405,7 +534,9 @@ void bind_gram(py::module_& m) {
   m.def("_gram_arguments", [] { return declared_arguments(kmini::gram::declaration(), kArguments); });
   m.def("_write_npy", &write_npy, py::arg("path"), py::arg("array"), py::arg("first"), py::arg("shape"),
         py::arg("comm"));
-  m.def("_gram_words", &gram_words, py::arg("A"), py::arg("cols"), py::arg("name"));
+  m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
+        py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
+        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("comm"));
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"));

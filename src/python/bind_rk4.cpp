@@ -73,27 +73,6 @@ auto allocating(const char* what, F&& f) -> decltype(f()) {
   }
 }
 
-// Every rank of `comm` agrees whether the call goes ahead: a rank whose
-// arguments were refused raises its own error, the others a RuntimeError
-// naming it, so no rank waits in a collective the others never reach.
-void agree(MPI_Comm comm, bool given, const std::exception_ptr& failed) {
-  if (!given) {
-    if (failed) std::rethrow_exception(failed);
-    return;
-  }
-  int rank = 0, first = failed ? 0 : std::numeric_limits<int>::max();
-  MPI_Comm_rank(comm, &rank);
-  if (failed) first = rank;
-  int lowest = 0;
-  {
-    py::gil_scoped_release release;
-    MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, comm);
-  }
-  if (failed) std::rethrow_exception(failed);
-  if (lowest != std::numeric_limits<int>::max())
-    throw std::runtime_error("rk4: rank " + std::to_string(lowest) + " refused its arguments (see its error)");
-}
-
 struct Args {
   kmini::rk4::IntegrateParams q;
   bool g_auto = false;
@@ -115,7 +94,7 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, Args a, MPI_Comm
   } catch (...) {
     failed = std::current_exception();
   }
-  agree(comm, given, failed);
+  agree(comm, given, failed, "rk4");
   kmini::rk4::IntegrateParams q = a.q;
   Stop stop;
   q.interrupted = stop.check();  // between steps, every 0.1 s
@@ -180,7 +159,7 @@ py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, Args 
   } catch (...) {
     failed = std::current_exception();
   }
-  agree(comm, given, failed);
+  agree(comm, given, failed, "rk4");
   DeviceArray F(F0.shape, complex_type), G(G0.shape, complex_type);
   kmini::rk4::IntegrateParams q = a.q;
   Stop stop;
@@ -256,7 +235,7 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
       p = declared_choice_arg(precision, "precision", key("precision"));
     }
   } catch (...) {
-    if (given) agree(comm, true, std::current_exception());
+    if (given) agree(comm, true, std::current_exception(), "rk4");
     throw;
   }
   if (a.on_device)

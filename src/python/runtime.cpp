@@ -10,6 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
+#include <string>
 #include <thread>
 
 namespace kmini::python {
@@ -135,6 +137,25 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given) {
   if (finalized) throw std::runtime_error(f + ": MPI has been finalised in this process");
   *given = true;
   return MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
+}
+
+void agree(MPI_Comm comm, bool given, const std::exception_ptr& failed, const char* function) {
+  if (!given) {
+    if (failed) std::rethrow_exception(failed);
+    return;
+  }
+  int rank = 0, first = std::numeric_limits<int>::max();
+  MPI_Comm_rank(comm, &rank);
+  if (failed) first = rank;
+  int lowest = 0;
+  {
+    py::gil_scoped_release release;
+    MPI_Allreduce(&first, &lowest, 1, MPI_INT, MPI_MIN, comm);
+  }
+  if (failed) std::rethrow_exception(failed);
+  if (lowest != std::numeric_limits<int>::max())
+    throw std::runtime_error(std::string(function) + ": rank " + std::to_string(lowest) +
+                             " refused its arguments (see its error)");
 }
 
 KernelCall::KernelCall(const char* function) : lock_(*g_kernel_lock) {

@@ -19,6 +19,7 @@
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,12 @@ bool launched_by_mpi();
 // `comm` (an mpi4py communicator, or None) as an MPI_Comm; None: MPI_COMM_SELF
 // with `*given` false. A TypeError naming the argument for anything else.
 MPI_Comm comm_of(const py::object& comm, const char* function, bool* given);
+
+// Every rank of `comm` agrees whether a call goes ahead (given: comm= was
+// passed, else `failed` is rethrown alone): a rank whose arguments were
+// refused raises its own error, the others a RuntimeError naming it, so no
+// rank waits in a collective the others never reach.
+void agree(MPI_Comm comm, bool given, const std::exception_ptr& failed, const char* function);
 
 // A kernel call: releases the GIL, then waits for the kernel lock (see above).
 // Construct it after the arguments are converted; Python objects must not be

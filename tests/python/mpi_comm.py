@@ -124,6 +124,44 @@ up = kmini.gram(mine_a, cols=mine_cols, triangle="upper", comm=comm)
 starts = [i * 37 - i * (i - 1) // 2 for i in range(38)]
 lo, hi = (starts[rows[0]], starts[rows[-1] + 1]) if len(rows) else (0, 0)
 check(up.C.tobytes() == up_one.C[lo:hi].tobytes(), "gram: the upper triangle's rows")
+# --- uneven blocks: rank 0 holds no rows (with two ranks or more) -------------
+def compare(tag, A_rows, sel, B=None, **kw):
+    """kmini.gram of this rank's rows `sel` of A_rows (comm=) against those rows of one process."""
+    one = kmini.gram(A_rows, B, **kw)
+    got = kmini.gram(A_rows[sel], B, comm=comm, **kw)
+    tri = kw.get("triangle", "full") == "upper"
+    if one.C is not None and tri:
+        n = A_rows.shape[0]
+        first = [i * n - i * (i - 1) // 2 for i in range(n + 1)]
+        want = one.C[first[sel[0]]:first[sel[-1] + 1]] if len(sel) else one.C[:0]
+        check(got.C.tobytes() == want.tobytes() and got.C.shape == want.shape, f"{tag}: C (upper)")
+    elif one.C is not None:
+        check(got.C.tobytes() == one.C[sel].tobytes() and got.C.shape == one.C[sel].shape, f"{tag}: C")
+    if one.top_k is not None:
+        check(got.top_k.tobytes() == one.top_k[sel].tobytes(), f"{tag}: top_k")
+    if one.pairs is not None:
+        check(got.pairs.tobytes() == one.pairs[np.isin(one.pairs["i"], sel)].tobytes(), f"{tag}: pairs")
+    if one.counts is not None:
+        check(np.array_equal(got.counts, one.counts), f"{tag}: counts {got.counts} vs {one.counts}")
+    check(got.row_counts.tobytes() == one.row_counts[sel].tobytes(), f"{tag}: row_counts")
+
+
+edges = np.linspace(0, 37, size + 1).astype(int)
+if size > 1:
+    edges[1] = 0  # rank 0: no rows
+sel = np.arange(edges[rank], edges[rank + 1])
+for h in (1, 3, 8, None):
+    for sim, tri, B in (("counts", "full", None), ("jaccard", "full", None), ("counts", "upper", None),
+                        ("dice", "upper", None), ("cosine", "full", B_all), ("counts", "full", B_all)):
+        kw = dict(similarity=sim, triangle=tri, slice_rows=h, top_k=2,
+                  pairs_min=35 if sim == "counts" else 0.25,
+                  count_at_least=[20, 40] if sim == "counts" else [0.1, 0.3])
+        compare(f"gram uneven {sim} {tri} B={B is not None} slice_rows={h}", A_all, sel, B, **kw)
+compare("gram uneven, sparse outputs only", A_all, sel, dense=False, top_k=5, pairs_min=30, slice_rows=4)
+# no rows anywhere, and no targets
+compare("gram: no rows", A_all[:0], np.arange(0), count_at_least=[1], pairs_min=1, top_k=1)
+compare("gram: B without rows", A_all, sel, B_all[:0], count_at_least=[1], pairs_min=1)
+
 # write=: the files of N ranks are those of one process, byte for byte (and
 # those are the CLI's: tests/python/test_kmini_gram.py)
 import os  # noqa: E402
@@ -152,6 +190,26 @@ except ValueError as e:
     check(rank == size - 1 and "top_k" in str(e), f"gram: {e}")
 except RuntimeError as e:
     check(rank != size - 1 and f"rank {size - 1} refused its arguments" in str(e), f"gram: {e}")
+
+# a value that is not 0 or 1 on one rank (checked where the values are)
+elements = A_all[rows].astype(np.uint8)
+if bad:
+    elements[0, 0] = 2
+try:
+    kmini.gram(elements, comm=comm)
+    check(False, "gram: a bad value on one rank did not raise")
+except ValueError as e:
+    check(bad and "element (0, 0) is 2" in str(e), f"gram: {e}")
+except RuntimeError as e:
+    check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"gram: {e}")
+
+# columns that differ between the ranks: every rank sees it and raises the same error
+if size > 1:
+    try:
+        kmini.gram(A_all[rows][:, :149] if bad else A_all[rows], comm=comm)
+        check(False, "gram: different columns did not raise")
+    except ValueError as e:
+        check("columns, expected the same on every rank" in str(e), f"gram: {e}")
 
 for f in failures:
     print(f"rank {rank}: FAILED {f}", flush=True)

@@ -85,8 +85,10 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     comm: an mpi4py intracommunicator; each rank passes its own contiguous
     block of rows of A (in rank order) and B whole, and gets its own rows of
     C, top_k and pairs (i global), the counts of the whole problem and the
-    row_counts of its rows: byte for byte those of a one-process call. Every
-    rank holds all of A's packed rows (the CLI's replicated plan).
+    row_counts of its rows: byte for byte those of a one-process call. One
+    collective call runs the CLI's replicated plan: every rank holds all of
+    A's packed rows and computes its slices of the plan (one input: the
+    symmetric half once), whose rows go to the ranks that own them.
 
     write: the CLI's files of the outputs, {"C": path, "pairs": path,
     "top_k": path} (the deck's gram.write.C, write.pairs.path and
