@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 namespace kmini::python {
 
@@ -24,10 +25,18 @@ std::atomic<bool> g_exiting{false};          // ... because the interpreter is e
 bool g_shut_down = false;                    // Kokkos finalised: no more calls (kernel lock held to change)
 bool g_started_kokkos = false;
 pid_t g_mpi_started_by = 0;  // the process that called MPI_Init (0: not kmini)
+// A forked child of a process whose Kokkos runs threads or a device: those
+// did not come along (GNU OpenMP's pool waits for the parent's threads, for
+// ever; a CUDA context does not survive a fork). Serial kernels run anywhere.
+bool g_child_of_kokkos = false;
+constexpr bool kKernelsSurviveFork = std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>;
 
 // A child forked while another thread held the kernel lock would wait for it
 // forever: the child has a fresh lock (the old one is left as it is).
-void after_fork_in_child() { g_kernel_lock = new std::mutex; }
+void after_fork_in_child() {
+  g_kernel_lock = new std::mutex;
+  g_child_of_kokkos = Kokkos::is_initialized() && !kKernelsSurviveFork;
+}
 
 void finalize_mpi_at_exit() {
   int initialized = 0, finalized = 0;
@@ -72,6 +81,10 @@ void start_runtime() {
 }
 
 void check_running(const char* function) {
+  if (g_child_of_kokkos)
+    throw std::runtime_error(std::string(function) + ": the " + Kokkos::DefaultExecutionSpace::name() +
+                             " execution space was started by the parent of this forked process and cannot run "
+                             "here; use multiprocessing's 'spawn' or 'forkserver' start method");
   if (g_shut_down || g_stopping)
     throw std::runtime_error(std::string(function) +
                              ": kmini has shut down (its atexit handler kmini._finalize ran); no kernel can run "
@@ -111,7 +124,8 @@ void finalize() {
   {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(*g_kernel_lock);
-    if (g_started_kokkos && Kokkos::is_initialized()) Kokkos::finalize();
+    // Not in a forked child whose Kokkos cannot run: ending it would wait for the parent's threads.
+    if (g_started_kokkos && Kokkos::is_initialized() && !g_child_of_kokkos) Kokkos::finalize();
     g_shut_down = true;
   }
 }

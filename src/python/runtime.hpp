@@ -16,6 +16,8 @@
 // launcher (as mpi4py's import does), else at the first call that needs it;
 // MPI is finalised after the interpreter (Py_AtExit, as mpi4py does), only by
 // the process that started it (never in a forked child, where it would hang).
+// Forks: a child of a process whose kernels run threads (OpenMP) or a device
+// refuses every call, and does not end that Kokkos (see check_running).
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 
@@ -37,7 +39,8 @@ void ensure_kokkos();
 // RuntimeError where it cannot be used (finalised, or a forked child of the
 // process that started it).
 void ensure_mpi(const char* function);
-// A RuntimeError when kmini has shut down.
+// A RuntimeError when kmini has shut down, or in a forked child whose
+// kernels cannot run (OpenMP or device builds, Kokkos started in the parent).
 void check_running(const char* function);
 // kmini._finalize (GIL held): ends Kokkos; later calls are a RuntimeError.
 void finalize();
