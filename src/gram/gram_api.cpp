@@ -681,6 +681,8 @@ ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& 
     throw std::invalid_argument("count_at_least: at most " + std::to_string(kMaxThresholds) + " thresholds");
   if (p.upper && b) throw std::invalid_argument("upper: the packed triangle needs one input (C = A A^T)");
   if (p.dense_on_device) throw std::invalid_argument("gram: over ranks, dense C is in host memory");
+  // One rank: the one-process call, which computes dense C in place (no slice buffer, no routing).
+  if (mpi::size(rr.comm) == 1) return compute(exec, a, b, p, dense);
   const std::int64_t targets = b ? b->rows : rr.total;
   if (rr.total == 0 || targets == 0) {  // the same on every rank: no slices, no collective
     const ApiPacked mine = pack(exec, a, "kmini::gram::A");
