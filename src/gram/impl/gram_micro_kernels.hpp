@@ -345,10 +345,14 @@ inline void rows_block_avx512bw(const Word* const* ra, const Word* const* rb, in
 // and tests/unit/micro_kernels/ per target): rows_block_portable,
 // rows_block_avx2, rows_block_avx512bw (Harley-Seal), rows_block_avx512
 // (VPOPCNTDQ: 8 loads per 48 ops, the 16 accumulators in zmm registers).
+// (A variable, so device code asserts on it without calling a host function.)
+template <MicroKernel MK>
+inline constexpr bool kMicroKernelCompiled = micro_kernel_compiled(MK);
+
 template <class P, int FixedK, MicroKernel MK = kAutoMicroKernel>
 KOKKOS_FORCEINLINE_FUNCTION void rows_block(const Word* const* ra, const Word* const* rb, int nk, std::uint32_t* c,
                                             int stride) {
-  static_assert(micro_kernel_compiled(MK), "a micro-kernel this build does not contain");
+  static_assert(kMicroKernelCompiled<MK>, "a micro-kernel this build does not contain");
 #if KMINI_GRAM_AVX512_POPCOUNT
   if constexpr (MK == MicroKernel::Avx512Vpopcntdq) return rows_block_avx512<P>(ra, rb, nk, c, stride);
 #endif
