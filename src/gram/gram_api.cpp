@@ -2,6 +2,7 @@
 
 #include "core/collective.hpp"
 #include "core/huge_pages.hpp"
+#include "core/mpi_type.hpp"
 #include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "gram/impl/gram_compute.hpp"
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -237,8 +239,9 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p)
     c.b.rows = b->rows;
     c.b.cols = b->cols;
   }
-  c.row_slice = slice_height(a, p);
-  c.memory_budget = std::numeric_limits<double>::max();  // the caller's budget is checked beforehand
+  const bool planned = p.distribution != Distribution::Replicated;  // the plan takes the height and budget
+  c.row_slice = planned ? p.slice_rows : slice_height(a, p);
+  c.memory_budget = planned && p.memory_budget > 0 ? p.memory_budget : std::numeric_limits<double>::max();
   c.similarity = p.similarity;
   c.upper = p.upper;
   if (p.dense) c.write_c = "C";
@@ -248,7 +251,8 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p)
   c.top_k = p.top_k;
   c.count_at_least = p.count_at_least;
   c.engine = kAutoEngine;
-  c.distribution = Distribution::Replicated;
+  c.distribution = p.distribution;
+  c.ring_schedule = p.ring_schedule;
   return c;
 }
 
@@ -267,32 +271,10 @@ ComputeResult without_slices(const ApiExec& exec, const ApiPacked& pa, const Com
 
 // --- over the ranks of a communicator -----------------------------------------
 
-// Every rank's first row of A, and the total after the last: rank o holds
-// rows [firsts[o], firsts[o + 1]).
-std::vector<std::int64_t> rank_firsts(const RankRows& rr) {
-  const int ranks = mpi::size(rr.comm);
-  std::vector<std::int64_t> firsts(static_cast<std::size_t>(ranks) + 1, rr.total);
-  MPI_Allgather(&rr.first, 1, MPI_INT64_T, firsts.data(), 1, MPI_INT64_T, rr.comm);
-  firsts[static_cast<std::size_t>(ranks)] = rr.total;
-  return firsts;
-}
-
 // The rank that holds global row i.
 int owner_of(const std::vector<std::int64_t>& firsts, std::int64_t i) {
   return static_cast<int>(std::upper_bound(firsts.begin(), firsts.end() - 1, i) - firsts.begin()) - 1;
 }
-
-// A committed MPI type of `bytes` contiguous bytes, freed with its owner.
-struct BytesType {
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  explicit BytesType(std::int64_t bytes) {
-    MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &type);
-    MPI_Type_commit(&type);
-  }
-  ~BytesType() { MPI_Type_free(&type); }
-  BytesType(const BytesType&) = delete;
-  BytesType& operator=(const BytesType&) = delete;
-};
 
 // Displacements of `counts` laid end to end.
 std::vector<int> displacements(const std::vector<int>& counts) {
@@ -308,38 +290,44 @@ int mpi_count(std::int64_t n, const char* what) {
   return static_cast<int>(n);
 }
 
-// All packed rows of A on every rank: its own rows packed, then gathered as
-// packed rows (through the host where the kernels' memory is not). The
-// allocations are agreed before the gather, so no rank waits in it for one
-// that failed.
-ApiPacked gather_packed(const ApiExec& exec, const RankRows& rr, const ApiMatrix& a,
-                        const std::vector<std::int64_t>& firsts) {
-  const std::int64_t wa = words_allocated(a.cols);
-  using HostPacked = typename ApiPacked::HostMirror;
-  struct Buffers {
-    HostPacked mine, host_all;
-    ApiPacked all;
-  };
-  Buffers m = collectively(rr.comm, "gram", [&] {
-    Buffers t;
-    t.mine = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pack(exec, a, "kmini::gram::A_mine"));
-    t.all = ApiPacked("kmini::gram::A", rr.total, wa);
-    t.host_all = Kokkos::create_mirror_view(t.all);
+// Every packed row on every rank: its own rows packed into their place, then
+// gathered (allgather_rows). The allocations are agreed before the gather, so
+// no rank waits in it for one that failed.
+ApiPacked gather_packed(const ApiExec& exec, const RankRows& rr, const ApiMatrix& m, const char* label) {
+  const ApiPacked all = collectively(rr.comm, "gram", [&] {
+    ApiPacked t(std::string(label), rr.total(), words_allocated(m.cols));
+    const std::int64_t first = rr.first();
+    Kokkos::deep_copy(exec, Kokkos::subview(t, std::make_pair(first, first + m.rows), Kokkos::ALL()),
+                      pack(exec, m, label));
+    exec.fence();
     return t;
   });
-  if (wa == 0) return m.all;
-  const int ranks = mpi::size(rr.comm);
-  std::vector<int> counts(static_cast<std::size_t>(ranks)), at(static_cast<std::size_t>(ranks));
-  for (int q = 0; q < ranks; ++q) {
-    counts[static_cast<std::size_t>(q)] = mpi_count(firsts[q + 1] - firsts[q], "rows of A");
-    at[static_cast<std::size_t>(q)] = mpi_count(firsts[q], "rows of A");
-  }
-  const BytesType row(wa * 8);
-  MPI_Allgatherv(m.mine.data(), counts[static_cast<std::size_t>(mpi::rank(rr.comm))], row.type, m.host_all.data(),
-                 counts.data(), at.data(), row.type, rr.comm);
-  Kokkos::deep_copy(exec, m.all, m.host_all);
-  exec.fence();
-  return m.all;
+  detail::allgather_rows(exec, rr.comm, all, rr.firsts);
+  return all;
+}
+
+// Rows in ranks' blocks as the circulant cuts them (Plan::block_begin).
+std::vector<std::int64_t> block_firsts(std::int64_t rows, int ranks) {
+  std::vector<std::int64_t> firsts(static_cast<std::size_t>(ranks) + 1);
+  for (int q = 0; q <= ranks; ++q) firsts[static_cast<std::size_t>(q)] = Plan::block_begin(rows, ranks, q);
+  return firsts;
+}
+
+// This rank's rows of a matrix every rank holds whole.
+ApiMatrix rows_of(const ApiMatrix& whole, const RankRows& rr) {
+  const std::int64_t first = rr.first();
+  ApiMatrix m = whole;
+  m.data = static_cast<const char*>(whole.data) + first * whole.row_bytes();
+  m.rows = rr.firsts[static_cast<std::size_t>(mpi::rank(rr.comm)) + 1] - first;
+  return m;
+}
+
+// This rank's rows of a ring plan's chunks (Plan::a_chunks, b_chunks), moved
+// from the ranks that hold them (detail::rows_to_chunks).
+ApiPacked chunk_rows(const ApiExec& exec, const RankRows& rr, const ApiMatrix& m, const std::vector<Chunk>& chunks,
+                     const char* label) {
+  const ApiPacked mine = collectively(rr.comm, "gram", [&] { return pack(exec, m, label); });
+  return detail::rows_to_chunks(exec, rr.comm, mine, rr.firsts, chunks, label);
 }
 
 // The runs of a slice's values that rank rows [o0, o1) keep: f(dest, src,
@@ -407,9 +395,8 @@ class MessageBuffer {
 template <class T>
 class DenseRanks final : public detail::DenseSink {
  public:
-  DenseRanks(const ApiExec& exec, const RankRows& rr, const std::vector<std::int64_t>& firsts, const Plan& plan,
-             bool two, bool upper, T* dense)
-      : exec_(exec), rr_(rr), firsts_(firsts), plan_(plan), two_(two), upper_(upper), dense_(dense) {
+  DenseRanks(const ApiExec& exec, const RankRows& rr, const Plan& plan, bool two, bool upper, T* dense)
+      : exec_(exec), rr_(rr), firsts_(rr.firsts), plan_(plan), two_(two), upper_(upper), dense_(dense) {
     rounds_.resize(static_cast<std::size_t>(plan.rounds()));
     for (const Slice& s : plan.slices) rounds_[static_cast<std::size_t>(s.round)].push_back(&s);
     check_counts();
@@ -518,8 +505,8 @@ std::vector<char> route_records(MPI_Comm comm, const char* records, const std::v
   MPI_Alltoall(n.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm);
   const std::vector<int> send_at = displacements(n), recv_at = displacements(recv);
   std::vector<char> in(static_cast<std::size_t>((recv_at.back() + recv.back()) * bytes));
-  const BytesType record(bytes);
-  MPI_Alltoallv(records, n.data(), send_at.data(), record.type, in.data(), recv.data(), recv_at.data(), record.type,
+  const mpi::ContiguousType record(bytes, MPI_BYTE);
+  MPI_Alltoallv(records, n.data(), send_at.data(), record.get(), in.data(), recv.data(), recv_at.data(), record.get(),
                 comm);
   return in;
 }
@@ -528,8 +515,7 @@ std::vector<char> route_records(MPI_Comm comm, const char* records, const std::v
 // and lists of its rows.
 class RecordRanks final : public detail::RecordSink {
  public:
-  RecordRanks(const RankRows& rr, const std::vector<std::int64_t>& firsts, ComputeResult& r)
-      : rr_(rr), firsts_(firsts), r_(r) {}
+  RecordRanks(const RankRows& rr, ComputeResult& r) : rr_(rr), firsts_(rr.firsts), r_(r) {}
   void pairs(std::uint64_t, std::uint64_t n, const char* records) override {
     std::vector<int> to(firsts_.size() - 1, 0);  // records by i, so each rank's are one run
     for (std::uint64_t e = 0; e < n; ++e) {
@@ -574,22 +560,18 @@ void RecordRanks::commit_pairs(std::int64_t) {
   r_.pair_count = static_cast<std::int64_t>(n);
 }
 
-// The sinks, the plan and the computation over the ranks, for a problem with
+// The sinks and the computation of `plan` over the ranks, for a problem with
 // slices (rows and targets).
-ComputeResult compute_over_ranks(const ApiExec& exec, const RankRows& rr, const std::vector<std::int64_t>& firsts,
-                                 const detail::Inputs& in, const ApiMatrix& whole, const ApiMatrix* b,
-                                 const ComputeParams& p, void* dense) {
-  const Config c = config_of(whole, b, p);
-  const Plan plan = make_plan(c, mpi::size(rr.comm));
+ComputeResult compute_over_ranks(const ApiExec& exec, const RankRows& rr, const detail::Inputs& in, const Config& c,
+                                 const Plan& plan, const ComputeParams& p, void* dense) {
   ComputeResult r;
   std::unique_ptr<detail::DenseSink> dense_sink;
   if (p.dense && p.similarity == Similarity::Counts)
-    dense_sink = std::make_unique<DenseRanks<std::int32_t>>(exec, rr, firsts, plan, in.two, p.upper,
-                                                            static_cast<std::int32_t*>(dense));
-  else if (p.dense)
     dense_sink =
-        std::make_unique<DenseRanks<float>>(exec, rr, firsts, plan, in.two, p.upper, static_cast<float*>(dense));
-  RecordRanks records(rr, firsts, r);
+        std::make_unique<DenseRanks<std::int32_t>>(exec, rr, plan, in.two, p.upper, static_cast<std::int32_t*>(dense));
+  else if (p.dense)
+    dense_sink = std::make_unique<DenseRanks<float>>(exec, rr, plan, in.two, p.upper, static_cast<float*>(dense));
+  RecordRanks records(rr, r);
   detail::Outputs out;
   out.dense = dense_sink.get();
   out.records = &records;
@@ -598,11 +580,20 @@ ComputeResult compute_over_ranks(const ApiExec& exec, const RankRows& rr, const 
   detail::Outcome o = detail::compute(detail::Team{rr.comm, exec, false}, c, plan, in, out);
   r.interrupted = o.interrupted;
   r.slices = o.interrupted ? 0 : static_cast<std::int64_t>(plan.slices.size());
+  r.distribution = plan.distribution;
+  r.ring_schedule = plan.schedule;
   r.counts = std::move(o.counts);
   if (o.interrupted) return r;
-  const auto own = o.row_ones.begin() + rr.first;  // the ones of every row
-  r.row_counts.assign(own, own + (firsts[static_cast<std::size_t>(mpi::rank(rr.comm)) + 1] - rr.first));
+  const auto own = o.row_ones.begin() + rr.first();  // the ones of every row
+  r.row_counts.assign(own, own + (rr.firsts[static_cast<std::size_t>(mpi::rank(rr.comm)) + 1] - rr.first()));
   return r;
+}
+
+// The whole problem's shapes over the ranks.
+ApiMatrix whole_of(const ApiMatrix& mine, const RankRows& rr) {
+  ApiMatrix whole = mine;
+  whole.rows = rr.total();
+  return whole;
 }
 
 }  // namespace
@@ -662,11 +653,22 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
   return r;
 }
 
-std::int64_t dense_elements(const RankRows& rr, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
+RankRows RankRows::gather(MPI_Comm comm, std::int64_t mine) {
+  const int ranks = mpi::size(comm);
+  RankRows rr{comm, std::vector<std::int64_t>(static_cast<std::size_t>(ranks) + 1, 0)};
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), mine);
+  if (!mpi::solo(comm)) MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm);
+  for (int q = 0; q < ranks; ++q) rr.firsts[static_cast<std::size_t>(q) + 1] = rr.firsts[q] + counts[q];
+  return rr;
+}
+
+std::int64_t RankRows::first() const { return firsts[static_cast<std::size_t>(mpi::rank(comm))]; }
+
+std::int64_t dense_elements(const RankRows& rr, const ApiMatrix& a, std::int64_t targets, const ComputeParams& p) {
   if (!p.dense) return 0;
-  if (!(p.upper && !b)) return a.rows * (b ? b->rows : rr.total);
-  const std::int64_t f = rr.first, n = a.rows;  // sum of (total - i) over its rows i
-  return n * rr.total - (2 * f + n - 1) * n / 2;
+  if (!p.upper) return a.rows * targets;
+  const std::int64_t f = rr.first(), n = a.rows;  // sum of (total - i) over its rows i
+  return n * rr.total() - (2 * f + n - 1) * n / 2;
 }
 
 std::int64_t balanced_slice_rows(std::int64_t rows, int ranks) {
@@ -674,8 +676,20 @@ std::int64_t balanced_slice_rows(std::int64_t rows, int ranks) {
   return ranks > 1 ? std::max<std::int64_t>(tile, (rows / (4 * ranks) + tile - 1) / tile * tile) : rows;
 }
 
+PlanOverRanks plan_over_ranks(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
+  const Config c = config_of(a, b, p);
+  const Plan plan = make_plan(c, ranks);
+  PlanOverRanks r;
+  r.distribution = plan.distribution;
+  r.ring_schedule = plan.schedule;
+  r.slice_rows = plan.height;
+  r.device_bytes = device_bytes(c, plan, false, compat::device_is_host_accessible).approx();
+  r.held_bytes = plan.packed_bytes + plan.top_k_bytes + plan.slice_bytes;
+  return r;
+}
+
 ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& a, const ApiMatrix* b,
-                      const ComputeParams& p, void* dense) {
+                      const RankRows* b_rows, const ComputeParams& p, void* dense) {
   ScopedRegion region("kmini::gram::library_compute");
   if (!p.count_at_least.empty() && p.count_at_least.size() > static_cast<std::size_t>(kMaxThresholds))
     throw std::invalid_argument("count_at_least: at most " + std::to_string(kMaxThresholds) + " thresholds");
@@ -683,19 +697,38 @@ ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& 
   if (p.dense_on_device) throw std::invalid_argument("gram: over ranks, dense C is in host memory");
   // One rank: the one-process call, which computes dense C in place (no slice buffer, no routing).
   if (mpi::size(rr.comm) == 1) return compute(exec, a, b, p, dense);
-  const std::int64_t targets = b ? b->rows : rr.total;
-  if (rr.total == 0 || targets == 0) {  // the same on every rank: no slices, no collective
+  const ApiMatrix whole = whole_of(a, rr);
+  std::optional<ApiMatrix> whole_b;
+  if (b) whole_b = b_rows ? whole_of(*b, *b_rows) : *b;
+  const Config c = config_of(whole, whole_b ? &*whole_b : nullptr, p);
+  if (rr.total() == 0 || (b && whole_b->rows == 0)) {  // the same on every rank: no slices, no collective
     const ApiPacked mine = pack(exec, a, "kmini::gram::A");
-    return without_slices(exec, mine, p);
+    ComputeResult r = without_slices(exec, mine, p);
+    if (p.distribution == Distribution::Ring) {  // what the plan would say; auto: nothing to hold
+      r.distribution = Distribution::Ring;
+      r.ring_schedule = p.ring_schedule != RingSchedule::Auto ? p.ring_schedule
+                        : c.circulant_possible()              ? RingSchedule::Circulant
+                                                              : RingSchedule::Slices;
+    }
+    return r;
   }
-  const std::vector<std::int64_t> firsts = rank_firsts(rr);
-  ApiMatrix whole = a;
-  whole.rows = rr.total;
+  const Plan plan = make_plan(c, mpi::size(rr.comm));
   detail::Inputs in;
-  in.a = gather_packed(exec, rr, a, firsts);
   in.two = b != nullptr;
-  if (in.two) in.b = collectively(rr.comm, "gram", [&] { return pack(exec, *b, "kmini::gram::B"); });
-  return compute_over_ranks(exec, rr, firsts, in, whole, b, p, dense);
+  if (plan.ring()) {
+    in.a = chunk_rows(exec, rr, a, plan.a_chunks, "kmini::gram::A");
+    if (b) {
+      // B whole on every rank: each holds its share of the rows, moved nowhere.
+      const RankRows shares = b_rows ? *b_rows : RankRows{rr.comm, block_firsts(b->rows, mpi::size(rr.comm))};
+      in.b = chunk_rows(exec, shares, b_rows ? *b : rows_of(*b, shares), plan.b_chunks, "kmini::gram::B");
+    }
+  } else {
+    in.a = gather_packed(exec, rr, a, "kmini::gram::A");
+    if (b_rows) in.b = gather_packed(exec, *b_rows, *b, "kmini::gram::B");
+    else if (b) in.b = collectively(rr.comm, "gram", [&] { return pack(exec, *b, "kmini::gram::B"); });
+  }
+  if (!in.two) in.b = ApiPacked("kmini::gram::B", 0, 0);
+  return compute_over_ranks(exec, rr, in, c, plan, p, dense);
 }
 
 }  // namespace kmini::gram

@@ -3,6 +3,7 @@
 // Python module) call. A light header: the input description, the parameters
 // and the function; the kernels (packing, tiles, sparse outputs) are in
 // impl/, compiled into kmini_gram.
+#include "gram/gram.hpp"
 #include "gram/gram_similarity.hpp"
 
 #include <mpi.h>
@@ -57,7 +58,13 @@ struct ComputeParams {
   std::vector<double> count_at_least;  // the number of pairs at or above each (deck order)
   std::int64_t slice_rows = 0;         // rows of C per slice; 0: all of them
   bool dense_on_device = false;        // `dense` is in the kernels' memory space (a CUDA array), else host memory
-  std::function<bool()> interrupted;   // checked between slices (Ctrl-C from Python)
+  // Over ranks (RankRows), as the deck's gram.distribution and ring_schedule;
+  // with ring or auto the plan takes its slice height (slice_rows 0) and the
+  // distribution from memory_budget, device bytes per rank (0: no limit).
+  Distribution distribution = Distribution::Replicated;
+  RingSchedule ring_schedule = RingSchedule::Auto;
+  double memory_budget = 0;
+  std::function<bool()> interrupted;  // checked between slices (Ctrl-C from Python)
 };
 
 // Host bytes of one record: pairs (i int64, j int64, value), top-k entries
@@ -70,10 +77,12 @@ struct ComputeResult {
   std::vector<char> top_k;  // rows x k records, best first; missing: j = -1, value 0
   std::vector<char> pairs;  // pair records in (i, j) order
   std::int64_t pair_count = 0;
-  std::vector<std::int64_t> counts;      // one per count_at_least threshold, in its order
-  std::vector<std::int32_t> row_counts;  // ones in each row of A
-  std::int64_t slices = 0;               // slices computed
-  bool interrupted = false;              // stopped early: the outputs are incomplete
+  std::vector<std::int64_t> counts;                      // one per count_at_least threshold, in its order
+  std::vector<std::int32_t> row_counts;                  // ones in each row of A
+  std::int64_t slices = 0;                               // slices computed
+  Distribution distribution = Distribution::Replicated;  // as planned (never Auto)
+  RingSchedule ring_schedule = RingSchedule::Slices;     // with Ring: as planned (never Auto)
+  bool interrupted = false;                              // stopped early: the outputs are incomplete
 };
 
 // Elements of dense C: rows x targets, or rows (rows + 1) / 2 for `upper`.
@@ -90,31 +99,51 @@ std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const 
 ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params,
                       void* dense);
 
-// One problem over the ranks of `comm`: each rank holds rows [first, first +
-// its rows) of A, in rank order, out of `total` (a rank may hold none).
+// One problem over the ranks of `comm`: rank q holds rows [firsts[q],
+// firsts[q + 1]) of a matrix, in rank order (a rank may hold none).
 struct RankRows {
   MPI_Comm comm = MPI_COMM_NULL;
-  std::int64_t first = 0, total = 0;
+  std::vector<std::int64_t> firsts;  // one per rank, then the total
+  // Collective: every rank passes its own row count.
+  static RankRows gather(MPI_Comm comm, std::int64_t mine);
+  std::int64_t first() const;  // this rank's first row
+  std::int64_t total() const { return firsts.back(); }
 };
 
 // Elements of this rank's dense C: its rows x targets, or for `upper` its
 // rows of the packed upper triangle (row i: C(i, i..total-1)), concatenated.
-std::int64_t dense_elements(const RankRows& rows, const ApiMatrix& a_mine, const ApiMatrix* b,
+std::int64_t dense_elements(const RankRows& rows, const ApiMatrix& a_mine, std::int64_t targets,
                             const ComputeParams& params);
 
 // The tallest automatic slice over `ranks` ranks, as the CLI plans it:
 // enough slices to keep every rank busy.
 std::int64_t balanced_slice_rows(std::int64_t rows, int ranks);
 
-// compute over the ranks of rows.comm (collective): the CLI's replicated plan
-// (every rank holds all packed rows of A, each computes its slices, with one
-// input the symmetric half once), and each rank gets its own rows of every
+// The CLI's plan of a computation over `ranks` ranks (a and b: the whole
+// problem's shapes), as --dry-run states it: what is planned and the device
+// bytes per rank (the busiest). Throws UsageError where params.memory_budget
+// holds no plan.
+struct PlanOverRanks {
+  Distribution distribution = Distribution::Replicated;
+  RingSchedule ring_schedule = RingSchedule::Slices;
+  std::int64_t slice_rows = 0;
+  double device_bytes = 0;
+  double held_bytes = 0;  // of those, packed A and B held, the top-k lists and one slice
+};
+PlanOverRanks plan_over_ranks(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params);
+
+// compute over the ranks of rows.comm (collective), with the CLI's plan
+// (params.distribution): replicated (every rank holds all packed rows of A,
+// gathered; with one input the symmetric half once) or ring (each rank holds
+// the rows of the plan's chunks, moved there from the ranks that pass them,
+// so no rank holds the whole problem). Each rank gets its own rows of every
 // output: dense C into `dense_mine` (host memory), the top-k lists of its
 // rows, the pairs whose i is in its rows (i global, (i, j) order), the
 // row_counts of its rows; counts are the whole problem's. The same bytes as
 // those rows of a one-process compute of all of A. B (or null) is whole on
-// every rank; the parameters are the same on every rank.
+// every rank (b_rows null) or spread as b_rows says; the parameters are the
+// same on every rank.
 ComputeResult compute(const ApiExec& exec, const RankRows& rows, const ApiMatrix& a_mine, const ApiMatrix* b,
-                      const ComputeParams& params, void* dense_mine);
+                      const RankRows* b_rows, const ComputeParams& params, void* dense_mine);
 
 }  // namespace kmini::gram

@@ -2,13 +2,17 @@
 // random matrix or a .npy file read block by block and checked value by value.
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/mpi_type.hpp"
+#include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "io/npy.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -158,30 +162,109 @@ void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const P
   if (!io_problem.empty()) throw RuntimeFailure(io_problem);
 }
 
-// Every rank's packed rows to every rank: an allgather of packed words, 8x
-// fewer bytes than the file's unpacked rows. In place where the device memory
-// is host memory, else through a host copy (no GPU-aware MPI assumed).
-void allgather_rows(const ExecSpace& exec, MPI_Comm comm, const Packed& packed) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  if (ranks == 1 || packed.extent(0) == 0) return;
-  const std::int64_t rows = packed.extent(0);
+}  // namespace
+
+void allgather_rows(const ExecSpace& exec, MPI_Comm comm, const Packed& all, const std::vector<std::int64_t>& firsts) {
+  const int ranks = mpi::size(comm);
+  if (ranks == 1 || all.extent(0) == 0 || all.extent(1) == 0) return;
   std::vector<int> counts(static_cast<std::size_t>(ranks)), displs(counts.size());
   for (int q = 0; q < ranks; ++q) {
-    const RowShare s = read_share(rows, q, ranks);
-    counts[static_cast<std::size_t>(q)] = static_cast<int>(s.count);
-    displs[static_cast<std::size_t>(q)] = static_cast<int>(s.first);
+    const std::int64_t n = firsts[static_cast<std::size_t>(q) + 1] - firsts[static_cast<std::size_t>(q)];
+    if (firsts[static_cast<std::size_t>(q) + 1] > std::numeric_limits<int>::max())
+      throw std::length_error("gram: " + std::to_string(all.extent(0)) + " rows, more than one MPI message can gather");
+    counts[static_cast<std::size_t>(q)] = static_cast<int>(n);
+    displs[static_cast<std::size_t>(q)] = static_cast<int>(firsts[static_cast<std::size_t>(q)]);
   }
-  MPI_Datatype row;  // one packed row: the counts stay rows, within int for any matrix kmini plans
-  MPI_Type_contiguous(static_cast<int>(packed.extent(1)), MPI_UINT64_T, &row);
-  MPI_Type_commit(&row);
-  auto host = Kokkos::create_mirror_view(packed);
-  Kokkos::deep_copy(exec, host, packed);  // a no-op where `host` is `packed`
+  const mpi::ContiguousType row(static_cast<std::int64_t>(all.extent(1)), MPI_UINT64_T);  // one packed row
+  auto host = Kokkos::create_mirror_view(all);
+  Kokkos::deep_copy(exec, host, all);  // a no-op where `host` is `all`
   exec.fence();
-  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, host.data(), counts.data(), displs.data(), row, comm);
-  MPI_Type_free(&row);
-  Kokkos::deep_copy(exec, packed, host);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, host.data(), counts.data(), displs.data(), row.get(), comm);
+  Kokkos::deep_copy(exec, all, host);
   exec.fence();
+}
+
+namespace {
+
+// The runs of rows that pass from rank `from` (rows [firsts[from],
+// firsts[from + 1])) to rank `to` (its chunks): f(chunk, r0, r1) in chunk order.
+template <class F>
+void for_each_move(const std::vector<std::int64_t>& firsts, const std::vector<Chunk>& chunks, int from, int to, F f) {
+  const std::int64_t f0 = firsts[static_cast<std::size_t>(from)], f1 = firsts[static_cast<std::size_t>(from) + 1];
+  for (const Chunk& k : chunks) {
+    const std::int64_t r0 = std::max(k.r0, f0), r1 = std::min(k.r1, f1);
+    if (k.rank == to && r0 < r1) f(k, r0, r1);
+  }
+}
+
+}  // namespace
+
+Packed rows_to_chunks(const ExecSpace& exec, MPI_Comm comm, const Packed& mine, const std::vector<std::int64_t>& firsts,
+                      const std::vector<Chunk>& chunks, const char* label) {
+  const int ranks = mpi::size(comm), me = mpi::rank(comm);
+  using Host = Packed::HostMirror;
+  const std::int64_t words = mine.extent(1), own0 = firsts[static_cast<std::size_t>(me)];
+  std::int64_t held = 0, received = 0;
+  for (const Chunk& k : chunks) held += k.rank == me ? k.rows() : 0;
+  std::vector<int> send(static_cast<std::size_t>(ranks), 0), recv(send.size(), 0);
+  for (int q = 0; q < ranks; ++q) {
+    for_each_move(firsts, chunks, me, q, [&](const Chunk&, std::int64_t r0, std::int64_t r1) {
+      send[static_cast<std::size_t>(q)] += static_cast<int>(r1 - r0);
+    });
+    for_each_move(firsts, chunks, q, me, [&](const Chunk&, std::int64_t r0, std::int64_t r1) {
+      recv[static_cast<std::size_t>(q)] += static_cast<int>(r1 - r0);
+      received += r1 - r0;
+    });
+  }
+  struct Buffers {
+    Packed held;
+    Host mine, out, in, held_host;
+  };
+  Buffers b = collectively(comm, "gram", [&] {
+    Buffers t{Packed(std::string(label), held, words),
+              Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), mine),
+              Host("kmini::gram::rows_out", mine.extent(0), words),
+              Host("kmini::gram::rows_in", received, words),
+              {}};
+    t.held_host = Kokkos::create_mirror_view(t.held);
+    return t;
+  });
+  std::vector<int> send_at(send.size(), 0), recv_at(recv.size(), 0);
+  for (std::size_t q = 1; q < send.size(); ++q) {
+    send_at[q] = send_at[q - 1] + send[q - 1];
+    recv_at[q] = recv_at[q - 1] + recv[q - 1];
+  }
+  const auto row = [&](const Host& h, std::int64_t i) { return h.data() + i * words; };
+  for (int q = 0; q < ranks; ++q) {  // this rank's rows, by destination, in chunk order
+    std::int64_t at = send_at[static_cast<std::size_t>(q)];
+    for_each_move(firsts, chunks, me, q, [&](const Chunk&, std::int64_t r0, std::int64_t r1) {
+      std::copy_n(row(b.mine, r0 - own0), (r1 - r0) * words, row(b.out, at));
+      at += r1 - r0;
+    });
+  }
+  const mpi::ContiguousType row_type(words, MPI_UINT64_T);
+  if (words > 0)
+    MPI_Alltoallv(b.out.data(), send.data(), send_at.data(), row_type.get(), b.in.data(), recv.data(), recv_at.data(),
+                  row_type.get(), comm);
+  for (int q = 0; q < ranks; ++q) {  // each source's runs, in chunk order, to their places
+    std::int64_t at = recv_at[static_cast<std::size_t>(q)];
+    for_each_move(firsts, chunks, q, me, [&](const Chunk& k, std::int64_t r0, std::int64_t r1) {
+      std::copy_n(row(b.in, at), (r1 - r0) * words, row(b.held_host, k.local + (r0 - k.r0)));
+      at += r1 - r0;
+    });
+  }
+  Kokkos::deep_copy(exec, b.held, b.held_host);
+  exec.fence();
+  return b.held;
+}
+
+namespace {
+
+// The first row each rank reads of an input of `rows` rows, and `rows` last.
+std::vector<std::int64_t> read_firsts(std::int64_t rows, int ranks) {
+  std::vector<std::int64_t> firsts(static_cast<std::size_t>(ranks) + 1, rows);
+  for (int q = 0; q < ranks; ++q) firsts[static_cast<std::size_t>(q)] = read_share(rows, q, ranks).first;
+  return firsts;
 }
 
 // One input packed on every rank: a random matrix is generated whole on each
@@ -227,7 +310,7 @@ Packed load_input(const ExecSpace& exec, MPI_Comm comm, const Source& a, const c
     exec.fence();
   });
   if (!chunks && a.kind != Source::Kind::Random)
-    collectively(comm, "gram", [&] { allgather_rows(exec, comm, packed); });
+    collectively(comm, "gram", [&] { allgather_rows(exec, comm, packed, read_firsts(a.rows, ranks)); });
   return packed;
 }
 

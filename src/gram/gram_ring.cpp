@@ -47,7 +47,7 @@ const char* Ring::path_name(Path p) {
 }
 
 Ring::Ring(const Team& team, const Config& c, const Plan& plan, const Inputs& in)
-    : exec_(team.exec), comm_(team.comm), c_(c), plan_(plan), in_(in) {
+    : exec_(team.exec), comm_(team.comm), c_(c), plan_(plan), in_(in), row_type_(plan.words, MPI_UINT64_T) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &ranks_);
   path_ = compat::device_is_host_accessible ? Path::HostMemory : mpi_is_cuda_aware() ? Path::DeviceAware : Path::Staged;
@@ -61,11 +61,7 @@ Ring::Ring(const Team& team, const Config& c, const Plan& plan, const Inputs& in
     }
   });
   for (const auto& h : plan.pieces) pieces_ = std::max(pieces_, h.size());
-  MPI_Type_contiguous(static_cast<int>(words), MPI_UINT64_T, &row_type_);
-  MPI_Type_commit(&row_type_);
 }
-
-Ring::~Ring() { MPI_Type_free(&row_type_); }
 
 void Ring::compute(const Slice& s, const Chunk& k, const Packed& data, std::int64_t base,
                    const Kokkos::View<std::int32_t*, MemSpace>& counts) {
@@ -141,10 +137,11 @@ void Ring::round(const Slice* s, const Kokkos::View<std::int32_t*, MemSpace>& co
       if (t + 1 < ranks_) {
         const Piece coming = piece((rank_ - t - 1 + ranks_) % ranks_, j);
         if (path_ == Path::DeviceAware) exec_.fence();  // the last tick's tiles read that buffer
-        MPI_Irecv(buffer_data(1 - slot), static_cast<int>(coming.rows), row_type_, prev, kRingTag, comm_, &req[0]);
+        MPI_Irecv(buffer_data(1 - slot), static_cast<int>(coming.rows), row_type_.get(), prev, kRingTag, comm_,
+                  &req[0]);
         const Word* from = t > 0 ? buffer_data(slot)
                                  : (path_ == Path::Staged ? held_host_.data() : in_.targets().data()) + k.local * words;
-        MPI_Isend(from, static_cast<int>(k.rows), row_type_, next, kRingTag, comm_, &req[1]);
+        MPI_Isend(from, static_cast<int>(k.rows), row_type_.get(), next, kRingTag, comm_, &req[1]);
         bytes_sent_ += double(k.rows) * double(words) * sizeof(Word);
       }
       if (s)
@@ -174,11 +171,11 @@ void Ring::circulant_post(std::int64_t j, std::int64_t t, MPI_Request req[2]) {
   const int slot = static_cast<int>(t % 2);
   const auto buffer_data = [&](int s) -> Word* { return path_ == Path::Staged ? host_buf_[s].data() : buf_[s].data(); };
   if (path_ == Path::DeviceAware) exec_.fence();  // the last tick's tiles read that buffer
-  MPI_Irecv(buffer_data(1 - slot), static_cast<int>(n1 - n0), row_type_, next, kRingTag, comm_, &req[0]);
+  MPI_Irecv(buffer_data(1 - slot), static_cast<int>(n1 - n0), row_type_.get(), next, kRingTag, comm_, &req[0]);
   const std::int64_t own0 = Plan::block_begin(two ? plan_.b_rows : plan_.rows, ranks_, rank_);
   const Word* from = t > 0 ? buffer_data(slot)
                            : (path_ == Path::Staged ? held_host_.data() : in_.targets().data()) + (h0 - own0) * words;
-  MPI_Isend(from, static_cast<int>(h1 - h0), row_type_, prev, kRingTag, comm_, &req[1]);
+  MPI_Isend(from, static_cast<int>(h1 - h0), row_type_.get(), prev, kRingTag, comm_, &req[1]);
   bytes_sent_ += double(h1 - h0) * double(words) * sizeof(Word);
 }
 

@@ -1,6 +1,7 @@
 #include "gram/gram_sparse.hpp"
 
 #include "core/collective.hpp"
+#include "core/mpi_type.hpp"
 #include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "gram/impl/gram_compute.hpp"
@@ -294,14 +295,11 @@ void SparseOutputs::finish_top_k() {
     if (!merged_.empty()) merge_top_k_rows(merged_.data(), lists.data(), held, static_cast<int>(k));
     std::vector<TopKEntry>().swap(merged_);
   } else if (ranks_ > 1) {
-    MPI_Datatype row_type;
-    MPI_Type_contiguous(static_cast<int>(k * sizeof(TopKEntry)), MPI_BYTE, &row_type);
-    MPI_Type_commit(&row_type);
+    const mpi::ContiguousType row_type(k * static_cast<std::int64_t>(sizeof(TopKEntry)), MPI_BYTE);
     MPI_Op op;
     MPI_Op_create(&merge_op, 1, &op);
-    MPI_Reduce_scatter(MPI_IN_PLACE, lists.data(), block_rows.data(), row_type, op, comm_);
+    MPI_Reduce_scatter(MPI_IN_PLACE, lists.data(), block_rows.data(), row_type.get(), op, comm_);
     MPI_Op_free(&op);
-    MPI_Type_free(&row_type);
   }
   std::vector<char> records;
   records.reserve(static_cast<std::size_t>(nrows * k) * 12);

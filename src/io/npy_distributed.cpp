@@ -4,6 +4,7 @@
 #include "core/checked_size.hpp"
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/mpi_type.hpp"
 #include "core/text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
@@ -218,9 +219,8 @@ void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
   // Every rank takes part in as many collective writes as the busiest one.
   std::int64_t rounds = pieces;
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm_);
-  MPI_Datatype etype;
-  MPI_Type_contiguous(static_cast<int>(element_.size()), MPI_BYTE, &etype);
-  MPI_Type_commit(&etype);
+  const mpi::ContiguousType element(static_cast<std::int64_t>(element_.size()), MPI_BYTE);
+  const MPI_Datatype etype = element.get();
   for (std::int64_t p = 0; p < rounds; ++p) {
     MPI_Offset disp = static_cast<MPI_Offset>(header_bytes_);
     MPI_Datatype ftype = etype;
@@ -233,7 +233,6 @@ void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
           static_cast<long long>(count) * static_cast<long long>(element_.size()), "MPI_File_write_all");
     if (ftype != etype) MPI_Type_free(&ftype);
   }
-  MPI_Type_free(&etype);
 }
 
 void DistributedWriter::commit(std::int64_t length) {

@@ -31,10 +31,11 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 // The keyword arguments that are gram's deck keys: their defaults, limits,
 // options and help are the declaration's (gram_declaration.cpp).
-const std::vector<Argument> kArguments = {{"similarity", "similarity"},     {"top_k", "write.top_k.k"},
-                                          {"pairs_min", "write.pairs.min"}, {"count_at_least", "write.count_at_least"},
-                                          {"triangle", "triangle"},         {"memory_budget", "memory_budget"},
-                                          {"slice_rows", "row_slice"}};
+const std::vector<Argument> kArguments = {{"similarity", "similarity"},      {"top_k", "write.top_k.k"},
+                                          {"pairs_min", "write.pairs.min"},  {"count_at_least", "write.count_at_least"},
+                                          {"triangle", "triangle"},          {"memory_budget", "memory_budget"},
+                                          {"slice_rows", "row_slice"},       {"distribution", "distribution"},
+                                          {"ring_schedule", "ring_schedule"}};
 
 const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
 
@@ -156,7 +157,8 @@ py::array records_array(const std::vector<char>& bytes, const py::dtype& dtype, 
 
 // gram's arguments but the arrays' memory: the library's parameters.
 kmini::gram::ComputeParams gram_params(const py::object& similarity_obj, const py::object& dense_obj,
-                                       const py::object& triangle_obj) {
+                                       const py::object& triangle_obj, const py::object& distribution_obj,
+                                       const py::object& schedule_obj) {
   using kmini::gram::Similarity;
   kmini::gram::ComputeParams p;
   const std::string similarity = declared_choice_arg(similarity_obj, "similarity", key("similarity"));
@@ -165,6 +167,14 @@ kmini::gram::ComputeParams gram_params(const py::object& similarity_obj, const p
   const std::string triangle = declared_choice_arg(triangle_obj, "triangle", key("triangle"));
   p.dense = bool_arg(dense_obj, "dense");
   p.upper = triangle == "upper";
+  using kmini::gram::Distribution;
+  using kmini::gram::RingSchedule;
+  const std::string distribution = declared_choice_arg(distribution_obj, "distribution", key("distribution"));
+  for (Distribution d : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
+    if (distribution == kmini::gram::distribution_name(d)) p.distribution = d;
+  const std::string schedule = declared_choice_arg(schedule_obj, "ring_schedule", key("ring_schedule"));
+  for (RingSchedule r : {RingSchedule::Auto, RingSchedule::Slices, RingSchedule::Circulant})
+    if (schedule == kmini::gram::ring_schedule_name(r)) p.ring_schedule = r;
   return p;
 }
 
@@ -183,6 +193,10 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
   if (!auto_rows)
     p.slice_rows =
         integer_arg(slice_rows, "slice_rows", static_cast<std::int64_t>(key("row_slice").rule.min), kMaxInt64);
+  // As the deck's check: the circulant computes the outputs that reduce per row.
+  if (p.ring_schedule == kmini::gram::RingSchedule::Circulant && (p.dense || p.pairs))
+    throw py::value_error(std::string("ring_schedule: got 'circulant' with ") + (p.dense ? "dense=True" : "pairs_min") +
+                          ", expected 'slices' or 'auto' (the circulant computes top_k and count_at_least only)");
 }
 
 // Memory as in the CLI: dense C only when asked for and within the budget;
@@ -287,15 +301,21 @@ py::object result_namespace(const py::object& C, const kmini::gram::ComputeResul
           : py::object(py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.counts.size()), r.counts.data()));
   ns.attr("row_counts") = py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.row_counts.size()), r.row_counts.data());
   ns.attr("slices") = r.slices;
+  const bool ring = r.distribution == kmini::gram::Distribution::Ring;
+  ns.attr("distribution") = kmini::gram::distribution_name(r.distribution);
+  ns.attr("ring_schedule") =
+      ring ? py::object(py::str(kmini::gram::ring_schedule_name(r.ring_schedule))) : py::object(py::none());
   return ns;
 }
 
 py::object gram(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
                 const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                 const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
-                const py::object& budget_obj, const py::object& slice_rows) {
+                const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
+                const py::object& schedule_obj) {
   check_running("gram");
-  kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj);
+  // One process holds the whole problem whatever the distribution (a ring of one rank).
+  kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
   const GramInput a = gram_input(a_obj, "A", cols);
   std::optional<GramInput> b;
@@ -330,14 +350,23 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
 
 // --- comm=: one problem over the ranks of an mpi4py communicator ----------
 
-// A rank's arguments: its own rows of A, B whole, and where its rows are.
+// A rank's arguments: its own rows of A, B (whole, or its own rows with the
+// ring or auto), where the rows are, and what the plan may use.
 struct OverRanks {
   kmini::gram::ComputeParams p;
   std::optional<GramInput> a, b;
-  kmini::gram::RankRows rows;
-  kmini::gram::ApiMatrix whole;  // A as all ranks' rows (for the plan and the budget)
-  bool auto_rows = false;        // slice_rows from the budget, not the caller
+  kmini::gram::RankRows rows, b_rows;     // b_rows: B spread (distribution ring or auto)
+  kmini::gram::ApiMatrix whole, whole_b;  // all ranks' rows (for the plan and the budget)
+  bool auto_rows = false;                 // slice_rows from the budget, not the caller
+  double budget = 0, dense_bytes = 0;     // this rank's memory_budget and dense C
+  int ranks = 1;
+  bool spread_b() const { return p.distribution != kmini::gram::Distribution::Replicated; }
+  // The CLI's plan takes the height and the distribution (one rank: the
+  // one-process call, which holds the whole problem, as a ring of one does).
+  bool planned() const { return spread_b() && ranks > 1; }
   const kmini::gram::ApiMatrix* bm() const { return b ? &b->m : nullptr; }
+  const kmini::gram::ApiMatrix* whole_bm() const { return b ? &whole_b : nullptr; }
+  std::int64_t targets() const { return b ? whole_b.rows : rows.total(); }
 };
 
 // Over ranks the inputs are host arrays (each rank's rows are gathered).
@@ -349,8 +378,9 @@ GramInput host_input(const py::object& obj, const char* name, std::int64_t cols)
 
 // This rank's arrays and choices, checked on their own.
 void convert_own(OverRanks& o, const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
-                 const py::object& similarity_obj, const py::object& dense_obj, const py::object& triangle_obj) {
-  o.p = gram_params(similarity_obj, dense_obj, triangle_obj);
+                 const py::object& similarity_obj, const py::object& dense_obj, const py::object& triangle_obj,
+                 const py::object& distribution_obj, const py::object& schedule_obj) {
+  o.p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
   if (!b_obj.is_none() && o.p.upper)
     throw py::value_error("triangle: got 'upper' with B, expected 'full' (A B^T has no symmetry)");
@@ -362,8 +392,8 @@ void convert_own(OverRanks& o, const py::object& a_obj, const py::object& b_obj,
                           " (the columns of A)");
 }
 
-// The ranks' shapes: the same columns (and B's shape) on every rank, which
-// every rank sees alike; this rank's first row and the total.
+// The ranks' shapes: the same columns (and with B whole, B's shape) on every
+// rank, which every rank sees alike; where each rank's rows are.
 void place_rows(OverRanks& o, MPI_Comm comm) {
   int ranks = 1, rank = 0;
   MPI_Comm_size(comm, &ranks);
@@ -376,21 +406,29 @@ void place_rows(OverRanks& o, MPI_Comm comm) {
   }
   bool same = true, same_b = true;
   std::string list;
-  o.rows = {comm, 0, 0};
+  o.ranks = ranks;
+  o.rows = {comm, std::vector<std::int64_t>(static_cast<std::size_t>(ranks) + 1, 0)};
+  o.b_rows = o.rows;
   for (int q = 0; q < ranks; ++q) {
     const std::int64_t* e = all.data() + 4 * q;
     same = same && e[1] == mine[1];
-    same_b = same_b && e[2] == all[2] && e[3] == all[3];
+    same_b = same_b && e[3] == all[3] && (o.spread_b() || e[2] == all[2]);
     list += (q ? ", " : "") + std::to_string(e[1]);
-    if (q < rank) o.rows.first += e[0];
-    o.rows.total += e[0];
+    o.rows.firsts[static_cast<std::size_t>(q) + 1] = o.rows.firsts[static_cast<std::size_t>(q)] + e[0];
+    o.b_rows.firsts[static_cast<std::size_t>(q) + 1] =
+        o.b_rows.firsts[static_cast<std::size_t>(q)] + std::max<std::int64_t>(e[2], 0);
   }
   if (!same)
     throw py::value_error("A: " + std::to_string(mine[1]) +
                           " columns, expected the same on every rank (rank by rank: [" + list + "])");
-  if (!same_b) throw py::value_error("B: shapes differ between the ranks, expected B whole on every rank");
+  if (!same_b)
+    throw py::value_error(o.spread_b() ? "B: columns differ between the ranks, expected the columns of A on every rank"
+                                       : "B: shapes differ between the ranks, expected B whole on every rank");
   o.whole = o.a->m;
-  o.whole.rows = o.rows.total;
+  o.whole.rows = o.rows.total();
+  if (!o.b) return;
+  o.whole_b = o.b->m;
+  if (o.spread_b()) o.whole_b.rows = o.b_rows.total();
 }
 
 // The outputs, the memory (the whole problem's slices, this rank's dense C)
@@ -398,19 +436,23 @@ void place_rows(OverRanks& o, MPI_Comm comm) {
 py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object& pairs_min,
                         const py::object& count_at_least, const py::object& budget_obj, const py::object& slice_rows,
                         void*& dense_out) {
-  const kmini::gram::ApiMatrix* bm = o.bm();
-  const std::int64_t rows_b = bm ? bm->rows : o.rows.total, mine = o.a->m.rows;
-  gram_outputs(o.p, rows_b, bm != nullptr, top_k, pairs_min, count_at_least, slice_rows);
+  const std::int64_t rows_b = o.targets(), mine = o.a->m.rows;
+  gram_outputs(o.p, rows_b, o.b.has_value(), top_k, pairs_min, count_at_least, slice_rows);
   o.auto_rows = o.p.slice_rows == 0;
   const std::int64_t dense_elements = o.p.dense ? checked_bytes(mine, rows_b, "gram: dense C of rows x targets") : 0;
   checked_bytes(dense_elements, 4, "gram: dense C");
-  checked_bytes(o.rows.total, std::max<std::int64_t>(o.p.top_k, 1) * 16, "gram: top_k lists of rows x k");
-  GramMemory memory{o.p, o.whole, bm};
-  memory.budget = budget_of(budget_obj);
-  memory.dense_bytes = 4.0 * double(kmini::gram::dense_elements(o.rows, o.a->m, bm, o.p));
-  memory.fit(o.p);
+  checked_bytes(o.rows.total(), std::max<std::int64_t>(o.p.top_k, 1) * 16, "gram: top_k lists of rows x k");
+  o.budget = budget_of(budget_obj);
+  o.dense_bytes = 4.0 * double(kmini::gram::dense_elements(o.rows, o.a->m, rows_b, o.p));
+  if (!o.planned()) {
+    GramMemory memory{o.p, o.whole, o.whole_bm()};
+    memory.budget = o.budget;
+    memory.dense_bytes = o.dense_bytes;
+    memory.fit(o.p);
+  }
   ensure_kokkos();
-  py::object C = dense_array(o.p, mine, rows_b, kmini::gram::dense_elements(o.rows, o.a->m, bm, o.p), false, dense_out);
+  py::object C =
+      dense_array(o.p, mine, rows_b, kmini::gram::dense_elements(o.rows, o.a->m, rows_b, o.p), false, dense_out);
   KernelCall call("gram");
   check_gram_values("A", o.a->m);
   if (o.b) check_gram_values("B", o.b->m);
@@ -420,11 +462,11 @@ py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object&
 // One slice height for every rank's plan: the lowest any rank's budget
 // allows; automatic heights as the CLI balances them over the ranks.
 void agree_slice_rows(OverRanks& o, MPI_Comm comm) {
-  std::int64_t h = o.p.slice_rows > 0 ? std::min(o.p.slice_rows, o.rows.total) : o.rows.total;
+  std::int64_t h = o.p.slice_rows > 0 ? std::min(o.p.slice_rows, o.rows.total()) : o.rows.total();
   if (o.auto_rows) {
     int ranks = 1;
     MPI_Comm_size(comm, &ranks);
-    h = std::min(h, kmini::gram::balanced_slice_rows(o.rows.total, ranks));
+    h = std::min(h, kmini::gram::balanced_slice_rows(o.rows.total(), ranks));
   }
   {
     py::gil_scoped_release release;
@@ -433,11 +475,40 @@ void agree_slice_rows(OverRanks& o, MPI_Comm comm) {
   o.p.slice_rows = h;
 }
 
+// The CLI's plan (ring or auto) within the lowest budget of any rank, less
+// the largest dense C: the same plan on every rank, or the same error.
+void agree_plan(OverRanks& o, MPI_Comm comm) {
+  double worst[2] = {-o.budget, o.dense_bytes};
+  {
+    py::gil_scoped_release release;
+    MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_DOUBLE, MPI_MAX, comm);
+  }
+  const double budget = -worst[0], room = budget - worst[1];
+  const std::string limit = "memory_budget " + kmini::format_bytes(budget) +
+                            (worst[1] > 0 ? " less dense C " + kmini::format_bytes(worst[1]) : std::string());
+  if (room <= 0) memory_error("gram: " + limit + " leaves nothing for the plan (dense=False computes without C)");
+  o.p.memory_budget = room;
+  if (o.rows.total() == 0 || o.targets() == 0) return;  // no slices to plan
+  kmini::gram::PlanOverRanks plan;
+  try {
+    plan = kmini::gram::plan_over_ranks(o.ranks, o.whole, o.whole_bm(), o.p);
+  } catch (const kmini::UsageError& e) {  // no slice height fits
+    std::string why = e.what();           // "gram.memory_budget: <GiB> cannot hold ...": the deck's words
+    const std::size_t at = why.find("cannot hold");
+    memory_error("gram: " + limit + " " + (at == std::string::npos ? "is too small: " + why : why.substr(at)) +
+                 "; nothing was allocated");
+  }
+  if (!o.auto_rows && plan.held_bytes > room)
+    throw py::value_error("slice_rows: got " + std::to_string(o.p.slice_rows) + ", expected a height within " + limit +
+                          " (the plan per rank needs " + kmini::format_bytes(plan.held_bytes) + ")");
+}
+
 // The collective library call, allocation failures as MemoryError.
 kmini::gram::ComputeResult run_over(const OverRanks& o, void* dense_out) {
   KernelCall call("gram");
   try {
-    return kmini::gram::compute(kmini::gram::ApiExec(), o.rows, o.a->m, o.bm(), o.p, dense_out);
+    return kmini::gram::compute(kmini::gram::ApiExec(), o.rows, o.a->m, o.bm(),
+                                o.b && o.spread_b() ? &o.b_rows : nullptr, o.p, dense_out);
   } catch (const std::bad_alloc&) {
     memory_error("gram: an allocation failed computing slices of " + std::to_string(o.p.slice_rows) + " rows");
   } catch (const std::runtime_error& e) {  // Kokkos' failed allocations
@@ -453,14 +524,15 @@ kmini::gram::ComputeResult run_over(const OverRanks& o, void* dense_out) {
 py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
                      const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                      const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
-                     const py::object& budget_obj, const py::object& slice_rows, const py::object& comm_obj) {
+                     const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
+                     const py::object& schedule_obj, const py::object& comm_obj) {
   check_running("gram");
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
   OverRanks o;
   std::exception_ptr failed;
   try {
-    convert_own(o, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj);
+    convert_own(o, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
   } catch (...) {
     failed = std::current_exception();
   }
@@ -474,7 +546,8 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
     failed = std::current_exception();
   }
   agree(comm, given, failed, "gram");
-  agree_slice_rows(o, comm);
+  if (o.planned()) agree_plan(o, comm);
+  else agree_slice_rows(o, comm);
   Stop stop;
   o.p.interrupted = stop.check();  // between rounds, agreed by the ranks
   const kmini::gram::ComputeResult r = run_over(o, dense_out);
@@ -536,10 +609,11 @@ void bind_gram(py::module_& m) {
         py::arg("comm"));
   m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
-        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("comm"));
+        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
+        py::arg("comm"));
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
-        py::arg("memory_budget"), py::arg("slice_rows"));
+        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"));
 }
 
 }  // namespace kmini::python

@@ -5,26 +5,10 @@ rk4: delta = g * the sum over every rank, matching a one-process call of the
 whole problem as the CLI's rank-count tests do (relative 1e-12), the same
 delta history on every rank. Arguments one rank refuses stop every rank with
 an error, none waits. Exit 0 when every check passes on every rank."""
-import sys
-
 import numpy as np
 
-try:
-    from mpi4py import MPI
-except ImportError:
-    print("skipped: no mpi4py (Debian: python3-mpi4py)")
-    sys.exit(77)
-
 import kmini
-
-comm = MPI.COMM_WORLD
-rank, size = comm.Get_rank(), comm.Get_size()
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
+from comm_checks import check, comm, finish, rank, same_files, same_rows, size
 
 
 def rel(a, b):
@@ -129,21 +113,7 @@ def compare(tag, A_rows, sel, B=None, **kw):
     """kmini.gram of this rank's rows `sel` of A_rows (comm=) against those rows of one process."""
     one = kmini.gram(A_rows, B, **kw)
     got = kmini.gram(A_rows[sel], B, comm=comm, **kw)
-    tri = kw.get("triangle", "full") == "upper"
-    if one.C is not None and tri:
-        n = A_rows.shape[0]
-        first = [i * n - i * (i - 1) // 2 for i in range(n + 1)]
-        want = one.C[first[sel[0]]:first[sel[-1] + 1]] if len(sel) else one.C[:0]
-        check(got.C.tobytes() == want.tobytes() and got.C.shape == want.shape, f"{tag}: C (upper)")
-    elif one.C is not None:
-        check(got.C.tobytes() == one.C[sel].tobytes() and got.C.shape == one.C[sel].shape, f"{tag}: C")
-    if one.top_k is not None:
-        check(got.top_k.tobytes() == one.top_k[sel].tobytes(), f"{tag}: top_k")
-    if one.pairs is not None:
-        check(got.pairs.tobytes() == one.pairs[np.isin(one.pairs["i"], sel)].tobytes(), f"{tag}: pairs")
-    if one.counts is not None:
-        check(np.array_equal(got.counts, one.counts), f"{tag}: counts {got.counts} vs {one.counts}")
-    check(got.row_counts.tobytes() == one.row_counts[sel].tobytes(), f"{tag}: row_counts")
+    same_rows(tag, one, got, sel, A_rows.shape[0], kw.get("triangle", "full") == "upper")
 
 
 edges = np.linspace(0, 37, size + 1).astype(int)
@@ -175,9 +145,7 @@ for tri in ("full", "upper"):
     if rank == 0:
         ones = {k: os.path.join(where, f"{k}_{tri}_one.npy") for k in names}
         kmini.gram(A_all, triangle=tri, write=ones, **kw)
-        for k in names:
-            with open(names[k], "rb") as a, open(ones[k], "rb") as b:
-                check(a.read() == b.read(), f"gram write {k} ({tri}): not the one-process file")
+        same_files(f"gram write ({tri})", names, ones)
 comm.Barrier()
 if rank == 0:
     import shutil  # noqa: E402
@@ -211,9 +179,4 @@ if size > 1:
     except ValueError as e:
         check("columns, expected the same on every rank" in str(e), f"gram: {e}")
 
-for f in failures:
-    print(f"rank {rank}: FAILED {f}", flush=True)
-ok = comm.allreduce(0 if failures else 1, op=MPI.MIN)
-if rank == 0:
-    print(f"{size} ranks: {'all checks passed' if ok else 'failures'}", flush=True)
-sys.exit(0 if ok else 1)
+finish()

@@ -3,6 +3,7 @@
 // .cpp files only: limits, the packed inputs, the slice loop's buffers and
 // the state handed from one phase to the next.
 #include "core/format.hpp"
+#include "core/mpi_type.hpp"
 #include "core/partition.hpp"
 #include "core/rank_timing.hpp"
 #include "core/solo.hpp"
@@ -72,6 +73,14 @@ std::int64_t file_row_bytes(const Source& a);
 std::int64_t read_block_rows(const Source& a);
 // Ring plans: each rank packs only the rows it holds (Plan::a_chunks, b_chunks).
 Inputs load_inputs(RunContext& ctx, const Config& c, const Plan& plan);
+// Collective, in place: rank q's rows [firsts[q], firsts[q + 1]) of `all`
+// (firsts: one per rank and the rows last) are its own on entry; every rank
+// holds every row on return (through the host where `all` is device memory).
+void allgather_rows(const ExecSpace& exec, MPI_Comm comm, const Packed& all, const std::vector<std::int64_t>& firsts);
+// Collective: rank q holds rows [firsts[q], firsts[q + 1]) in `mine`; returns
+// this rank's rows of `chunks` (a ring plan's), each at its Chunk::local.
+Packed rows_to_chunks(const ExecSpace& exec, MPI_Comm comm, const Packed& mine, const std::vector<std::int64_t>& firsts,
+                      const std::vector<Chunk>& chunks, const char* label);
 
 // The slice loop's device buffers.
 // The tiles of a circulant window: rows [r0, r1) of A against columns
@@ -104,7 +113,6 @@ class Ring {
   static const char* path_name(Path p);
   // Collective (allocates the receive buffers).
   Ring(const Team& team, const Config& c, const Plan& plan, const Inputs& in);
-  ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
   // Collective, every round on every rank: this rank's slice of the round
@@ -145,8 +153,8 @@ class Ring {
   void circulant_post(std::int64_t j, std::int64_t t, MPI_Request req[2]);
   void wait(MPI_Request req[2]);
   MPI_Request* in_flight_ = nullptr;  // the current tick's two requests (circulant)
-  MPI_Datatype row_type_ = MPI_DATATYPE_NULL;
-  std::size_t pieces_ = 0;  // the most pieces any rank holds
+  mpi::ContiguousType row_type_;      // one packed row
+  std::size_t pieces_ = 0;            // the most pieces any rank holds
   double wait_seconds_ = 0, bytes_sent_ = 0;
 };
 

@@ -67,7 +67,8 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
          top_k: Optional[int] = None, pairs_min: Optional[Number] = None,
          count_at_least: Optional[Iterable[Number]] = None, dense: bool = True, triangle: str = "full",
          memory_budget: Union[Number, str] = "auto", slice_rows: Union[int, str, None] = "auto",
-         write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None, comm: Any = None) -> SimpleNamespace:
+         write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None, comm: Any = None,
+         distribution: str = "replicated", ring_schedule: str = "auto") -> SimpleNamespace:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     A, B: bool/uint8 0/1 elements, or with cols= np.packbits(A, axis=1) bytes
@@ -76,19 +77,26 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     jaccard, dice, cosine (float32). Returns an object with C (dense=True;
     triangle='upper': the packed upper triangle), top_k (rows x k records j,
     value), pairs (records i, j, value >= pairs_min), counts (pairs at or
-    above each count_at_least threshold), row_counts and slices. Computed in
+    above each count_at_least threshold), row_counts, slices, distribution and
+    ring_schedule (the plan that ran; None unless the ring). Computed in
     slices of slice_rows rows (default: as many as memory_budget allows;
     bytes or '512M' as in the deck, default 'auto': half the memory this
     process may use); beyond the budget: MemoryError (ValueError for a
     slice_rows that does not fit) before anything is allocated.
 
     comm: an mpi4py intracommunicator; each rank passes its own contiguous
-    block of rows of A (in rank order) and B whole, and gets its own rows of
-    C, top_k and pairs (i global), the counts of the whole problem and the
-    row_counts of its rows: byte for byte those of a one-process call. One
-    collective call runs the CLI's replicated plan: every rank holds all of
-    A's packed rows and computes its slices of the plan (one input: the
-    symmetric half once), whose rows go to the ranks that own them.
+    block of rows of A (in rank order) and gets its own rows of C, top_k and
+    pairs (i global), the counts of the whole problem and the row_counts of
+    its rows: byte for byte those of a one-process call. One collective call
+    runs the CLI's plan (gram.distribution): 'replicated' (B whole on every
+    rank; every rank holds all of A's packed rows) or 'ring' (B, too, in
+    contiguous blocks of rows in rank order; each rank holds about 1/P of
+    the packed rows and the others pass by, ring_schedule as the deck's);
+    'auto' plans replicated where it fits memory_budget, else ring (B in
+    blocks). With ring or auto the plan sets the slice height from the
+    budget, the lowest of any rank's, less this call's dense C. One process
+    (comm=None, or one rank) holds the whole problem whatever the
+    distribution.
 
     write: the CLI's files of the outputs, {"C": path, "pairs": path,
     "top_k": path} (the deck's gram.write.C, write.pairs.path and
@@ -99,10 +107,10 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     files = _over_ranks.check_write(write, dense, top_k, pairs_min)
     if comm is not None:
         res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,
-                                          triangle, memory_budget, slice_rows)
+                                          triangle, memory_budget, slice_rows, distribution, ring_schedule)
     else:
         res = _kmini.gram(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle, memory_budget,
-                          slice_rows)
+                          slice_rows, distribution, ring_schedule)
     if files:
         _over_ranks.write_outputs(res, files, comm, triangle)
     return res

@@ -1,9 +1,10 @@
 """gram(comm=...): one problem over the ranks of an mpi4py communicator.
 
-One collective call of the library runs the CLI's orchestration over the
-communicator: every rank holds all of A's packed rows (the replicated plan),
-computes its slices of the plan (with one input the symmetric half once), and
-receives its own rows of every output. Arguments that one rank refuses stop
+One collective call of the library runs the CLI's orchestration and plan
+over the communicator (gram.distribution: replicated, every rank holding all
+of A's packed rows; ring, each holding a share that travels), computes each
+rank's slices of the plan (with one input the symmetric half once), and gives
+each rank its own rows of every output. Arguments that one rank refuses stop
 every rank (it raises its error, the others a RuntimeError naming it)."""
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ from . import _kmini
 
 def gram_over_ranks(A: Any, B: Any, comm: Any, cols: Any, similarity: Any, top_k: Any, pairs_min: Any,
                     count_at_least: Any, dense: Any, triangle: Any, memory_budget: Any,
-                    slice_rows: Any) -> SimpleNamespace:
+                    slice_rows: Any, distribution: Any, ring_schedule: Any) -> SimpleNamespace:
     from mpi4py import MPI
     if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
         raise TypeError(f"comm: got {type(comm).__name__}, expected an mpi4py intracommunicator "
                         "(e.g. MPI.COMM_WORLD)")
     return _kmini._gram_over(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle,
-                             memory_budget, slice_rows, comm)
+                             memory_budget, slice_rows, distribution, ring_schedule, comm)
 
 
 WRITABLE = ("C", "pairs", "top_k")
