@@ -230,8 +230,10 @@ class RecordMemory final : public detail::RecordSink {
 };
 
 // The deck a library call amounts to: its outputs wanted (the names only mark
-// them: the sinks above hold them), one slice height, the automatic engine.
-Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
+// them: the sinks above hold them), the automatic engine; one process: one
+// slice height (the caller's budget is checked beforehand); `planned` (over
+// ranks): the CLI's plan sets the height from memory_budget.
+Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p, bool planned) {
   Config c;
   c.a.rows = a.rows;
   c.a.cols = a.cols;
@@ -239,7 +241,6 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p)
     c.b.rows = b->rows;
     c.b.cols = b->cols;
   }
-  const bool planned = p.distribution != Distribution::Replicated;  // the plan takes the height and budget
   c.row_slice = planned ? p.slice_rows : slice_height(a, p);
   c.memory_budget = planned && p.memory_budget > 0 ? p.memory_budget : std::numeric_limits<double>::max();
   c.similarity = p.similarity;
@@ -634,7 +635,7 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
   in.two = b != nullptr;
   if (in.two) in.b = pack(exec, *b, "kmini::gram::B");
 
-  const Config c = config_of(a, b, p);
+  const Config c = config_of(a, b, p, false);
   const Plan plan = make_plan(c, 1);
   ComputeResult r;
   DenseMemory dense_sink(exec, p, a.rows, targets, dense, slice_in_dense(a, p));
@@ -671,13 +672,8 @@ std::int64_t dense_elements(const RankRows& rr, const ApiMatrix& a, std::int64_t
   return n * rr.total() - (2 * f + n - 1) * n / 2;
 }
 
-std::int64_t balanced_slice_rows(std::int64_t rows, int ranks) {
-  const std::int64_t tile = Tuning::tile;  // the CLI's (gram_plan.cpp): about four slices per rank
-  return ranks > 1 ? std::max<std::int64_t>(tile, (rows / (4 * ranks) + tile - 1) / tile * tile) : rows;
-}
-
 PlanOverRanks plan_over_ranks(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
-  const Config c = config_of(a, b, p);
+  const Config c = config_of(a, b, p, true);
   const Plan plan = make_plan(c, ranks);
   PlanOverRanks r;
   r.distribution = plan.distribution;
@@ -700,7 +696,7 @@ ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& 
   const ApiMatrix whole = whole_of(a, rr);
   std::optional<ApiMatrix> whole_b;
   if (b) whole_b = b_rows ? whole_of(*b, *b_rows) : *b;
-  const Config c = config_of(whole, whole_b ? &*whole_b : nullptr, p);
+  const Config c = config_of(whole, whole_b ? &*whole_b : nullptr, p, true);
   if (rr.total() == 0 || (b && whole_b->rows == 0)) {  // the same on every rank: no slices, no collective
     const ApiPacked mine = pack(exec, a, "kmini::gram::A");
     ComputeResult r = without_slices(exec, mine, p);

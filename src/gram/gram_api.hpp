@@ -59,7 +59,7 @@ struct ComputeParams {
   std::int64_t slice_rows = 0;         // rows of C per slice; 0: all of them
   bool dense_on_device = false;        // `dense` is in the kernels' memory space (a CUDA array), else host memory
   // Over ranks (RankRows), as the deck's gram.distribution and ring_schedule;
-  // with ring or auto the plan takes its slice height (slice_rows 0) and the
+  // the CLI's plan takes its slice height (slice_rows 0) and, with auto, the
   // distribution from memory_budget, device bytes per rank (0: no limit).
   Distribution distribution = Distribution::Replicated;
   RingSchedule ring_schedule = RingSchedule::Auto;
@@ -114,10 +114,6 @@ struct RankRows {
 // rows of the packed upper triangle (row i: C(i, i..total-1)), concatenated.
 std::int64_t dense_elements(const RankRows& rows, const ApiMatrix& a_mine, std::int64_t targets,
                             const ComputeParams& params);
-
-// The tallest automatic slice over `ranks` ranks, as the CLI plans it:
-// enough slices to keep every rank busy.
-std::int64_t balanced_slice_rows(std::int64_t rows, int ranks);
 
 // The CLI's plan of a computation over `ranks` ranks (a and b: the whole
 // problem's shapes), as --dry-run states it: what is planned and the device

@@ -361,9 +361,10 @@ struct OverRanks {
   double budget = 0, dense_bytes = 0;     // this rank's memory_budget and dense C
   int ranks = 1;
   bool spread_b() const { return p.distribution != kmini::gram::Distribution::Replicated; }
-  // The CLI's plan takes the height and the distribution (one rank: the
-  // one-process call, which holds the whole problem, as a ring of one does).
-  bool planned() const { return spread_b() && ranks > 1; }
+  // The CLI's plan takes the height (and with auto the distribution) from the
+  // budget. One rank: the one-process call, which holds the whole problem (as
+  // a ring of one does) in slices as tall as the budget allows.
+  bool planned() const { return ranks > 1; }
   const kmini::gram::ApiMatrix* bm() const { return b ? &b->m : nullptr; }
   const kmini::gram::ApiMatrix* whole_bm() const { return b ? &whole_b : nullptr; }
   std::int64_t targets() const { return b ? whole_b.rows : rows.total(); }
@@ -459,23 +460,7 @@ py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object&
   return C;
 }
 
-// One slice height for every rank's plan: the lowest any rank's budget
-// allows; automatic heights as the CLI balances them over the ranks.
-void agree_slice_rows(OverRanks& o, MPI_Comm comm) {
-  std::int64_t h = o.p.slice_rows > 0 ? std::min(o.p.slice_rows, o.rows.total()) : o.rows.total();
-  if (o.auto_rows) {
-    int ranks = 1;
-    MPI_Comm_size(comm, &ranks);
-    h = std::min(h, kmini::gram::balanced_slice_rows(o.rows.total(), ranks));
-  }
-  {
-    py::gil_scoped_release release;
-    MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_INT64_T, MPI_MIN, comm);
-  }
-  o.p.slice_rows = h;
-}
-
-// The CLI's plan (ring or auto) within the lowest budget of any rank, less
+// The CLI's plan within the lowest budget of any rank, less
 // the largest dense C: the same plan on every rank, or the same error.
 void agree_plan(OverRanks& o, MPI_Comm comm) {
   double worst[2] = {-o.budget, o.dense_bytes};
@@ -547,7 +532,6 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
   }
   agree(comm, given, failed, "gram");
   if (o.planned()) agree_plan(o, comm);
-  else agree_slice_rows(o, comm);
   Stop stop;
   o.p.interrupted = stop.check();  // between rounds, agreed by the ranks
   const kmini::gram::ComputeResult r = run_over(o, dense_out);

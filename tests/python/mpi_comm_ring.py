@@ -79,6 +79,11 @@ if size > 1:  # a budget no share fits: MemoryError on every rank, naming the bu
         check(False, "ring: a budget below a share did not raise")
     except MemoryError as e:
         check("memory_budget" in str(e) and "cannot hold" in str(e), f"ring budget: {e}")
+    try:  # replicated: every rank holds all of packed A, as the CLI's plan says
+        kmini.gram(big[mine], top_k=5, dense=False, comm=comm, memory_budget=packed // 2)
+        check(False, "replicated: a budget below packed A did not raise")
+    except MemoryError as e:
+        check("cannot hold packed A" in str(e), f"replicated budget: {e}")
     try:  # an explicit height beyond the budget names slice_rows
         kmini.gram(big[mine], dense=False, pairs_min=1e9, comm=comm, distribution="ring", memory_budget=packed,
                    slice_rows=600)

@@ -93,7 +93,7 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     contiguous blocks of rows in rank order; each rank holds about 1/P of
     the packed rows and the others pass by, ring_schedule as the deck's);
     'auto' plans replicated where it fits memory_budget, else ring (B in
-    blocks). With ring or auto the plan sets the slice height from the
+    blocks). Over two ranks or more the plan sets the slice height from the
     budget, the lowest of any rank's, less this call's dense C. One process
     (comm=None, or one rank) holds the whole problem whatever the
     distribution.
