@@ -5,6 +5,7 @@
 #include "gram/impl/gram_compute.hpp"
 
 #include "core/collective.hpp"
+#include "core/huge_pages.hpp"
 #include "core/timer.hpp"
 #include "gram/impl/gram_kernels.hpp"
 #include "gram/impl/gram_outputs.hpp"
@@ -71,8 +72,8 @@ SliceBuffers allocate_buffers(const Team& team, const Config& c, const Plan& pla
     return SliceBuffers{
         Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
         Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones_B", c.b.rows),
-        in_place.extent(0) > 0 ? in_place : Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::C_slice", slice),
-        Kokkos::View<float*, MemSpace>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
+        in_place.extent(0) > 0 ? in_place : huge_page_view<IntView>("kmini::gram::C_slice", slice),
+        huge_page_view<FloatView>("kmini::gram::S_slice", dense_float ? plan.height * targets : 0),
         Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::row_sums", want_summary ? rows : 0),
         Kokkos::View<std::uint64_t*, MemSpace>("kmini::gram::histogram", want_summary ? kHistogramBins : 0),
         Kokkos::View<std::uint64_t, MemSpace>("kmini::gram::checksum")};
