@@ -393,17 +393,44 @@ void convert_own(OverRanks& o, const py::object& a_obj, const py::object& b_obj,
                           " (the columns of A)");
 }
 
+// A digest of a host matrix's bytes (FNV-1a): tells copies of one array apart
+// from arrays that differ.
+std::int64_t digest(const kmini::gram::ApiMatrix& m) {
+  std::uint64_t h = 14695981039346656037ull;
+  const auto* p = static_cast<const unsigned char*>(m.data);
+  for (std::int64_t e = 0, n = m.rows * m.row_bytes(); e < n; ++e) h = (h ^ p[e]) * 1099511628211ull;
+  std::int64_t out = 0;
+  std::memcpy(&out, &h, sizeof out);
+  return out;
+}
+
+// With B in blocks (ring, auto), every rank passing the same rows of B is B
+// whole on every rank, the replicated call's form: its rows would count once
+// per rank, so it is refused rather than computed as P copies of B.
+void refuse_whole_b(const OverRanks& o, const std::vector<std::int64_t>& all, int fields) {
+  if (!o.b || !o.spread_b() || o.ranks < 2 || o.b->m.rows == 0) return;
+  for (int q = 1; q < o.ranks; ++q)
+    if (all[static_cast<std::size_t>(fields * q + 2)] != all[2] ||
+        all[static_cast<std::size_t>(fields * q + 4)] != all[4])
+      return;
+  throw py::value_error("B: the same " + std::to_string(o.b->m.rows) + " rows on every rank with distribution='" +
+                        kmini::gram::distribution_name(o.p.distribution) +
+                        "', expected each rank's own block of B's rows (B whole is for 'replicated')");
+}
+
 // The ranks' shapes: the same columns (and with B whole, B's shape) on every
 // rank, which every rank sees alike; where each rank's rows are.
 void place_rows(OverRanks& o, MPI_Comm comm) {
-  int ranks = 1, rank = 0;
+  constexpr int kFields = 5;  // A's rows and columns, B's rows, columns and digest
+  int ranks = 1;
   MPI_Comm_size(comm, &ranks);
-  MPI_Comm_rank(comm, &rank);
-  const std::int64_t mine[4] = {o.a->m.rows, o.a->m.cols, o.b ? o.b->m.rows : -1, o.b ? o.b->m.cols : -1};
-  std::vector<std::int64_t> all(static_cast<std::size_t>(4 * ranks));
+  const bool b = o.b.has_value();
+  std::int64_t mine[kFields] = {o.a->m.rows, o.a->m.cols, b ? o.b->m.rows : -1, b ? o.b->m.cols : -1, 0};
+  std::vector<std::int64_t> all(static_cast<std::size_t>(kFields * ranks));
   {
     py::gil_scoped_release release;
-    MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, comm);
+    if (b && o.spread_b() && ranks > 1) mine[4] = digest(o.b->m);
+    MPI_Allgather(mine, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T, comm);
   }
   bool same = true, same_b = true;
   std::string list;
@@ -411,7 +438,7 @@ void place_rows(OverRanks& o, MPI_Comm comm) {
   o.rows = {comm, std::vector<std::int64_t>(static_cast<std::size_t>(ranks) + 1, 0)};
   o.b_rows = o.rows;
   for (int q = 0; q < ranks; ++q) {
-    const std::int64_t* e = all.data() + 4 * q;
+    const std::int64_t* e = all.data() + kFields * q;
     same = same && e[1] == mine[1];
     same_b = same_b && e[3] == all[3] && (o.spread_b() || e[2] == all[2]);
     list += (q ? ", " : "") + std::to_string(e[1]);
@@ -425,6 +452,7 @@ void place_rows(OverRanks& o, MPI_Comm comm) {
   if (!same_b)
     throw py::value_error(o.spread_b() ? "B: columns differ between the ranks, expected the columns of A on every rank"
                                        : "B: shapes differ between the ranks, expected B whole on every rank");
+  refuse_whole_b(o, all, kFields);
   o.whole = o.a->m;
   o.whole.rows = o.rows.total();
   if (!o.b) return;
