@@ -307,22 +307,6 @@ ApiPacked gather_packed(const ApiExec& exec, const RankRows& rr, const ApiMatrix
   return all;
 }
 
-// Rows in ranks' blocks as the circulant cuts them (Plan::block_begin).
-std::vector<std::int64_t> block_firsts(std::int64_t rows, int ranks) {
-  std::vector<std::int64_t> firsts(static_cast<std::size_t>(ranks) + 1);
-  for (int q = 0; q <= ranks; ++q) firsts[static_cast<std::size_t>(q)] = Plan::block_begin(rows, ranks, q);
-  return firsts;
-}
-
-// This rank's rows of a matrix every rank holds whole.
-ApiMatrix rows_of(const ApiMatrix& whole, const RankRows& rr) {
-  const std::int64_t first = rr.first();
-  ApiMatrix m = whole;
-  m.data = static_cast<const char*>(whole.data) + first * whole.row_bytes();
-  m.rows = rr.firsts[static_cast<std::size_t>(mpi::rank(rr.comm)) + 1] - first;
-  return m;
-}
-
 // This rank's rows of a ring plan's chunks (Plan::a_chunks, b_chunks), moved
 // from the ranks that hold them (detail::rows_to_chunks).
 ApiPacked chunk_rows(const ApiExec& exec, const RankRows& rr, const ApiMatrix& m, const std::vector<Chunk>& chunks,
@@ -654,15 +638,6 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
   return r;
 }
 
-RankRows RankRows::gather(MPI_Comm comm, std::int64_t mine) {
-  const int ranks = mpi::size(comm);
-  RankRows rr{comm, std::vector<std::int64_t>(static_cast<std::size_t>(ranks) + 1, 0)};
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), mine);
-  if (!mpi::solo(comm)) MPI_Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm);
-  for (int q = 0; q < ranks; ++q) rr.firsts[static_cast<std::size_t>(q) + 1] = rr.firsts[q] + counts[q];
-  return rr;
-}
-
 std::int64_t RankRows::first() const { return firsts[static_cast<std::size_t>(mpi::rank(comm))]; }
 
 std::int64_t dense_elements(const RankRows& rr, const ApiMatrix& a, std::int64_t targets, const ComputeParams& p) {
@@ -713,11 +688,8 @@ ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& 
   in.two = b != nullptr;
   if (plan.ring()) {
     in.a = chunk_rows(exec, rr, a, plan.a_chunks, "kmini::gram::A");
-    if (b) {
-      // B whole on every rank: each holds its share of the rows, moved nowhere.
-      const RankRows shares = b_rows ? *b_rows : RankRows{rr.comm, block_firsts(b->rows, mpi::size(rr.comm))};
-      in.b = chunk_rows(exec, shares, b_rows ? *b : rows_of(*b, shares), plan.b_chunks, "kmini::gram::B");
-    }
+    if (b && !b_rows) throw std::invalid_argument("gram: the ring takes B in blocks of rows (b_rows), not whole");
+    if (b) in.b = chunk_rows(exec, *b_rows, *b, plan.b_chunks, "kmini::gram::B");
   } else {
     in.a = gather_packed(exec, rr, a, "kmini::gram::A");
     if (b_rows) in.b = gather_packed(exec, *b_rows, *b, "kmini::gram::B");

@@ -104,9 +104,7 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
 struct RankRows {
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<std::int64_t> firsts;  // one per rank, then the total
-  // Collective: every rank passes its own row count.
-  static RankRows gather(MPI_Comm comm, std::int64_t mine);
-  std::int64_t first() const;  // this rank's first row
+  std::int64_t first() const;        // this rank's first row
   std::int64_t total() const { return firsts.back(); }
 };
 
@@ -137,8 +135,8 @@ PlanOverRanks plan_over_ranks(int ranks, const ApiMatrix& a, const ApiMatrix* b,
 // rows, the pairs whose i is in its rows (i global, (i, j) order), the
 // row_counts of its rows; counts are the whole problem's. The same bytes as
 // those rows of a one-process compute of all of A. B (or null) is whole on
-// every rank (b_rows null) or spread as b_rows says; the parameters are the
-// same on every rank.
+// every rank (b_rows null; replicated only) or spread as b_rows says; the
+// parameters are the same on every rank.
 ComputeResult compute(const ApiExec& exec, const RankRows& rows, const ApiMatrix& a_mine, const ApiMatrix* b,
                       const RankRows* b_rows, const ComputeParams& params, void* dense_mine);
 
