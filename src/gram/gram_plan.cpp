@@ -211,10 +211,11 @@ void plan_circulant(const Config& c, int ranks, Plan& p) {
     // tall as the budget allows, up to the block (more tiles per launch).
     p.height = std::min({h, host ? std::max(tile, p.piece_rows) : a_block, a_block});
     if (p.height < 1)
-      throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold a 1/" + std::to_string(ranks) +
-                       " share of packed A" + (two ? " and B" : "") + " and two pieces (" + gib(p.packed_bytes) + ")" +
-                       (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
-                       " and one row of a window (" + gib(per_row) + ")");
+      throw UsageError("gram.memory_budget: " + format_bytes(c.memory_budget) + " cannot hold a 1/" +
+                       std::to_string(ranks) + " share of packed A" + (two ? " and B" : "") + " and two pieces (" +
+                       format_bytes(p.packed_bytes) + ")" +
+                       (p.top_k_bytes > 0 ? ", the top-k lists (" + format_bytes(p.top_k_bytes) + ")" : std::string()) +
+                       " and one row of a window (" + format_bytes(per_row) + ")");
   }
   p.slice_bytes = double(p.height) * per_row;
   circulant_slices(c, ranks, p);
@@ -316,11 +317,12 @@ std::int64_t slice_height(const Config& c, int ranks, bool ring, double per_row,
   if (ranks > 1) h = std::min(h, balanced);
   h = std::min(h, p.rows);
   if (h < 1)
-    throw UsageError("gram.memory_budget: " + gib(c.memory_budget) + " cannot hold " +
+    throw UsageError("gram.memory_budget: " + format_bytes(c.memory_budget) + " cannot hold " +
                      (ring ? "a 1/" + std::to_string(ranks) + " share of packed A" : std::string("packed A")) +
-                     (c.two_inputs() ? " and B (" : " (") + gib(ring ? p.packed_bytes / ranks : p.packed_bytes) + ")" +
-                     (p.top_k_bytes > 0 ? ", the top-k lists (" + gib(p.top_k_bytes) + ")" : std::string()) +
-                     " and one row of C (" + gib(per_row) + ")");
+                     (c.two_inputs() ? " and B (" : " (") +
+                     format_bytes(ring ? p.packed_bytes / ranks : p.packed_bytes) + ")" +
+                     (p.top_k_bytes > 0 ? ", the top-k lists (" + format_bytes(p.top_k_bytes) + ")" : std::string()) +
+                     " and one row of C (" + format_bytes(per_row) + ")");
   return h;
 }
 

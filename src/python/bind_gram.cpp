@@ -75,15 +75,18 @@ kmini::gram::ApiMatrix gram_format(const char* name, const std::string& dtype, c
 
 // The library's check of the values (where they are), as the CLI words it.
 // Runs kernels: call it inside a KernelCall.
-void check_gram_values(const char* name, const kmini::gram::ApiMatrix& m) {
+// Over ranks, `row0` is the first row of this rank's block: rows are named
+// as in the whole matrix.
+void check_gram_values(const char* name, const kmini::gram::ApiMatrix& m, std::int64_t row0 = 0) {
   const kmini::gram::BadValue bad = kmini::gram::first_bad_value(kmini::gram::ApiExec(), m);
   if (bad.row < 0) return;
+  const std::string row = std::to_string(row0 + bad.row);
   if (m.format == kmini::gram::ApiMatrix::Format::Unpacked)
-    throw py::value_error(std::string(name) + ": element (" + std::to_string(bad.row) + ", " + std::to_string(bad.col) +
-                          ") is " + std::to_string(bad.value) + ", expected 0 or 1");
+    throw py::value_error(std::string(name) + ": element (" + row + ", " + std::to_string(bad.col) + ") is " +
+                          std::to_string(bad.value) + ", expected 0 or 1");
   const bool words = m.format == kmini::gram::ApiMatrix::Format::Words;
   throw py::value_error(std::string(name) + ": bits set past cols=" + std::to_string(m.cols) + " in the last " +
-                        (words ? "word" : "byte") + " of row " + std::to_string(bad.row) + ", expected zeros");
+                        (words ? "word" : "byte") + " of row " + row + ", expected zeros");
 }
 
 GramInput gram_device_input(const py::handle& obj, const char* name, std::int64_t cols) {
@@ -393,29 +396,50 @@ void convert_own(OverRanks& o, const py::object& a_obj, const py::object& b_obj,
                           " (the columns of A)");
 }
 
-// A digest of a host matrix's bytes (FNV-1a): tells copies of one array apart
-// from arrays that differ.
+// A digest (FNV-1a) of a host matrix's elements, whatever its form: of its
+// rows as words (column k in bit k % 64 of word k / 64), so copies of one
+// matrix in different forms agree and matrices that differ do not.
 std::int64_t digest(const kmini::gram::ApiMatrix& m) {
+  using Format = kmini::gram::ApiMatrix::Format;
+  const std::int64_t words = (m.cols + 63) / 64, row_bytes = m.row_bytes();
+  const auto* bytes = static_cast<const unsigned char*>(m.data);
+  std::vector<std::uint64_t> row(static_cast<std::size_t>(words));
   std::uint64_t h = 14695981039346656037ull;
-  const auto* p = static_cast<const unsigned char*>(m.data);
-  for (std::int64_t e = 0, n = m.rows * m.row_bytes(); e < n; ++e) h = (h ^ p[e]) * 1099511628211ull;
+  for (std::int64_t i = 0; i < m.rows; ++i) {
+    const unsigned char* r = bytes + i * row_bytes;
+    std::fill(row.begin(), row.end(), 0);
+    if (m.format == Format::Words) std::memcpy(row.data(), r, static_cast<std::size_t>(row_bytes));
+    for (std::int64_t k = 0; m.format != Format::Words && k < m.cols; ++k) {
+      const bool one = m.format == Format::Unpacked ? r[k] != 0 : ((r[k / 8] >> (7 - k % 8)) & 1) != 0;
+      row[static_cast<std::size_t>(k / 64)] |= std::uint64_t(one) << (k % 64);
+    }
+    for (std::uint64_t w : row) h = (h ^ w) * 1099511628211ull;
+  }
   std::int64_t out = 0;
   std::memcpy(&out, &h, sizeof out);
   return out;
 }
 
-// With B in blocks (ring, auto), every rank passing the same rows of B is B
-// whole on every rank, the replicated call's form: its rows would count once
-// per rank, so it is refused rather than computed as P copies of B.
-void refuse_whole_b(const OverRanks& o, const std::vector<std::int64_t>& all, int fields) {
-  if (!o.b || !o.spread_b() || o.ranks < 2 || o.b->m.rows == 0) return;
+// B's form over the ranks, from each rank's digest of its B: whole, the same
+// on every rank (replicated), or each rank's own block (ring, auto). Every
+// rank passing the same rows is B whole: with the ring its rows would count
+// once per rank, so it is refused rather than computed as P copies of B
+// (blocks that are truly equal, all-zero rows say, can go replicated).
+void check_b_form(const OverRanks& o, const std::vector<std::int64_t>& all, int fields) {
+  if (!o.b || o.ranks < 2) return;
+  bool same = true;
   for (int q = 1; q < o.ranks; ++q)
-    if (all[static_cast<std::size_t>(fields * q + 2)] != all[2] ||
-        all[static_cast<std::size_t>(fields * q + 4)] != all[4])
-      return;
-  throw py::value_error("B: the same " + std::to_string(o.b->m.rows) + " rows on every rank with distribution='" +
-                        kmini::gram::distribution_name(o.p.distribution) +
-                        "', expected each rank's own block of B's rows (B whole is for 'replicated')");
+    same = same && all[static_cast<std::size_t>(fields * q + 2)] == all[2] &&
+           all[static_cast<std::size_t>(fields * q + 4)] == all[4];
+  const std::string d = kmini::gram::distribution_name(o.p.distribution);
+  if (!o.spread_b() && !same)
+    throw py::value_error(
+        "B: not the same on every rank with distribution='replicated', expected B whole on every "
+        "rank (B in blocks is for 'ring' or 'auto')");
+  if (o.spread_b() && same && o.b->m.rows > 0)
+    throw py::value_error("B: the same " + std::to_string(o.b->m.rows) + " rows on every rank with distribution='" + d +
+                          "', expected each rank's own block of B's rows (B whole, or blocks that are equal, go "
+                          "with 'replicated')");
 }
 
 // The ranks' shapes: the same columns (and with B whole, B's shape) on every
@@ -429,7 +453,7 @@ void place_rows(OverRanks& o, MPI_Comm comm) {
   std::vector<std::int64_t> all(static_cast<std::size_t>(kFields * ranks));
   {
     py::gil_scoped_release release;
-    if (b && o.spread_b() && ranks > 1) mine[4] = digest(o.b->m);
+    if (b && ranks > 1) mine[4] = digest(o.b->m);
     MPI_Allgather(mine, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T, comm);
   }
   bool same = true, same_b = true;
@@ -452,7 +476,7 @@ void place_rows(OverRanks& o, MPI_Comm comm) {
   if (!same_b)
     throw py::value_error(o.spread_b() ? "B: columns differ between the ranks, expected the columns of A on every rank"
                                        : "B: shapes differ between the ranks, expected B whole on every rank");
-  refuse_whole_b(o, all, kFields);
+  check_b_form(o, all, kFields);
   o.whole = o.a->m;
   o.whole.rows = o.rows.total();
   if (!o.b) return;
@@ -483,9 +507,46 @@ py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object&
   py::object C =
       dense_array(o.p, mine, rows_b, kmini::gram::dense_elements(o.rows, o.a->m, rows_b, o.p), false, dense_out);
   KernelCall call("gram");
-  check_gram_values("A", o.a->m);
-  if (o.b) check_gram_values("B", o.b->m);
+  check_gram_values("A", o.a->m, o.rows.first());
+  if (o.b) check_gram_values("B", o.b->m, o.spread_b() ? o.b_rows.first() : 0);
   return C;
+}
+
+// The arguments every rank must pass alike, agreed before anything is
+// computed: a ValueError on every rank naming the first that differs (the
+// budget may differ: the lowest is taken).
+void agree_params(const OverRanks& o, MPI_Comm comm) {
+  const kmini::gram::ComputeParams& p = o.p;
+  std::int64_t at_least = static_cast<std::int64_t>(p.count_at_least.size());
+  for (double t : p.count_at_least) {
+    std::int64_t bits = 0;
+    std::memcpy(&bits, &t, sizeof bits);
+    at_least = at_least * 1099511628211 + bits;  // wraps: a digest
+  }
+  std::int64_t pairs_min = 0;
+  std::memcpy(&pairs_min, &p.pairs_min, sizeof pairs_min);
+  const std::vector<std::pair<const char*, std::int64_t>> mine = {
+      {"similarity", static_cast<std::int64_t>(p.similarity)},
+      {"dense", p.dense},
+      {"triangle", p.upper},
+      {"distribution", static_cast<std::int64_t>(p.distribution)},
+      {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},
+      {"top_k", p.top_k},
+      {"pairs_min", p.pairs ? pairs_min : -1},
+      {"count_at_least", at_least},
+      {"slice_rows", o.auto_rows ? -1 : p.slice_rows}};
+  const int n = static_cast<int>(mine.size());
+  std::vector<std::int64_t> values, all(static_cast<std::size_t>(n * o.ranks));
+  for (const auto& field : mine) values.push_back(field.second);
+  {
+    py::gil_scoped_release release;
+    MPI_Allgather(values.data(), n, MPI_INT64_T, all.data(), n, MPI_INT64_T, comm);
+  }
+  for (int f = 0; f < n; ++f)
+    for (int q = 1; q < o.ranks; ++q)
+      if (all[static_cast<std::size_t>(q * n + f)] != all[static_cast<std::size_t>(f)])
+        throw py::value_error(std::string(mine[static_cast<std::size_t>(f)].first) + ": rank " + std::to_string(q) +
+                              " passed another value than rank 0, expected the same on every rank");
 }
 
 // The CLI's plan within the lowest budget of any rank, less
@@ -559,6 +620,7 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
     failed = std::current_exception();
   }
   agree(comm, given, failed, "gram");
+  agree_params(o, comm);
   if (o.planned()) agree_plan(o, comm);
   Stop stop;
   o.p.interrupted = stop.check();  // between rounds, agreed by the ranks

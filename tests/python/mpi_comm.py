@@ -167,9 +167,37 @@ try:
     kmini.gram(elements, comm=comm)
     check(False, "gram: a bad value on one rank did not raise")
 except ValueError as e:
-    check(bad and "element (0, 0) is 2" in str(e), f"gram: {e}")
+    check(bad and f"element ({r0}, 0) is 2" in str(e), f"gram: {e} (rows from {r0})")
 except RuntimeError as e:
     check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"gram: {e}")
+
+# arguments that differ between the ranks: a ValueError on every rank naming the
+# argument (not a rank waiting in a collective the others skip, nor another C)
+if size > 1:
+    last = rank == size - 1
+    for name, mine, theirs in (("similarity", "jaccard", "counts"), ("dense", False, True),
+                               ("triangle", "upper", "full"), ("top_k", 3, 2), ("pairs_min", 20, 30),
+                               ("count_at_least", [20], [10]), ("slice_rows", 5, 3),
+                               ("distribution", "ring", "replicated")):
+        kw = {name: mine if last else theirs}
+        try:
+            kmini.gram(A_all[rows], comm=comm, **kw)
+            check(False, f"gram: {name} differing between ranks did not raise")
+        except ValueError as e:
+            check(str(e).startswith(f"{name}: rank {size - 1} passed another value"), f"gram {name}: {e}")
+    # write= on one rank only, or other paths: the ranks write the files together
+    for w in ({"top_k": "/nonexistent/top.npy"}, None):
+        try:
+            kmini.gram(A_all[rows], top_k=2, write=w if last else {"top_k": "/tmp/top.npy"}, comm=comm)
+            check(False, f"gram: write={w} on one rank did not raise")
+        except ValueError as e:
+            check(str(e).startswith(f"write: rank {size - 1} passed"), f"gram write: {e}")
+    try:  # B in blocks with replicated: not B whole
+        kmini.gram(A_all[rows], B_all[np.array_split(np.arange(11), size)[0]] if last else B_all[:len(
+            np.array_split(np.arange(11), size)[0])][::-1], comm=comm)
+        check(False, "gram: B differing between ranks with replicated did not raise")
+    except ValueError as e:
+        check("B: not the same on every rank with distribution='replicated'" in str(e), f"gram B: {e}")
 
 # columns that differ between the ranks: every rank sees it and raises the same error
 if size > 1:

@@ -73,7 +73,8 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
 
     A, B: bool/uint8 0/1 elements, or with cols= np.packbits(A, axis=1) bytes
     or uint64 words (column k in bit k % 64 of word k // 64; either byte
-    order); the forms may differ between A and B. similarity: counts (int32),
+    order); with cols= the packed forms (bytes, words) may differ between A
+    and B (cols= is for both). similarity: counts (int32),
     jaccard, dice, cosine (float32). Returns an object with C (dense=True;
     triangle='upper': the packed upper triangle), top_k (rows x k records j,
     value), pairs (records i, j, value >= pairs_min), counts (pairs at or
@@ -102,9 +103,15 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     "top_k": path} (the deck's gram.write.C, write.pairs.path and
     write.top_k.path), byte for byte the CLI's, written collectively with
     comm= and atomically (a temporary file renamed when complete).
+
+    With comm=, every argument but A, B and memory_budget (the lowest is
+    taken) must be the same on every rank: one that differs is a ValueError
+    on every rank, naming it, before anything is computed.
     """
     from . import _over_ranks
-    files = _over_ranks.check_write(write, dense, top_k, pairs_min)
+    if comm is not None:
+        _over_ranks.check_comm(comm)
+    files = _over_ranks.agree_write(write, dense, top_k, pairs_min, comm)
     if comm is not None:
         res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,
                                           triangle, memory_budget, slice_rows, distribution, ring_schedule)

@@ -9,19 +9,25 @@ every rank (it raises its error, the others a RuntimeError naming it)."""
 from __future__ import annotations
 
 import os
+import reprlib
 from types import SimpleNamespace
 from typing import Any, Tuple
 
 from . import _kmini
 
 
-def gram_over_ranks(A: Any, B: Any, comm: Any, cols: Any, similarity: Any, top_k: Any, pairs_min: Any,
-                    count_at_least: Any, dense: Any, triangle: Any, memory_budget: Any,
-                    slice_rows: Any, distribution: Any, ring_schedule: Any) -> SimpleNamespace:
+def check_comm(comm: Any) -> None:
+    """comm= is an mpi4py intracommunicator."""
     from mpi4py import MPI
     if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
         raise TypeError(f"comm: got {type(comm).__name__}, expected an mpi4py intracommunicator "
                         "(e.g. MPI.COMM_WORLD)")
+
+
+def gram_over_ranks(A: Any, B: Any, comm: Any, cols: Any, similarity: Any, top_k: Any, pairs_min: Any,
+                    count_at_least: Any, dense: Any, triangle: Any, memory_budget: Any,
+                    slice_rows: Any, distribution: Any, ring_schedule: Any) -> SimpleNamespace:
+    check_comm(comm)
     return _kmini._gram_over(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle,
                              memory_budget, slice_rows, distribution, ring_schedule, comm)
 
@@ -48,6 +54,32 @@ def check_write(write: Any, dense: Any, top_k: Any, pairs_min: Any) -> dict:
         raise ValueError("write: 'pairs' needs pairs_min")
     if "top_k" in files and top_k is None:
         raise ValueError("write: 'top_k' needs top_k")
+    return files
+
+
+def agree_write(write: Any, dense: Any, top_k: Any, pairs_min: Any, comm: Any) -> dict:
+    """check_write, and with comm agreed by every rank before anything is
+    computed: a rank's refusal is its own error there and a RuntimeError naming
+    it on the others; the ranks write the files together, so write= is the
+    same on every rank."""
+    try:
+        files, error = check_write(write, dense, top_k, pairs_min), None
+    except (TypeError, ValueError) as e:
+        files, error = {}, e
+    if comm is None:
+        if error is not None:
+            raise error
+        return files
+    refused = comm.allgather(error is not None)
+    if error is not None:
+        raise error
+    if any(refused):
+        raise RuntimeError(f"gram: rank {refused.index(True)} refused its arguments (see its error)")
+    every = comm.allgather(files)
+    for q, other in enumerate(every):
+        if other != every[0]:
+            raise ValueError(f"write: rank {q} passed {reprlib.repr(other or None)}, rank 0 "
+                             f"{reprlib.repr(every[0] or None)}, expected the same on every rank")
     return files
 
 
