@@ -517,36 +517,17 @@ py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object&
 // budget may differ: the lowest is taken).
 void agree_params(const OverRanks& o, MPI_Comm comm) {
   const kmini::gram::ComputeParams& p = o.p;
-  std::int64_t at_least = static_cast<std::int64_t>(p.count_at_least.size());
-  for (double t : p.count_at_least) {
-    std::int64_t bits = 0;
-    std::memcpy(&bits, &t, sizeof bits);
-    at_least = at_least * 1099511628211 + bits;  // wraps: a digest
-  }
-  std::int64_t pairs_min = 0;
-  std::memcpy(&pairs_min, &p.pairs_min, sizeof pairs_min);
-  const std::vector<std::pair<const char*, std::int64_t>> mine = {
-      {"similarity", static_cast<std::int64_t>(p.similarity)},
-      {"dense", p.dense},
-      {"triangle", p.upper},
-      {"distribution", static_cast<std::int64_t>(p.distribution)},
-      {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},
-      {"top_k", p.top_k},
-      {"pairs_min", p.pairs ? pairs_min : -1},
-      {"count_at_least", at_least},
-      {"slice_rows", o.auto_rows ? -1 : p.slice_rows}};
-  const int n = static_cast<int>(mine.size());
-  std::vector<std::int64_t> values, all(static_cast<std::size_t>(n * o.ranks));
-  for (const auto& field : mine) values.push_back(field.second);
-  {
-    py::gil_scoped_release release;
-    MPI_Allgather(values.data(), n, MPI_INT64_T, all.data(), n, MPI_INT64_T, comm);
-  }
-  for (int f = 0; f < n; ++f)
-    for (int q = 1; q < o.ranks; ++q)
-      if (all[static_cast<std::size_t>(q * n + f)] != all[static_cast<std::size_t>(f)])
-        throw py::value_error(std::string(mine[static_cast<std::size_t>(f)].first) + ": rank " + std::to_string(q) +
-                              " passed another value than rank 0, expected the same on every rank");
+  std::uint64_t at_least = p.count_at_least.size();  // a digest of the thresholds
+  for (double t : p.count_at_least) at_least = at_least * 1099511628211ull + static_cast<std::uint64_t>(bits_of(t));
+  agree_same(comm, {{"similarity", static_cast<std::int64_t>(p.similarity)},
+                    {"dense", p.dense},
+                    {"triangle", p.upper},
+                    {"distribution", static_cast<std::int64_t>(p.distribution)},
+                    {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},
+                    {"top_k", p.top_k},
+                    {"pairs_min", p.pairs ? bits_of(p.pairs_min) : -1},
+                    {"count_at_least", static_cast<std::int64_t>(at_least)},
+                    {"slice_rows", o.auto_rows ? -1 : p.slice_rows}});
 }
 
 // The CLI's plan within the lowest budget of any rank, less

@@ -238,6 +238,20 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
     if (given) agree(comm, true, std::current_exception(), "rk4");
     throw;
   }
+  if (given) {
+    agree(comm, true, nullptr, "rk4");
+    const kmini::rk4::IntegrateParams& q = a.q;
+    agree_same(comm, {{"steps", q.steps},
+                      {"dt", bits_of(q.dt)},
+                      {"g", a.g_auto ? -1 : bits_of(q.g)},
+                      {"kerr", bits_of(q.kerr)},
+                      {"coupling", q.per_stage},
+                      {"method", static_cast<std::int64_t>(q.method)},
+                      {"delta0", bits_of(q.delta0.real())},
+                      {"delta0", bits_of(q.delta0.imag())},
+                      {"precision (F0's dtype when not given)", p == "single"},
+                      {"F0 (a device array on some ranks only)", a.on_device}});
+  }
   if (a.on_device)
     return p == "single" ? rk4_on_device_arrays<float>(f0, g0, a, comm, given)
                          : rk4_on_device_arrays<double>(f0, g0, a, comm, given);

@@ -26,6 +26,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kmini::python {
 
@@ -58,6 +60,13 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given);
 // refused raises its own error, the others a RuntimeError naming it, so no
 // rank waits in a collective the others never reach.
 void agree(MPI_Comm comm, bool given, const std::exception_ptr& failed, const char* function);
+
+// Collective, after agree: each rank's values of the arguments every rank
+// must pass alike (name, value; a double as bits_of); a ValueError on every
+// rank naming the first that differs, so no rank runs another computation
+// or another number of collectives than the others.
+void agree_same(MPI_Comm comm, const std::vector<std::pair<std::string, std::int64_t>>& fields);
+std::int64_t bits_of(double v);
 
 // A kernel call: releases the GIL, then waits for the kernel lock (see above).
 // Construct it after the arguments are converted; Python objects must not be

@@ -52,6 +52,18 @@ except ValueError as e:
 except RuntimeError as e:
     check(not bad and f"rank {size - 1} refused its arguments" in str(e), f"rk4: {e}")
 
+# arguments that differ between the ranks: a ValueError on every rank naming
+# the argument (not another number of steps, nor mismatched collectives)
+if size > 1:
+    for name, mine_v, theirs in (("steps", 5, 6), ("dt", 1e-3, 2e-3), ("g", 0.1, "auto"), ("kerr", 0.0, 0.5),
+                                 ("coupling", "per_step", "per_stage"), ("method", "stages", "auto"),
+                                 ("delta0", 1j, 0j), ("precision", "double", "single")):
+        try:
+            kmini.rk4(F_all[mine], G_all[mine], comm=comm, **{name: mine_v if bad else theirs})
+            check(False, f"rk4: {name} differing between ranks did not raise")
+        except ValueError as e:
+            check(str(e).startswith(name) and f"rank {size - 1} passed another value" in str(e), f"rk4 {name}: {e}")
+
 # a communicator of its own
 sub = comm.Split(rank % 2, rank)
 F, _, delta = kmini.rk4(F_all[mine], G_all[mine], steps=5, comm=sub)

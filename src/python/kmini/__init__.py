@@ -58,7 +58,9 @@ def rk4(F0: Any, G0: Any, *, steps: int = 100, dt: Number = 1e-3, g: Union[Numbe
     rk4.g: auto = 1 / the number of elements, rk4.coupling: per_stage, ...);
     delta0 is the delta of step 1 with coupling='per_step'. precision:
     'single' or 'double', default from F0's dtype (complex64: single).
-    comm: an mpi4py intracommunicator; each rank passes its own elements.
+    comm: an mpi4py intracommunicator; each rank passes its own elements,
+    and every other argument the same on every rank (one that differs is a
+    ValueError on every rank, naming it).
     """
     return _kmini.rk4(F0, G0, steps, dt, g, kerr, coupling, method, precision, delta0, comm)
 
