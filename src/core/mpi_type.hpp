@@ -1,9 +1,12 @@
 #pragma once
-// A committed MPI datatype of `count` contiguous elements of `base` (a packed
-// row, a record), freed with its owner, so no return path leaks it.
+// MPI's bookkeeping for messages: a committed MPI datatype of `count`
+// contiguous elements of `base` (a packed row, a record), freed with its
+// owner, so no return path leaks it; the displacements of per-rank counts.
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace kmini::mpi {
 
@@ -23,5 +26,12 @@ class ContiguousType {
  private:
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
+
+// Displacements of `counts` laid end to end (the *v collectives' displs).
+inline std::vector<int> displacements(const std::vector<int>& counts) {
+  std::vector<int> d(counts.size(), 0);
+  for (std::size_t q = 1; q < counts.size(); ++q) d[q] = d[q - 1] + counts[q - 1];
+  return d;
+}
 
 }  // namespace kmini::mpi

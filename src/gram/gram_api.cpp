@@ -277,13 +277,6 @@ int owner_of(const std::vector<std::int64_t>& firsts, std::int64_t i) {
   return static_cast<int>(std::upper_bound(firsts.begin(), firsts.end() - 1, i) - firsts.begin()) - 1;
 }
 
-// Displacements of `counts` laid end to end.
-std::vector<int> displacements(const std::vector<int>& counts) {
-  std::vector<int> d(counts.size(), 0);
-  for (std::size_t q = 1; q < counts.size(); ++q) d[q] = d[q - 1] + counts[q - 1];
-  return d;
-}
-
 // An MPI count, or an error where a message is too long for one.
 int mpi_count(std::int64_t n, const char* what) {
   if (n > std::numeric_limits<int>::max())
@@ -451,7 +444,7 @@ void DenseRanks<T>::exchange(const Slice* s, const SliceGeometry& g) {
     if (q->rank != me)
       recv[static_cast<std::size_t>(q->rank)] =
           static_cast<int>(run_values(plan_.geometry(*q, two_), upper_, targets, o0, o1));
-  const std::vector<int> send_at = displacements(send), recv_at = displacements(recv);
+  const std::vector<int> send_at = mpi::displacements(send), recv_at = mpi::displacements(recv);
   T* const sent = out_.reserve(send_at.back() + send.back());  // kept over the rounds
   T* const received = in_.reserve(recv_at.back() + recv.back());
   T* to = sent;
@@ -488,7 +481,7 @@ std::vector<char> route_records(MPI_Comm comm, const char* records, const std::v
   const int ranks = mpi::size(comm);
   std::vector<int> recv(static_cast<std::size_t>(ranks), 0);
   MPI_Alltoall(n.data(), 1, MPI_INT, recv.data(), 1, MPI_INT, comm);
-  const std::vector<int> send_at = displacements(n), recv_at = displacements(recv);
+  const std::vector<int> send_at = mpi::displacements(n), recv_at = mpi::displacements(recv);
   std::vector<char> in(static_cast<std::size_t>((recv_at.back() + recv.back()) * bytes));
   const mpi::ContiguousType record(bytes, MPI_BYTE);
   MPI_Alltoallv(records, n.data(), send_at.data(), record.get(), in.data(), recv.data(), recv_at.data(), record.get(),
@@ -647,16 +640,9 @@ std::int64_t dense_elements(const RankRows& rr, const ApiMatrix& a, std::int64_t
   return n * rr.total() - (2 * f + n - 1) * n / 2;
 }
 
-PlanOverRanks plan_over_ranks(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
-  const Config c = config_of(a, b, p, true);
-  const Plan plan = make_plan(c, ranks);
-  PlanOverRanks r;
-  r.distribution = plan.distribution;
-  r.ring_schedule = plan.schedule;
-  r.slice_rows = plan.height;
-  r.device_bytes = device_bytes(c, plan, false, compat::device_is_host_accessible).approx();
-  r.held_bytes = plan.packed_bytes + plan.top_k_bytes + plan.slice_bytes;
-  return r;
+double planned_bytes(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p) {
+  const Plan plan = make_plan(config_of(a, b, p, true), ranks);
+  return plan.packed_bytes + plan.top_k_bytes + plan.slice_bytes;
 }
 
 ComputeResult compute(const ApiExec& exec, const RankRows& rr, const ApiMatrix& a, const ApiMatrix* b,

@@ -113,18 +113,12 @@ struct RankRows {
 std::int64_t dense_elements(const RankRows& rows, const ApiMatrix& a_mine, std::int64_t targets,
                             const ComputeParams& params);
 
-// The CLI's plan of a computation over `ranks` ranks (a and b: the whole
-// problem's shapes), as --dry-run states it: what is planned and the device
-// bytes per rank (the busiest). Throws UsageError where params.memory_budget
-// holds no plan.
-struct PlanOverRanks {
-  Distribution distribution = Distribution::Replicated;
-  RingSchedule ring_schedule = RingSchedule::Slices;
-  std::int64_t slice_rows = 0;
-  double device_bytes = 0;
-  double held_bytes = 0;  // of those, packed A and B held, the top-k lists and one slice
-};
-PlanOverRanks plan_over_ranks(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params);
+// The bytes per rank the CLI's plan of a computation over `ranks` ranks
+// holds (a and b: the whole problem's shapes): packed A and B held, the top-k
+// lists and one slice, what the CLI checks an explicit slice height against.
+// Throws UsageError, with the CLI's words, where params.memory_budget holds
+// no plan.
+double planned_bytes(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params);
 
 // compute over the ranks of rows.comm (collective), with the CLI's plan
 // (params.distribution): replicated (every rank holds all packed rows of A,

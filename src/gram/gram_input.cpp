@@ -229,11 +229,7 @@ Packed rows_to_chunks(const ExecSpace& exec, MPI_Comm comm, const Packed& mine, 
     t.held_host = Kokkos::create_mirror_view(t.held);
     return t;
   });
-  std::vector<int> send_at(send.size(), 0), recv_at(recv.size(), 0);
-  for (std::size_t q = 1; q < send.size(); ++q) {
-    send_at[q] = send_at[q - 1] + send[q - 1];
-    recv_at[q] = recv_at[q - 1] + recv[q - 1];
-  }
+  const std::vector<int> send_at = mpi::displacements(send), recv_at = mpi::displacements(recv);
   const auto row = [&](const Host& h, std::int64_t i) { return h.data() + i * words; };
   for (int q = 0; q < ranks; ++q) {  // this rank's rows, by destination, in chunk order
     std::int64_t at = send_at[static_cast<std::size_t>(q)];

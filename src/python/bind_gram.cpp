@@ -544,18 +544,18 @@ void agree_plan(OverRanks& o, MPI_Comm comm) {
   if (room <= 0) memory_error("gram: " + limit + " leaves nothing for the plan (dense=False computes without C)");
   o.p.memory_budget = room;
   if (o.rows.total() == 0 || o.targets() == 0) return;  // no slices to plan
-  kmini::gram::PlanOverRanks plan;
+  double held = 0;
   try {
-    plan = kmini::gram::plan_over_ranks(o.ranks, o.whole, o.whole_bm(), o.p);
+    held = kmini::gram::planned_bytes(o.ranks, o.whole, o.whole_bm(), o.p);
   } catch (const kmini::UsageError& e) {  // no slice height fits
     std::string why = e.what();           // "gram.memory_budget: <GiB> cannot hold ...": the deck's words
     const std::size_t at = why.find("cannot hold");
     memory_error("gram: " + limit + " " + (at == std::string::npos ? "is too small: " + why : why.substr(at)) +
                  "; nothing was allocated");
   }
-  if (!o.auto_rows && plan.held_bytes > room)
+  if (!o.auto_rows && held > room)
     throw py::value_error("slice_rows: got " + std::to_string(o.p.slice_rows) + ", expected a height within " + limit +
-                          " (the plan per rank needs " + kmini::format_bytes(plan.held_bytes) + ")");
+                          " (the plan per rank needs " + kmini::format_bytes(held) + ")");
 }
 
 // The collective library call, allocation failures as MemoryError.

@@ -204,6 +204,13 @@ if size > 1:
             check(False, f"gram: write={w} on one rank did not raise")
         except ValueError as e:
             check(str(e).startswith(f"write: rank {size - 1} passed"), f"gram write: {e}")
+    try:  # a write= one rank refuses: its own error there, a RuntimeError naming it on the others
+        kmini.gram(A_all[rows], top_k=2, write={"bogus": "x.npy"} if last else None, comm=comm)
+        check(False, "gram: write= refused on one rank did not raise")
+    except ValueError as e:
+        check(last and "write: got key 'bogus'" in str(e), f"gram write refused: {e}")
+    except RuntimeError as e:
+        check(not last and f"rank {size - 1} refused its arguments" in str(e), f"gram write refused: {e}")
     try:  # B in blocks with replicated: not B whole
         kmini.gram(A_all[rows], B_all[np.array_split(np.arange(11), size)[0]] if last else B_all[:len(
             np.array_split(np.arange(11), size)[0])][::-1], comm=comm)

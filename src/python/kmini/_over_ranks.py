@@ -70,12 +70,11 @@ def agree_write(write: Any, dense: Any, top_k: Any, pairs_min: Any, comm: Any) -
         if error is not None:
             raise error
         return files
-    refused = comm.allgather(error is not None)
+    every = comm.allgather(None if error is not None else files)  # None: that rank refused
     if error is not None:
         raise error
-    if any(refused):
-        raise RuntimeError(f"gram: rank {refused.index(True)} refused its arguments (see its error)")
-    every = comm.allgather(files)
+    if None in every:
+        raise RuntimeError(f"gram: rank {every.index(None)} refused its arguments (see its error)")
     for q, other in enumerate(every):
         if other != every[0]:
             raise ValueError(f"write: rank {q} passed {reprlib.repr(other or None)}, rank 0 "
