@@ -565,6 +565,7 @@ std::vector<double> DeckNode::real_list(const DeckKey& k) const {
 
 std::string DeckNode::output_path(const DeckKey& k) const {
   const std::string name = declared(k);
+  if (k.required) required_text(name);
   const std::string v = output_path(name, k.rule.options, k.fallback.is_null() ? "" : k.fallback.as_string());
   rule(name, k.rule);
   return v;

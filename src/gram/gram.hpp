@@ -196,6 +196,12 @@ ByteCount device_bytes(const Config& c, const Plan& plan, bool verify, bool host
 // Its deck keys, figure of merit and decks (gram_declaration.cpp).
 const KernelDeclaration& declaration();
 
+// A threshold (write.pairs.min, write.count_at_least) that no value of
+// `similarity` reaches selects nothing, silently: "" where `threshold` can be
+// reached, else what is expected ("a value in [0, 1] (jaccard values lie in
+// [0, 1])"). The CLI's deck and Python's arguments are checked by it.
+std::string unreachable_threshold(Similarity similarity, double threshold);
+
 class GramKernel final : public Kernel {
  public:
   const KernelDeclaration& declaration() const override { return gram::declaration(); }

@@ -249,6 +249,7 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
   if (p.pairs) c.write_pairs = "pairs";
   c.pairs_min = p.pairs_min;
   if (p.top_k > 0) c.write_top_k = "top_k";
+  if (p.summary) c.write_summary = "summary";
   c.top_k = p.top_k;
   c.count_at_least = p.count_at_least;
   c.engine = kAutoEngine;
@@ -562,6 +563,7 @@ ComputeResult compute_over_ranks(const ApiExec& exec, const RankRows& rr, const 
   r.ring_schedule = plan.schedule;
   r.counts = std::move(o.counts);
   if (o.interrupted) return r;
+  if (p.summary) r.summary = detail::summary_text(c, o.summary, o.sparse_summary);
   const auto own = o.row_ones.begin() + rr.first();  // the ones of every row
   r.row_counts.assign(own, own + (rr.firsts[static_cast<std::size_t>(mpi::rank(rr.comm)) + 1] - rr.first()));
   return r;
@@ -628,6 +630,7 @@ ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* 
   r.slices = o.interrupted ? 0 : static_cast<std::int64_t>(plan.slices.size());
   r.counts = std::move(o.counts);
   r.row_counts = std::move(o.row_ones);
+  if (p.summary && !o.interrupted) r.summary = detail::summary_text(c, o.summary, o.sparse_summary);
   return r;
 }
 

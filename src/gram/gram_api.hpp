@@ -65,6 +65,7 @@ struct ComputeParams {
   RingSchedule ring_schedule = RingSchedule::Auto;
   double memory_budget = 0;
   std::function<bool()> interrupted;  // checked between slices (Ctrl-C from Python)
+  bool summary = false;               // ComputeResult::summary, the CLI's gram.write.summary
 };
 
 // Host bytes of one record: pairs (i int64, j int64, value), top-k entries
@@ -83,6 +84,7 @@ struct ComputeResult {
   Distribution distribution = Distribution::Replicated;  // as planned (never Auto)
   RingSchedule ring_schedule = RingSchedule::Slices;     // with Ring: as planned (never Auto)
   bool interrupted = false;                              // stopped early: the outputs are incomplete
+  std::string summary;  // with params.summary: the text of the CLI's summary file of the whole problem
 };
 
 // Elements of dense C: rows x targets, or rows (rows + 1) / 2 for `upper`.

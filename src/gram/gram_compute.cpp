@@ -263,23 +263,26 @@ void Computation::circulant_window(const CirculantWindow& w, std::int64_t col_li
 void Computation::circulant_pass(bool outputs, SparseOutputs* sparse, CirculantChecks* checks) {
   const int rank = team.rank(), ranks = team.size();
   std::vector<CirculantWindow> windows;
-  ring->circulant([&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
-    plan.circulant_windows(rank, j, t, in.two, windows);
-    const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ranks), j, in.two).first;
-    for (const CirculantWindow& w : windows) {
-      {
-        ScopedRegion compute_region("kmini::gram::compute");
-        compute_window(w, data, base);
-      }
-      ring->progress();
-      if (outputs) circulant_window(w, col_list0, sparse, checks);
-    }
-    if (outputs && sparse) {
-      FencedTimer<ExecSpace> post(team.exec);
-      sparse->end_step(j, t);  // the partner piece's lists go home
-      r.pass.post_seconds += post.seconds();
-    }
-  });
+  ring->circulant(
+      [&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
+        plan.circulant_windows(rank, j, t, in.two, windows);
+        const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ranks), j, in.two).first;
+        for (const CirculantWindow& w : windows) {
+          {
+            ScopedRegion compute_region("kmini::gram::compute");
+            compute_window(w, data, base);
+          }
+          ring->progress();
+          if (outputs) circulant_window(w, col_list0, sparse, checks);
+        }
+        if (outputs && sparse) {
+          FencedTimer<ExecSpace> post(team.exec);
+          sparse->end_step(j, t);  // the partner piece's lists go home
+          r.pass.post_seconds += post.seconds();
+        }
+      },
+      [&] { return outputs && interrupted(); });
+  if (r.interrupted && sparse) sparse->settle();  // the lists in flight land before their buffers go
 }
 
 // `repeat - 1` passes of the ring's tiles alone.

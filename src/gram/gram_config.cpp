@@ -71,6 +71,11 @@ void read_source(const DeckNode& a, const std::string& m, Source& src, std::stri
 
 }  // namespace
 
+std::string unreachable_threshold(Similarity similarity, double threshold) {
+  if (similarity == Similarity::Counts || threshold <= 1.0) return "";
+  return std::string("a value in [0, 1] (") + similarity_name(similarity) + " values lie in [0, 1])";
+}
+
 namespace {
 
 // gram.A and gram.B; `size_setting` names where A's size comes from.
@@ -97,22 +102,28 @@ void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   c.upper = s.choice(d.key("triangle")) == "upper";
   if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
   const DeckNode w = s.child(d.key("write"));
-  c.write_c = w.text(d.key("write.C"));
-  c.write_summary = w.text(d.key("write.summary"));
+  c.write_c = w.output_path(d.key("write.C"));
+  c.write_summary = w.output_path(d.key("write.summary"));
   if (w.has("pairs")) {
     const DeckNode p = w.child(d.key("write.pairs"));
-    c.write_pairs = p.text(d.key("write.pairs.path"));
+    c.write_pairs = p.output_path(d.key("write.pairs.path"));
     c.pairs_min = p.real(d.key("write.pairs.min"));
+    const std::string expected = unreachable_threshold(c.similarity, c.pairs_min);
+    if (!expected.empty()) p.fail("min", expected);
   }
   if (w.has("top_k")) {
     const DeckNode t = w.child(d.key("write.top_k"));
-    c.write_top_k = t.text(d.key("write.top_k.path"));
+    c.write_top_k = t.output_path(d.key("write.top_k.path"));
     // Every row has targets partners (targets - 1 without itself).
     c.top_k =
         t.required_integer(d.key("write.top_k.k"), std::max<std::int64_t>(1, c.targets() - (c.two_inputs() ? 0 : 1)));
     if (!c.two_inputs() && c.a.rows < 2) t.fail("k", "no k: a matrix of one row has no partners");
   }
   c.count_at_least = w.real_list(d.key("write.count_at_least"));
+  for (double t : c.count_at_least) {
+    const std::string expected = unreachable_threshold(c.similarity, t);
+    if (!expected.empty()) w.fail("count_at_least", "values each " + expected);
+  }
 }
 
 // gram.engine, gram.tensor_core_tile and gram.micro_kernel.

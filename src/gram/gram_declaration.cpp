@@ -45,15 +45,15 @@ const KernelDeclaration& declaration() {
             .with("", "What C holds: the counts, or a similarity computed from them"),
         DeckKey::choice("triangle", "full", {"full", "upper"}).with("", "upper: only j >= i (symmetric C only)"),
         DeckKey::section("write", "Output files (relative to --out unless absolute)"),
-        DeckKey::text("write.C").with("", "C as a .npy file"),
-        DeckKey::text("write.summary").with("", "A JSON summary of C (sums, histogram, checksums)"),
+        DeckKey::output_path("write.C", {".npy"}).with("", "C as a .npy file"),
+        DeckKey::output_path("write.summary", {".json"}).with("", "A JSON summary of C (sums, histogram, checksums)"),
         DeckKey::section("write.pairs", "Every pair whose value is at least min"),
-        DeckKey::text("write.pairs.path").must().with("", "The pairs as a .npy file of records"),
+        DeckKey::output_path("write.pairs.path", {".npy"}).must().with("", "The pairs as a .npy file of records"),
         DeckKey::real("write.pairs.min", Json(), 0, std::numeric_limits<double>::max())
             .must()
             .with("", "The least value of a pair written"),
         DeckKey::section("write.top_k", "Each row's k largest partners"),
-        DeckKey::text("write.top_k.path").must().with("", "The top-k lists as a .npy file of records"),
+        DeckKey::output_path("write.top_k.path", {".npy"}).must().with("", "The top-k lists as a .npy file of records"),
         DeckKey::integer("write.top_k.k", Json(), 1, max_dim).must().with("partners", "Partners per row"),
         DeckKey::real_list("write.count_at_least", 0.0, kMaxThresholds)
             .with("", "Count the entries of C at least each of these values"),

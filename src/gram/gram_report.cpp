@@ -155,24 +155,27 @@ void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double 
   report.rows.push_back(br);
 }
 
-void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary) {
-  const std::int64_t rows = c.a.rows;
+std::string summary_text(const Config& c, const Summary& summary, const Json& sparse_summary) {
   const bool two = c.two_inputs();
+  Json s = Json::object();
+  s["rows"] = Json(static_cast<long long>(c.a.rows));
+  s["cols"] = Json(static_cast<long long>(c.a.cols));
+  if (two) s["b_rows"] = Json(static_cast<long long>(c.b.rows));
+  if (!two) s["trace"] = Json(static_cast<long long>(summary.trace));
+  s["checksum"] = hex(summary.checksum);
+  s["checksum_definition"] = two ? "sum over all i, j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64"
+                                 : "sum over i <= j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64";
+  s["histogram_bin_width"] = double(c.a.cols + 1) / kHistogramBins;
+  s["histogram"] = Json::array_of(summary.histogram);
+  s["row_sums"] = Json::array_of(summary.row_sums);
+  if (const Json* counts_at = sparse_summary.find("count_at_least")) s["count_at_least"] = *counts_at;
+  return s.dump() + "\n";
+}
+
+void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary) {
   on_root_collectively(ctx.env.comm(), [&] {
     ScopedRegion write_region("kmini::gram::write");
-    Json s = Json::object();
-    s["rows"] = Json(static_cast<long long>(rows));
-    s["cols"] = Json(static_cast<long long>(c.a.cols));
-    if (two) s["b_rows"] = Json(static_cast<long long>(c.b.rows));
-    if (!two) s["trace"] = Json(static_cast<long long>(summary.trace));
-    s["checksum"] = hex(summary.checksum);
-    s["checksum_definition"] = two ? "sum over all i, j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64"
-                                   : "sum over i <= j of C(i,j) * splitmix64(0x6772616d + i, j) mod 2^64";
-    s["histogram_bin_width"] = double(c.a.cols + 1) / kHistogramBins;
-    s["histogram"] = Json::array_of(summary.histogram);
-    s["row_sums"] = Json::array_of(summary.row_sums);
-    if (const Json* counts_at = sparse_summary.find("count_at_least")) s["count_at_least"] = *counts_at;
-    write_text_file_atomically(ctx.output_path(c.write_summary), s.dump() + "\n");
+    write_text_file_atomically(ctx.output_path(c.write_summary), summary_text(c, summary, sparse_summary));
   });
 }
 

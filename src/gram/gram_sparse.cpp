@@ -174,6 +174,11 @@ void SparseOutputs::complete_exchange() {
   merge_top_k_rows(x.in.data(), merged_.data() + x.first * c_.top_k, x.rows, static_cast<int>(c_.top_k));
 }
 
+void SparseOutputs::settle() {
+  Exchange& x = exchange_;
+  if (x.req[0] != MPI_REQUEST_NULL || x.req[1] != MPI_REQUEST_NULL) MPI_Waitall(2, x.req, MPI_STATUSES_IGNORE);
+}
+
 void SparseOutputs::end_step(std::int64_t j, std::int64_t t) {
   if (!top_k_ || c_.two_inputs() || t == 0) return;
   ScopedRegion region("kmini::gram::sparse_outputs");

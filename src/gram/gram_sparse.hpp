@@ -64,6 +64,9 @@ class SparseOutputs {
   // lists of this rank's piece j come in, to be merged into its own (host)
   // lists when the next step's go out (nonblocking meanwhile).
   void end_step(std::int64_t j, std::int64_t t);
+  // A circulant pass stopped after a step (on every rank): the lists still in
+  // flight are received, so that no transfer outlives its buffers.
+  void settle();
   // Collective: merges and writes the top-k lists, commits the pairs,
   // and reports count_at_least, pairs_written and the seconds spent;
   // `counts`, when given, gets count_at_least in the deck's order.

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace kmini {
 
@@ -35,7 +37,20 @@ void sync_directory_of(const std::string& path) {
 
 std::string os_error_text(int err) { return std::strerror(err); }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), temp_(temporary_name_for(path_)) {
+std::string output_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  std::error_code ec;
+  for (int links = 0; fs::is_symlink(p, ec); ++links) {
+    if (links == 40) throw RuntimeFailure(path + ": too many levels of symbolic links (a loop?); nothing was written");
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) throw RuntimeFailure(path + ": cannot read the symbolic link (" + ec.message() + "); nothing was written");
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return p == fs::path(path) ? path : p.lexically_normal().string();
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(output_target(path)), temp_(temporary_name_for(path_)) {
   registration_ = termination::TemporaryFile(temp_);  // before the file exists: SIGTERM finds it
   file_ = std::fopen(temp_.c_str(), "wb");
   if (!file_) throw RuntimeFailure(path_ + ": cannot create the temporary output file (" + os_error_text(errno) + ")");

@@ -42,6 +42,12 @@ inline constexpr const char* kTemporaryMarker = ".kmini-tmp.";
 // component aborts (buffer overflow) on file names over about 210 characters.
 std::string temporary_name_for(const std::string& path);
 
+// The file an output path names: the path itself or, where a symbolic link
+// is at that path, the file the link points to (followed to the end; it need
+// not exist yet): outputs are written through links, as numpy and the shell
+// write, and the link stays. A loop of links is a RuntimeFailure.
+std::string output_target(const std::string& path);
+
 // Makes a rename in the directory of `path` durable (fsync of the directory);
 // best effort: some file systems do not sync directories.
 void sync_directory_of(const std::string& path);

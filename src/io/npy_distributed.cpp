@@ -77,14 +77,14 @@ void reserve_space(const std::string& temp, std::uint64_t bytes) {
 }  // namespace
 
 DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, Shape global_shape)
-    : comm_(comm), path_(std::move(path)), element_(element), shape_(std::move(global_shape)) {
+    : comm_(comm), path_(output_target(path)), element_(element), shape_(std::move(global_shape)) {
   std::uint64_t elements = 1;
   for (auto d : shape_) elements *= static_cast<std::uint64_t>(d);
   open(make_header(element_, shape_).size() + elements * element_.size());
 }
 
 DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, GrowingLength)
-    : comm_(comm), path_(std::move(path)), element_(element), shape_{0}, growing_(true) {
+    : comm_(comm), path_(output_target(path)), element_(element), shape_{0}, growing_(true) {
   open(0);
 }
 

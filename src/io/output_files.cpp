@@ -28,13 +28,21 @@ std::string name_of(const std::string& path) {
 
 }  // namespace
 
-void check_output_file(const OutputFile& out) {
+void check_output_file(const OutputFile& given) {
+  if (given.path.empty()) throw UsageError(given.origin + ": cannot write '': expected a file name");
+  OutputFile out = given;  // where it is written: through a link (output_target)
+  try {
+    out.path = output_target(given.path);
+  } catch (const RuntimeFailure& e) {
+    throw UsageError(given.origin + ": cannot write " + e.what());
+  }
+  const std::string via = out.path == given.path ? "" : " (a symbolic link to '" + out.path + "')";
   const auto fail = [&](const std::string& why) {
-    throw UsageError(out.origin + ": cannot write '" + out.path + "': " + why);
+    throw UsageError(given.origin + ": cannot write '" + given.path + "'" + via + ": " + why);
   };
+  struct stat st;
   const std::string dir = directory_of(out.path), name = name_of(out.path);
   if (name.empty() || name == "." || name == "..") fail("expected a file name, not a directory");
-  struct stat st;
   if (::stat(dir.c_str(), &st) != 0) fail("directory '" + dir + "' does not exist (" + os_error_text(errno) + ")");
   if (!S_ISDIR(st.st_mode)) fail("'" + dir + "' is not a directory");
   long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
@@ -59,17 +67,19 @@ void check_output_file(const OutputFile& out) {
   ::unlink(probe.c_str());
 }
 
+void check_output_files_here(const std::vector<OutputFile>& outs) {
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    check_output_file(outs[i]);
+    const auto canonical = std::filesystem::weakly_canonical(outs[i].path);
+    for (std::size_t j = 0; j < i; ++j)
+      if (std::filesystem::weakly_canonical(outs[j].path) == canonical)
+        throw UsageError(outs[i].origin + ": cannot write '" + outs[i].path + "': it is also the output of " +
+                         outs[j].origin);
+  }
+}
+
 void check_output_files(MPI_Comm comm, const std::vector<OutputFile>& outs) {
-  collectively(comm, [&] {
-    for (std::size_t i = 0; i < outs.size(); ++i) {
-      check_output_file(outs[i]);
-      const auto canonical = std::filesystem::weakly_canonical(outs[i].path);
-      for (std::size_t j = 0; j < i; ++j)
-        if (std::filesystem::weakly_canonical(outs[j].path) == canonical)
-          throw UsageError(outs[i].origin + ": cannot write '" + outs[i].path + "': it is also the output of " +
-                           outs[j].origin);
-    }
-  });
+  collectively(comm, [&] { check_output_files_here(outs); });
 }
 
 }  // namespace kmini

@@ -139,7 +139,9 @@ py::object discount(const py::object& mult_by, const py::object& discount, const
                   : discount_on_device_arrays<double>(mult_by, discount, out, params);
   }
   const py::array m = array_arg(mult_by, "mult_by"), x = array_arg(discount, "discount");
-  const bool single = py::isinstance<py::array_t<float>>(m) && py::isinstance<py::array_t<float>>(x);
+  // float32 in either byte order ('>f4' is swapped once by as_input).
+  const auto float32 = [](const py::array& a) { return a.dtype().kind() == 'f' && a.itemsize() == 4; };
+  const bool single = float32(m) && float32(x);
   return single ? discount_typed<float>(mult_by, discount, out, params)
                 : discount_typed<double>(mult_by, discount, out, params);
 }

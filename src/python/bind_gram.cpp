@@ -7,12 +7,15 @@
 // either explicit byte order); forms can be mixed between A and B.
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "core/collective.hpp"
 #include "core/device_memory.hpp"
 #include "core/format.hpp"
 #include "cuda_array.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_api.hpp"
+#include "io/atomic_file.hpp"
 #include "io/npy.hpp"
+#include "io/output_files.hpp"
 
 #include <pybind11/stl.h>
 #include "runtime.hpp"
@@ -77,13 +80,16 @@ kmini::gram::ApiMatrix gram_format(const char* name, const std::string& dtype, c
 // Runs kernels: call it inside a KernelCall.
 // Over ranks, `row0` is the first row of this rank's block: rows are named
 // as in the whole matrix.
+// Values above 1 in uint8 or uint64 input without cols= are most often packed rows.
+constexpr const char* kPackedHint = " (for packed rows, np.packbits bytes or uint64 words, pass cols=)";
+
 void check_gram_values(const char* name, const kmini::gram::ApiMatrix& m, std::int64_t row0 = 0) {
   const kmini::gram::BadValue bad = kmini::gram::first_bad_value(kmini::gram::ApiExec(), m);
   if (bad.row < 0) return;
   const std::string row = std::to_string(row0 + bad.row);
   if (m.format == kmini::gram::ApiMatrix::Format::Unpacked)
     throw py::value_error(std::string(name) + ": element (" + row + ", " + std::to_string(bad.col) + ") is " +
-                          std::to_string(bad.value) + ", expected 0 or 1");
+                          std::to_string(bad.value) + ", expected 0 or 1" + kPackedHint);
   const bool words = m.format == kmini::gram::ApiMatrix::Format::Words;
   throw py::value_error(std::string(name) + ": bits set past cols=" + std::to_string(m.cols) + " in the last " +
                         (words ? "word" : "byte") + " of row " + row + ", expected zeros");
@@ -129,7 +135,7 @@ GramInput gram_input(const py::handle& obj, const char* name, std::int64_t cols)
         const auto j = bad.attr("__getitem__")(0).attr("__getitem__")(1).cast<std::int64_t>();
         throw py::value_error(std::string(name) + ": element (" + std::to_string(i) + ", " + std::to_string(j) +
                               ") is " + describe(a.attr("__getitem__")(py::make_tuple(i, j)).attr("item")()) +
-                              ", expected 0 or 1");
+                              ", expected 0 or 1" + (kind == 'u' && a.itemsize() == 8 ? kPackedHint : ""));
       }
     }
     in.keep = np.attr("ascontiguousarray")(a, "uint8");
@@ -191,6 +197,15 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
   }
   if (!count_at_least.is_none())
     p.count_at_least = real_list_arg(count_at_least, "count_at_least", key("write.count_at_least").rule.count);
+  const auto reachable = [&](const std::string& name, double t) {
+    const std::string expected = kmini::gram::unreachable_threshold(p.similarity, t);
+    if (!expected.empty())
+      throw py::value_error(name + ": got " + kmini::format_g(t, 17) + " with similarity='" +
+                            kmini::gram::similarity_name(p.similarity) + "', expected " + expected);
+  };
+  if (p.pairs) reachable("pairs_min", p.pairs_min);
+  for (std::size_t i = 0; i < p.count_at_least.size(); ++i)
+    reachable("count_at_least[" + std::to_string(i) + "]", p.count_at_least[i]);
   const bool auto_rows = slice_rows.is_none() || (py::isinstance<py::str>(slice_rows) && key("row_slice").auto_word &&
                                                   choice_arg(slice_rows, "slice_rows", {"auto"}) == "auto");
   if (!auto_rows)
@@ -304,6 +319,7 @@ py::object result_namespace(const py::object& C, const kmini::gram::ComputeResul
           : py::object(py::array_t<std::int64_t>(static_cast<py::ssize_t>(r.counts.size()), r.counts.data()));
   ns.attr("row_counts") = py::array_t<std::int32_t>(static_cast<py::ssize_t>(r.row_counts.size()), r.row_counts.data());
   ns.attr("slices") = r.slices;
+  ns.attr("summary") = p.summary ? py::object(py::str(r.summary)) : py::object(py::none());
   const bool ring = r.distribution == kmini::gram::Distribution::Ring;
   ns.attr("distribution") = kmini::gram::distribution_name(r.distribution);
   ns.attr("ring_schedule") =
@@ -315,10 +331,11 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
                 const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                 const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                 const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                const py::object& schedule_obj) {
+                const py::object& schedule_obj, bool summary) {
   check_running("gram");
   // One process holds the whole problem whatever the distribution (a ring of one rank).
   kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
+  p.summary = summary;
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
   const GramInput a = gram_input(a_obj, "A", cols);
   std::optional<GramInput> b;
@@ -559,8 +576,8 @@ void agree_plan(OverRanks& o, MPI_Comm comm) {
 }
 
 // The collective library call, allocation failures as MemoryError.
-kmini::gram::ComputeResult run_over(const OverRanks& o, void* dense_out) {
-  KernelCall call("gram");
+kmini::gram::ComputeResult run_over(const OverRanks& o, void* dense_out, MPI_Comm comm) {
+  KernelCall call("gram", comm, true);
   try {
     return kmini::gram::compute(kmini::gram::ApiExec(), o.rows, o.a->m, o.bm(),
                                 o.b && o.spread_b() ? &o.b_rows : nullptr, o.p, dense_out);
@@ -580,11 +597,12 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
                      const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                      const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                      const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                     const py::object& schedule_obj, const py::object& comm_obj) {
+                     const py::object& schedule_obj, const py::object& comm_obj, bool summary) {
   check_running("gram");
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
   OverRanks o;
+  o.p.summary = summary;
   std::exception_ptr failed;
   try {
     convert_own(o, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
@@ -605,10 +623,44 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
   if (o.planned()) agree_plan(o, comm);
   Stop stop;
   o.p.interrupted = stop.check();  // between rounds, agreed by the ranks
-  const kmini::gram::ComputeResult r = run_over(o, dense_out);
+  const kmini::gram::ComputeResult r = run_over(o, dense_out, comm);
   stop.raise_if_stopped("gram");
-  if (r.interrupted) throw std::runtime_error("gram: stopped (another rank was interrupted)");
+  if (r.interrupted)
+    throw std::runtime_error("gram: stopped because another rank was interrupted (Ctrl-C or its exit)");
   return result_namespace(C, r, o.p, o.a->m.rows);
+}
+
+// write='s outputs: the deck key each is, whose declared suffixes it must end in.
+const std::vector<std::pair<std::string, const char*>> kWritable = {
+    {"C", "write.C"}, {"pairs", "write.pairs.path"}, {"top_k", "write.top_k.path"}, {"summary", "write.summary"}};
+
+// write= ({output: path}, already str) checked as the CLI checks gram.write.*
+// before anything runs: a known output, the declared suffix, and every file
+// writable here (check_output_files_here: its directory exists and takes
+// files, it is not a directory or a special file, a link is checked as its
+// target, no file named twice); a ValueError naming the first problem.
+void check_write(const std::vector<std::pair<std::string, std::string>>& files) {
+  if (!files.empty()) ensure_mpi("gram");  // the files are written with MPI-IO: where it cannot run, say so first
+  std::vector<kmini::OutputFile> outs;
+  std::string names;
+  for (const auto& [name, k] : kWritable) names += (names.empty() ? "'" : ", '") + name + "'";
+  for (const auto& [name, path] : files) {
+    const auto w = std::find_if(kWritable.begin(), kWritable.end(), [&](const auto& x) { return x.first == name; });
+    if (w == kWritable.end()) throw py::value_error("write: got key '" + name + "', expected one of " + names);
+    const std::vector<std::string>& suffixes = key(w->second).rule.options;
+    const auto ends = [&](const std::string& x) {
+      return path.size() >= x.size() && path.compare(path.size() - x.size(), x.size(), x) == 0;
+    };
+    if (!path.empty() && std::none_of(suffixes.begin(), suffixes.end(), ends))
+      throw py::value_error("write: " + name + ": got '" + path + "', expected a path ending in " + suffixes.front() +
+                            " (as the deck's gram." + w->second + ")");
+    outs.push_back({"write: " + name, path});
+  }
+  try {
+    kmini::check_output_files_here(outs);
+  } catch (const kmini::UsageError& e) {
+    throw py::value_error(e.what());
+  }
 }
 
 // A numpy dtype of the CLI's files as the .npy writer's element type.
@@ -646,7 +698,7 @@ void write_npy(const py::object& path_obj, const py::array& array, std::int64_t 
   const void* p = data.data();
   const auto count = static_cast<std::uint64_t>(data.size());
   const kmini::npy::Shape global(shape.begin(), shape.end());
-  KernelCall call("gram");  // no Python objects below; MPI-IO, one call at a time
+  KernelCall call("gram", comm, given);  // no Python objects below; MPI-IO, one call at a time
   try {
     kmini::npy::DistributedWriter writer(comm, path, *element, global);
     writer.write_elements_independent(static_cast<std::uint64_t>(first), count, p);
@@ -656,19 +708,37 @@ void write_npy(const py::object& path_obj, const py::array& array, std::int64_t 
   }
 }
 
+// Collective over `comm` (None: this process): `text` written by rank 0 as
+// the CLI writes its text outputs (atomically; every rank gets its errors).
+void write_text(const py::object& path_obj, const std::string& text, const py::object& comm_obj) {
+  bool given = false;
+  const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
+  if (!given) ensure_mpi("gram");
+  const std::string path = py::str(py::module_::import("os").attr("fspath")(path_obj)).cast<std::string>();
+  KernelCall call("gram", comm, given);
+  try {
+    kmini::on_root_collectively(comm, [&] { kmini::write_text_file_atomically(path, text); });
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("write: ") + e.what());
+  }
+}
+
 }  // namespace
 
 void bind_gram(py::module_& m) {
   m.def("_gram_arguments", [] { return declared_arguments(kmini::gram::declaration(), kArguments); });
+  m.def("_check_write", &check_write, py::arg("files"));
+  m.def("_write_text", &write_text, py::arg("path"), py::arg("text"), py::arg("comm"));
   m.def("_write_npy", &write_npy, py::arg("path"), py::arg("array"), py::arg("first"), py::arg("shape"),
         py::arg("comm"));
   m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("comm"));
+        py::arg("comm"), py::arg("summary") = false);
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
-        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"));
+        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
+        py::arg("summary") = false);
 }
 
 }  // namespace kmini::python

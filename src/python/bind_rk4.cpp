@@ -42,6 +42,19 @@ py::array delta_history(const kmini::rk4::IntegrateResult& r) {
   return std::move(delta);
 }
 
+// A NaN or infinity in the initial fields is the caller's, not a blow-up of
+// the integration: a ValueError naming the first such element.
+void require_finite(const py::array& a, const char* name) {
+  const py::module_ np = py::module_::import("numpy");
+  if (np.attr("isfinite")(a).attr("all")().cast<bool>()) return;
+  const py::tuple at = np.attr("unravel_index")(np.attr("argmin")(np.attr("isfinite")(a)), a.attr("shape"));
+  std::string index;
+  for (const py::handle i : at) index += (index.empty() ? "" : ", ") + std::to_string(i.cast<std::int64_t>());
+  if (at.size() == 1) index += ",";
+  throw py::value_error(std::string(name) + ": element (" + index + ") is " +
+                        py::str(a.attr("__getitem__")(at)).cast<std::string>() + ", expected finite values");
+}
+
 // The memory a call needs, checked before anything is allocated: the delta
 // history three times (on the device, its host copy, the returned array) and
 // the fields (two complex<T> and G's two real parts).
@@ -87,6 +100,8 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, Args a, MPI_Comm
   try {
     F = complex_copy<T>(f0, "F0");
     G = complex_copy<T>(g0, "G0");
+    require_finite(F, "F0");
+    require_finite(G, "G0");
     if (F.ndim() != G.ndim() || !std::equal(F.shape(), F.shape() + F.ndim(), G.shape()))
       throw py::value_error("G0: shape " + shape_of(G) + ", expected " + shape_of(F) + " (the shape of F0)");
     plan_memory(a.q.steps, F.size(), sizeof(T));
@@ -104,7 +119,7 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, Args a, MPI_Comm
   auto* gp = reinterpret_cast<Kokkos::complex<T>*>(G.mutable_data());
   kmini::rk4::IntegrateResult r;
   {
-    KernelCall call("rk4");
+    KernelCall call("rk4", comm, given);
     using namespace kmini::rk4;
     if (a.g_auto) {
       std::int64_t total = count;
@@ -133,6 +148,9 @@ py::tuple rk4_typed(const py::handle& f0, const py::handle& g0, Args a, MPI_Comm
     exec.fence();
   }
   stop.raise_if_stopped("rk4");
+  if (r.interrupted)
+    throw std::runtime_error("rk4: stopped at step " + std::to_string(r.steps_done) +
+                             " because another rank was interrupted (Ctrl-C or its exit)");
   const py::array delta = delta_history(r);
   return py::make_tuple(F, G, delta);
 }
@@ -168,7 +186,7 @@ py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, Args 
   const std::int64_t count = F0.size();
   kmini::rk4::IntegrateResult r;
   {
-    KernelCall call("rk4");
+    KernelCall call("rk4", comm, given);
     using namespace kmini::rk4;
     if (a.g_auto) {
       std::int64_t total = count;
@@ -186,6 +204,9 @@ py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, Args 
     exec.fence();
   }
   stop.raise_if_stopped("rk4");
+  if (r.interrupted)
+    throw std::runtime_error("rk4: stopped at step " + std::to_string(r.steps_done) +
+                             " because another rank was interrupted (Ctrl-C or its exit)");
   const py::array delta = delta_history(r);
   return py::make_tuple(py::cast(std::move(F)), py::cast(std::move(G)), delta);
 }

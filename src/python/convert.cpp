@@ -187,6 +187,9 @@ std::vector<double> real_list_arg(const py::handle& v, const std::string& name, 
     type_error(name, v, expected);
   if (py::isinstance(v, numpy().attr("ma").attr("MaskedArray")))
     type_error(name, v, expected + " (masked arrays are not read)");
+  if (py::hasattr(v, "ndim") && py::hasattr(v, "shape") && v.attr("ndim").cast<int>() != 1)
+    type_error(name, v,
+               expected + " (a 1-d array, not one of shape " + py::str(v.attr("shape")).cast<std::string>() + ")");
   const py::list items = py::list(py::module_::import("itertools").attr("islice")(v, max + 1));
   if (items.size() > max)
     throw py::value_error(name + ": more than " + std::to_string(max) + " values, expected " + expected);

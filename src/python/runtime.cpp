@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -30,6 +32,10 @@ pid_t g_mpi_started_by = 0;  // the process that called MPI_Init (0: not kmini)
 // did not come along (GNU OpenMP's pool waits for the parent's threads, for
 // ever; a CUDA context does not survive a fork). Serial kernels run anywhere.
 bool g_child_of_kokkos = false;
+// A forked child of a process in which MPI was running, whoever started it
+// (kmini, or mpi4py's import): MPI does not survive a fork, and a collective
+// from the child would meet the other ranks' parents.
+bool g_child_of_mpi = false;
 constexpr bool kKernelsSurviveFork = std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>;
 
 // A child forked while another thread held the kernel lock would wait for it
@@ -37,6 +43,17 @@ constexpr bool kKernelsSurviveFork = std::is_same_v<Kokkos::DefaultExecutionSpac
 void after_fork_in_child() {
   g_kernel_lock = new std::mutex;
   g_child_of_kokkos = Kokkos::is_initialized() && !kKernelsSurviveFork;
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  g_child_of_mpi = g_child_of_mpi || (initialized && !finalized);
+}
+
+void refuse_in_child_of_mpi(const std::string& function) {
+  if (g_child_of_mpi)
+    throw std::runtime_error(function +
+                             ": MPI was started in the parent of this forked process and cannot be used here; "
+                             "use multiprocessing's 'spawn' or 'forkserver' start method");
 }
 
 void finalize_mpi_at_exit() {
@@ -112,10 +129,7 @@ void ensure_mpi(const char* function) {
   MPI_Finalized(&finalized);
   if (finalized)
     throw std::runtime_error(std::string(function) + ": MPI has been finalised in this process; kmini cannot use it");
-  if (initialized && g_mpi_started_by != 0 && g_mpi_started_by != getpid())
-    throw std::runtime_error(std::string(function) +
-                             ": MPI was started by the parent of this forked process and cannot be used here; "
-                             "use multiprocessing's 'spawn' or 'forkserver' start method");
+  refuse_in_child_of_mpi(function);
   if (!initialized) start_mpi();
 }
 
@@ -150,6 +164,7 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) throw std::runtime_error(f + ": MPI has been finalised in this process");
+  refuse_in_child_of_mpi(f);
   *given = true;
   return MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
 }
@@ -196,7 +211,11 @@ std::int64_t bits_of(double v) {
   return bits;
 }
 
-KernelCall::KernelCall(const char* function) : lock_(*g_kernel_lock) {
+KernelCall::KernelCall(const char* function, MPI_Comm comm, bool collective) : lock_(*g_kernel_lock, std::defer_lock) {
+  int ranks = 1;
+  if (collective) MPI_Comm_size(comm, &ranks);
+  if (ranks > 1) lock_together(function, comm);
+  else lock_.lock();
   if (g_exiting) {
     lock_.unlock();
     wait_for_the_end();
@@ -205,6 +224,25 @@ KernelCall::KernelCall(const char* function) : lock_(*g_kernel_lock) {
     throw std::runtime_error(std::string(function) +
                              ": kmini has shut down (its atexit handler kmini._finalize ran); no kernel can run "
                              "in this process any more");
+}
+
+void KernelCall::lock_together(const char* function, MPI_Comm comm) {
+  std::minstd_rand pause(static_cast<unsigned>(getpid()) * 2654435761u ^
+                         static_cast<unsigned>(std::hash<std::thread::id>()(std::this_thread::get_id())));
+  for (int attempt = 0;; ++attempt) {
+    // -1: this rank is shutting down, and will not take part again.
+    const int mine = g_stopping ? -1 : lock_.try_lock() ? 1 : 0;
+    int all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all == 1) return;
+    if (mine == 1) lock_.unlock();
+    if (all < 0) {
+      if (g_exiting) wait_for_the_end();
+      throw std::runtime_error(std::string(function) + ": stopped because another rank is shutting down kmini");
+    }
+    const int most_us = 100 << std::min(attempt, 7);  // up to 12.8 ms
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, most_us)(pause)));
+  }
 }
 
 KernelCall::~KernelCall() {

@@ -71,9 +71,17 @@ std::int64_t bits_of(double v);
 // A kernel call: releases the GIL, then waits for the kernel lock (see above).
 // Construct it after the arguments are converted; Python objects must not be
 // touched while it lives.
+//
+// A collective call (comm= over two ranks or more) takes the lock on every
+// rank of `comm` together: a rank that held it while its collectives waited
+// for a rank whose lock another thread's call over another communicator
+// holds would wait for ever (two threads per rank, one communicator each,
+// taking the locks in different orders). Each attempt is a try_lock and a MIN
+// over the ranks; where any rank failed, every rank lets go and tries again
+// after a random pause, so no rank ever holds the lock while it waits for one.
 class KernelCall {
  public:
-  explicit KernelCall(const char* function);
+  explicit KernelCall(const char* function, MPI_Comm comm = MPI_COMM_SELF, bool collective = false);
   // At the interpreter's exit a daemon thread must not take the GIL back (the
   // interpreter would end the thread inside this destructor): it waits there
   // for the process to end.
@@ -82,6 +90,7 @@ class KernelCall {
   KernelCall& operator=(const KernelCall&) = delete;
 
  private:
+  void lock_together(const char* function, MPI_Comm comm);
   py::gil_scoped_release release_;  // declared first: the lock is released before the GIL is taken back
   std::unique_lock<std::mutex> lock_;
 };

@@ -54,6 +54,25 @@ class IntegratorState final : public StepState<T> {
   const State<T>& s_;
 };
 
+// The caller's `interrupted`, asked after a step every check_every_s at most.
+class StopCheck {
+ public:
+  explicit StopCheck(const IntegrateParams& q) : q_(q), last_(std::chrono::steady_clock::now()) {}
+  bool asked() {
+    if (!q_.interrupted || asked_) return asked_;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_).count() < q_.check_every_s) return false;
+    last_ = now;
+    asked_ = q_.interrupted();
+    return asked_;
+  }
+
+ private:
+  const IntegrateParams& q_;
+  std::chrono::steady_clock::time_point last_;
+  bool asked_ = false;
+};
+
 // Runs `phase` agreed over `comm` (every rank throws the same error) or as it is.
 template <class Phase>
 auto set_up(bool agree, MPI_Comm comm, Phase&& phase) -> decltype(phase()) {
@@ -95,7 +114,7 @@ IntegrateResult run(const ApiExec& exec, MPI_Comm comm, const State<T>& s, const
   r.stages = !it.affine();
   const IntegratorState<T, Model> state(it, s);
   if (observer && observer->wants(k0)) observer->after_step(state);
-  auto last_check = std::chrono::steady_clock::now();
+  StopCheck stop(q);
   FencedTimer<ApiExec> loop(exec);
   {
     // Two kernel launches per step; the host waits only where the observer
@@ -105,15 +124,12 @@ IntegrateResult run(const ApiExec& exec, MPI_Comm comm, const State<T>& s, const
       it.step();
       ++r.steps_done;
       if (observer && observer->wants(k)) observer->after_step(state);
-      if (q.interrupted) {
-        const auto now = std::chrono::steady_clock::now();
-        if (std::chrono::duration<double>(now - last_check).count() >= q.check_every_s) {
-          last_check = now;
-          if (q.interrupted()) {
-            r.interrupted = true;
-            break;
-          }
-        }
+      // Over ranks every rank must stop after the same step, or the others
+      // would wait for ever in the next step's sums: the vote is agreed there.
+      if (stop.asked()) it.vote_stop();
+      if (it.stop_agreed()) {
+        r.interrupted = true;
+        break;
       }
     }
   }

@@ -55,6 +55,9 @@ struct IntegrateParams {
   bool agree_on_setup_errors = false;
   // Called on the host between steps, every `check_every_s` seconds at most;
   // returning true stops the integration there (the Python module: Ctrl-C).
+  // Over several ranks every rank stops after the same step, the one after
+  // the first rank's `interrupted` returned true (the vote rides on the
+  // step's sums).
   std::function<bool()> interrupted;
   double check_every_s = 0.1;
 };

@@ -198,7 +198,7 @@ if size > 1:
         except ValueError as e:
             check(str(e).startswith(f"{name}: rank {size - 1} passed another value"), f"gram {name}: {e}")
     # write= on one rank only, or other paths: the ranks write the files together
-    for w in ({"top_k": "/nonexistent/top.npy"}, None):
+    for w in ({"top_k": "/tmp/top_other.npy"}, None):
         try:
             kmini.gram(A_all[rows], top_k=2, write=w if last else {"top_k": "/tmp/top.npy"}, comm=comm)
             check(False, f"gram: write={w} on one rank did not raise")

@@ -235,7 +235,8 @@ def test_the_cli_writes_the_same_bytes(tmp_path, two):
     mine = tmp_path / "mine"
     mine.mkdir()
     res = kmini.gram(A, B, similarity="jaccard", top_k=5, pairs_min=0.25, count_at_least=[0.3, 0.1, 0.2],
-                     slice_rows=8, write={"C": mine / "c.npy", "top_k": str(mine / "t.npy"), "pairs": mine / "p.npy"})
+                     slice_rows=8, write={"C": mine / "c.npy", "top_k": str(mine / "t.npy"), "pairs": mine / "p.npy",
+                                          "summary": mine / "s.json"})
     for name, ours in (("c.npy", res.C), ("t.npy", res.top_k), ("p.npy", res.pairs)):
         theirs = np.load(out / name)
         assert theirs.dtype == ours.dtype and theirs.shape == ours.shape, name
@@ -244,11 +245,14 @@ def test_the_cli_writes_the_same_bytes(tmp_path, two):
         assert (mine / name).read_bytes() == (out / name).read_bytes(), name
     summary = json.loads((out / "s.json").read_text())
     assert [e["pairs"] for e in summary["count_at_least"]] == list(res.counts)
+    assert (mine / "s.json").read_bytes() == (out / "s.json").read_bytes()
+    assert res.summary == summary
 
 
 def test_write_is_checked_before_anything_is_computed(tmp_path):
     A = np.ones((4, 8), bool)
-    for write, error, text in (({"D": "d.npy"}, ValueError, "write: got key 'D', expected 'C', 'pairs' or 'top_k'"),
+    for write, error, text in (({"D": "d.npy"}, ValueError,
+                                "write: got key 'D', expected one of 'C', 'pairs', 'top_k', 'summary'"),
                                ({"C": 3}, TypeError, "write: C: got int, expected a path"),
                                ({"pairs": "p.npy"}, ValueError, "write: 'pairs' needs pairs_min"),
                                ({"top_k": "t.npy"}, ValueError, "write: 'top_k' needs top_k"),
@@ -257,7 +261,7 @@ def test_write_is_checked_before_anything_is_computed(tmp_path):
         with pytest.raises(error, match=text):
             kmini.gram(A, write=write, dense="C" not in write or write == "c.npy")
     assert list(tmp_path.iterdir()) == []
-    with pytest.raises(RuntimeError, match="write: "):
+    with pytest.raises(ValueError, match="write: C: cannot write .* does not exist"):
         kmini.gram(A, write={"C": tmp_path / "no" / "such" / "dir" / "c.npy"})
 
 

@@ -13,7 +13,7 @@ def gram_case(seed):
     r = np.random.default_rng(seed)
     A = r.random((200 + seed % 7, 1500)) < 0.3  # large enough for calls to overlap
     return A, dict(similarity=["counts", "jaccard", "dice", "cosine"][seed % 4], top_k=3, pairs_min=0.2,
-                   count_at_least=[1, 5], slice_rows=[None, 7][seed % 2])
+                   count_at_least=[1, 5] if seed % 4 == 0 else [0.1, 0.5], slice_rows=[None, 7][seed % 2])
 
 
 def rk4_case(seed):

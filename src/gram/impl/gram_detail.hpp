@@ -123,9 +123,10 @@ class Ring {
   // and the steps t, with piece j of block rank + t in hand: `tick(j, t,
   // data, base)`, data's row 0 being row `base` of A (of B). The next piece is
   // received from rank + 1 and the one in hand passed to rank - 1 while
-  // `tick` runs.
-  template <class Tick>
-  void circulant(Tick&& tick);
+  // `tick` runs. After each tick, its transfers complete, `stop()` (collective:
+  // the same answer on every rank) may end the pass there.
+  template <class Tick, class Stop>
+  void circulant(Tick&& tick, Stop&& stop);
   // Between windows of a circulant tick: lets MPI move the pieces in flight
   // (MPI_Testall). On host backends a large message (rendezvous) moves only
   // inside an MPI call: without this the copy waited for the tick's end, in
@@ -158,8 +159,8 @@ class Ring {
   double wait_seconds_ = 0, bytes_sent_ = 0;
 };
 
-template <class Tick>
-void Ring::circulant(Tick&& tick) {
+template <class Tick, class Stop>
+void Ring::circulant(Tick&& tick, Stop&& stop) {
   const bool two = c_.two_inputs();
   const std::int64_t own0 = Plan::block_begin(two ? plan_.b_rows : plan_.rows, ranks_, rank_);
   for (std::int64_t j = 0; j < plan_.pieces_per_block; ++j) {
@@ -184,6 +185,7 @@ void Ring::circulant(Tick&& tick) {
       tick(j, t, data, base);
       in_flight_ = nullptr;
       wait(req);
+      if (stop()) return;
     }
   }
 }
@@ -252,6 +254,8 @@ Probes measure_probes(RunContext& ctx, const Config& c);
 void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
                        const Summary& summary, bool with_checksum, const Probes& before, KernelReport& report);
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report);
+// The summary file's text (gram.write.summary), the CLI's and the library's.
+std::string summary_text(const Config& c, const Summary& summary, const Json& sparse_summary);
 void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary);
 
 }  // namespace kmini::gram::detail

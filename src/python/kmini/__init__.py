@@ -13,6 +13,7 @@ without the GIL for the kernels).
 from __future__ import annotations
 
 from types import SimpleNamespace
+import json
 import os
 from typing import Any, Iterable, Mapping, Optional, Tuple, Union
 
@@ -102,9 +103,15 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     distribution.
 
     write: the CLI's files of the outputs, {"C": path, "pairs": path,
-    "top_k": path} (the deck's gram.write.C, write.pairs.path and
-    write.top_k.path), byte for byte the CLI's, written collectively with
-    comm= and atomically (a temporary file renamed when complete).
+    "top_k": path, "summary": path} (the deck's gram.write.C,
+    write.pairs.path, write.top_k.path and write.summary; summary also sets
+    the result's summary, the file's JSON as a dict), byte for byte the
+    CLI's, written collectively with comm= and atomically (a temporary file
+    renamed when complete). Each path is checked as the CLI checks its
+    outputs before anything is computed: its suffix (.npy; .json for the
+    summary), a directory that exists, no directory or special file at the
+    path, no file named twice; a symbolic link is written through (the link
+    stays, the file it points to is replaced), as numpy writes.
 
     With comm=, every argument but A, B and memory_budget (the lowest is
     taken) must be the same on every rank: one that differs is a ValueError
@@ -114,14 +121,17 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     if comm is not None:
         _over_ranks.check_comm(comm)
     files = _over_ranks.agree_write(write, dense, top_k, pairs_min, comm)
+    summary = "summary" in files
     if comm is not None:
         res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,
-                                          triangle, memory_budget, slice_rows, distribution, ring_schedule)
+                                          triangle, memory_budget, slice_rows, distribution, ring_schedule, summary)
     else:
         res = _kmini.gram(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle, memory_budget,
-                          slice_rows, distribution, ring_schedule)
+                          slice_rows, distribution, ring_schedule, summary)
     if files:
         _over_ranks.write_outputs(res, files, comm, triangle)
+    if res.summary is not None:
+        res.summary = json.loads(res.summary)
     return res
 
 

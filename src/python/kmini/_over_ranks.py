@@ -26,28 +26,26 @@ def check_comm(comm: Any) -> None:
 
 def gram_over_ranks(A: Any, B: Any, comm: Any, cols: Any, similarity: Any, top_k: Any, pairs_min: Any,
                     count_at_least: Any, dense: Any, triangle: Any, memory_budget: Any,
-                    slice_rows: Any, distribution: Any, ring_schedule: Any) -> SimpleNamespace:
+                    slice_rows: Any, distribution: Any, ring_schedule: Any, summary: bool) -> SimpleNamespace:
     check_comm(comm)
     return _kmini._gram_over(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle,
-                             memory_budget, slice_rows, distribution, ring_schedule, comm)
-
-
-WRITABLE = ("C", "pairs", "top_k")
+                             memory_budget, slice_rows, distribution, ring_schedule, comm, summary)
 
 
 def check_write(write: Any, dense: Any, top_k: Any, pairs_min: Any) -> dict:
-    """write= as {output: path}, checked before anything is computed."""
+    """write= as {output: path}, checked as the CLI checks its gram.write.* keys before anything is computed."""
     if write is None:
         return {}
     if not hasattr(write, "items") or isinstance(write, (str, bytes)):
         raise TypeError(f"write: got {type(write).__name__}, expected a mapping such as {{'C': 'c.npy'}}")
     files = {}
     for key, path in write.items():
-        if key not in WRITABLE:
-            raise ValueError(f"write: got key {key!r}, expected 'C', 'pairs' or 'top_k'")
-        if not isinstance(path, (str, os.PathLike)):
+        if not isinstance(key, str):
+            raise TypeError(f"write: got key {key!r}, expected an output's name such as 'C'")
+        if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
             raise TypeError(f"write: {key}: got {type(path).__name__}, expected a path (str or os.PathLike)")
         files[key] = os.fspath(path)
+    _kmini._check_write(list(files.items()))  # names, suffixes, the files themselves: the CLI's checks
     if "C" in files and dense is not True:
         raise ValueError("write: 'C' needs dense=True (C is written from the dense result)")
     if "pairs" in files and pairs_min is None:
@@ -102,6 +100,8 @@ def write_outputs(res: SimpleNamespace, files: dict, comm: Any, triangle: Any) -
     if "pairs" in files:
         first, total = place(len(res.pairs))
         _kmini._write_npy(files["pairs"], res.pairs, first, [total], comm)
+    if "summary" in files:
+        _kmini._write_text(files["summary"], res.summary, comm)
     if "top_k" in files:
         k = res.top_k.shape[1]
         _kmini._write_npy(files["top_k"], res.top_k, row0 * k, [total_rows, k], comm)

@@ -51,7 +51,27 @@ def _dist_info():
     return f"{NAME}-{_version()}.dist-info"
 
 
+def _check_interpreter():
+    """The module is built for, and imports numpy from, the interpreter that runs pip: say at once which
+    one that is and what it lacks, before pip looks for numpy in a package index."""
+    missing = []
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        missing.append("numpy (Debian: apt-get install python3-numpy)")
+    include = sysconfig.get_paths().get("include") or ""
+    if not os.path.isfile(os.path.join(include, "Python.h")):
+        missing.append(f"the Python headers ({include or 'no include directory'}/Python.h; "
+                       "Debian: apt-get install python3-dev)")
+    if missing:
+        raise RuntimeError(f"kmini_build: the interpreter {sys.executable} (Python {sys.version.split()[0]}) lacks "
+                           + " and ".join(missing) + "; kmini is built for the interpreter that runs pip: use one "
+                           "that has them, e.g. Debian's /usr/bin/python3 -m venv --system-site-packages ENV "
+                           "(docs/python.md)")
+
+
 def get_requires_for_build_wheel(config_settings=None):
+    _check_interpreter()
     return []
 
 
@@ -60,6 +80,7 @@ def get_requires_for_build_sdist(config_settings=None):
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    _check_interpreter()
     d = os.path.join(metadata_directory, _dist_info())
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "METADATA"), "w", encoding="utf-8") as f:
@@ -97,6 +118,7 @@ def _record_line(path, arcname):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    _check_interpreter()
     name = f"{NAME}-{_version()}-{_tag()}.whl"
     with tempfile.TemporaryDirectory() as stage:
         _build(stage)

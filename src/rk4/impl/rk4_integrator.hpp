@@ -226,6 +226,15 @@ class Integrator {
     if (ranks_ > 1) allreduce(out);
   }
 
+  // Over several ranks, a stop asked on one rank (Ctrl-C from Python) rides
+  // on the next step's sums: every rank reads stop_agreed() true after the
+  // same step, at no extra message. One rank: stop_agreed() is the vote.
+  void vote_stop() {
+    stop_vote_ = 1;
+    if (ranks_ == 1) stop_agreed_ = true;
+  }
+  bool stop_agreed() const { return stop_agreed_; }
+
   // Host synchronisation points (not called per step).
   std::int64_t first_bad_step() const {
     std::int64_t bad = 0;
@@ -260,11 +269,18 @@ class Integrator {
     return v;
   }
 
-  // Sums a device Sums over the ranks in place (through the host: 3 doubles).
+  // Sums a device Sums over the ranks in place (through the host: 3 doubles),
+  // and with them the ranks' votes to stop (a fourth double, vote_stop).
   void allreduce(const Kokkos::View<Sums, Mem>& v) {
     Kokkos::deep_copy(exec_, sums_host_, v);
     exec_.fence();
-    MPI_Allreduce(MPI_IN_PLACE, reinterpret_cast<double*>(&sums_host_()), 3, MPI_DOUBLE, MPI_SUM, comm_);
+    Sums& s = sums_host_();
+    double all[4] = {s.fx, s.fy, s.ga, stop_vote_};
+    MPI_Allreduce(MPI_IN_PLACE, all, 4, MPI_DOUBLE, MPI_SUM, comm_);
+    s.fx = all[0];
+    s.fy = all[1];
+    s.ga = all[2];
+    stop_agreed_ = stop_agreed_ || all[3] > 0;
     Kokkos::deep_copy(exec_, v, sums_host_);
   }
 
@@ -298,6 +314,8 @@ class Integrator {
   bool packed_ = false;  // rk4.loads: vector, and the fields are 16-byte aligned
   std::int64_t count_ = 0;
   int ranks_ = 1;
+  double stop_vote_ = 0;  // vote_stop
+  bool stop_agreed_ = false;
   std::int64_t k_ = 0;
   double sum_gc_ = 0, max_abs_gc_ = 0;
   bool im_g_settled_ = false;  // settle_constant_im_g done since start()
