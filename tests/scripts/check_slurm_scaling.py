@@ -4,9 +4,9 @@
 usage: check_slurm_scaling.py OUTDIR KMINI
 
 Runs the batch script outside Slurm as a job would (SLURM_* set; first on PATH this python3, an `srun`
-that fails if called and a `spack` that activates nothing) with `--repeat 2 --set stream.repeat=2 --set stream.n=1000 --dry-run
---out DIR`: the study must print one srun command per kernel, mode, rank count and repeat, each with
-the --set, the strong 2-rank one sized from the --set value, and run nothing.
+that fails if called and a `spack` that activates nothing) with `--repeat 2 --set stream.repeat=2
+--set stream.n=1000 --dry-run --out DIR`: the study must print one srun command per kernel, mode, rank
+count and repeat, each with the --set, the strong 2-rank one sized from the --set value, and run nothing.
 """
 import os
 import re
@@ -41,8 +41,8 @@ for name in ("scripts", "inputs"):
     os.symlink(os.path.join(root, name), os.path.join(submit, name))
 study = os.path.join(out, "study")
 # The rest of PATH stays: kmini's MPI may start helpers from it (OpenMPI's singleton starts orted).
-env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), SLURM_SUBMIT_DIR=submit, SLURM_NTASKS="2", SLURM_JOB_ID="4242",
-           SLURM_CPUS_PER_TASK="1", KMINI=os.path.abspath(kmini))
+env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), SLURM_SUBMIT_DIR=submit,
+           SLURM_NTASKS="2", SLURM_JOB_ID="4242", SLURM_CPUS_PER_TASK="1", KMINI=os.path.abspath(kmini))
 env.pop("KMINI_SRUN_MPI", None)
 cmd = [bash, os.path.join(root, "scripts", "slurm", "scaling.sbatch"), "inputs/default.yaml", "stream",
        "--repeat", "2", "--set", "stream.repeat=2", "--set", "stream.n=1000", "--dry-run", "--out", study]
