@@ -24,8 +24,9 @@ import statistics
 import subprocess
 import sys
 
-from kmini_results import (BASELINES, baseline_env, describe, figures, fom, get, host_load, launch_command,
-                           launch_env, require_kmini, roof_fraction, run_verdict, spread, verdict_text)
+from kmini_results import (BASELINES, baseline_env, describe, duplicates_fom, figures, fom, get, host_load,
+                           launch_command, launch_env, require_kmini, roof_divides, roof_fraction, roof_text,
+                           run_verdict, spread, verdict_text)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,7 +50,8 @@ def run_deck(kmini, deck, out, repeat, ranks, launcher):
     for i in range(repeat):
         d = os.path.join(out, os.path.splitext(os.path.basename(deck))[0], f"run{i}")
         args = [deck, "--out", d]
-        cmd = [kmini] + args if ranks == 1 and not launcher else launch_command(launcher or "mpirun", ranks, kmini, args)
+        direct = ranks == 1 and not launcher
+        cmd = [kmini] + args if direct else launch_command(launcher or "mpirun", ranks, kmini, args)
         print("  " + (" ".join(cmd) if isinstance(cmd, list) else cmd), flush=True)
         # Thread placement for Kokkos' OpenMP backend, unless set (see scripts/setup.sh).
         done = subprocess.run(cmd, shell=isinstance(cmd, str), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -127,7 +129,8 @@ def main():
 
     load_before, busy_before = host_load()
     report = {"decks": {}, "machine": None, "ranks": a.ranks, "repeat": a.repeat,
-              "launcher": launch_command(a.launcher or "mpirun", a.ranks, "KMINI", ["ARGS"]) if (a.ranks > 1 or a.launcher) else None}
+              "launcher": (launch_command(a.launcher or "mpirun", a.ranks, "KMINI", ["ARGS"])
+                           if (a.ranks > 1 or a.launcher) else None)}
     for deck in decks:
         print(f"{os.path.relpath(deck, ROOT)}:", flush=True)
         runs = run_deck(kmini, deck, a.out, a.repeat, a.ranks, a.launcher)
@@ -149,6 +152,8 @@ def main():
                 e["figures"][foms[0][0]] = {"value": med, "min": lo, "max": hi, "unit": foms[0][2],
                                             "runs": [f[1] for f in foms]}
             for label, path, unit, scale in figures(described, kernel):
+                if all(duplicates_fom(r, kernel, path) for r in runs):
+                    continue  # the figure of merit again, in another unit: shown once, as results.json has it
                 values = [get(k, path) * scale for k in ks if get(k, path) is not None]
                 med, lo, hi = spread(values)
                 if med is not None:
@@ -157,6 +162,12 @@ def main():
             if any(f is not None for f in fractions):
                 med, lo, hi = spread(fractions)
                 e["fraction_of_roof"] = {"median": med, "min": lo, "max": hi, "runs": fractions}
+                divides = roof_divides(runs[0], kernel, described)
+                if divides:  # what the fraction divides: the figure of merit, or another figure of the run
+                    ratios = [get(roof_divides(r, kernel, described), "fom_ratio") for r in runs]
+                    e["fraction_of_roof"].update({"roof": divides["roof"], "divides": divides["what"],
+                                                  "fom_ratio": spread(ratios)[0],
+                                                  "text": roof_text(dict(divides, fom_ratio=spread(ratios)[0]))})
             for name, path in BASELINES.get(kernel, []):
                 v = spread([get(k, path) for k in ks])[0]
                 if v is not None:
@@ -184,16 +195,23 @@ def main():
              f"{m.get('build', {}).get('build_type', '?')} build, on "
              f"{m.get('device', {}).get('name', 'unknown')} ({m.get('host', {}).get('name', 'unknown host')}); "
              f"load average {fmt(load_before)} before, {fmt(load_after)} after.", "",
-             "| deck | kernel | figure | median | min-max | of roof (median, min-max) | baselines (kmini speedup) | verdict |",
+             "The first row of each kernel is its figure of merit, in its own unit (results.json `fom`); the rows "
+             "under it are the other figures it declares. The fraction of the roof says what it divides: the "
+             "figure of merit, or another figure of the same run (gram: the bit-ops it executed).", "",
+             "| deck | kernel | figure | median | min-max | of roof (median, min-max): what over which roof "
+             "| baselines (kmini speedup) | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for deck, entry in report["decks"].items():
         for kernel, e in entry.items():
             fr = e.get("fraction_of_roof")
-            roof = (f"{100 * fr['median']:.0f}% ({100 * fr['min']:.0f}-{100 * fr['max']:.0f}%)"
+            roof = (f"{100 * fr['median']:.3g}% ({100 * fr['min']:.3g}-{100 * fr['max']:.3g}%)"
                     if fr and fr["median"] is not None else "-")
+            if fr and fr.get("text"):
+                roof += ": " + fr["text"]
             base = ", ".join(f"{n}: {v:.3g}×" if isinstance(v, float) else f"{n}: {v}"
                              for n, v in e["baselines"].items()) or "-"
             for i, (label, f) in enumerate(e["figures"].items()):
+                label = f"figure of merit: {label}" if i == 0 and "fom" in e else label
                 lines.append(f"| {deck} | {kernel} | {label} | {f['value']:.4g} {f['unit']} | "
                              f"{f['min']:.4g}-{f['max']:.4g} | {roof if i == 0 else ''} | {base if i == 0 else ''} | "
                              f"{e['verdict'] if i == 0 else ''} |")

@@ -3,7 +3,7 @@ kernel's declaration (`kmini describe --json`) says the benchmark and scaling sc
 how a scaling study sizes it.
 
   from kmini_results import get, load, fom, roof_fraction, timed_seconds, spread, run_verdict, verdict_text
-  from kmini_results import describe, figures, scaling_rules
+  from kmini_results import describe, figures, scaling_rules, roof_divides, roof_text, oversubscription
 """
 import json
 import os
@@ -23,10 +23,11 @@ LEGACY_FOM = {
     "discount": ("kernel bandwidth", ["kernel", "bandwidth_bytes_per_s_per_rank"], "GB/s", 1e-9),
     "gram": ("useful bit-ops/s", ["useful_bit_ops_per_s"], "Tbit-ops/s", 1e-12),
 }
-# results.json files written before schema_version 2 (the committed GPU results) have no `fom` and
-# `roof`: where to read the fraction of the roof and the timed part in those. Newer files carry both
-# under the same names for every kernel (kernels.<name>.roof.fraction and .fom.seconds).
-LEGACY_ROOF = {"rk4": ["fraction_of_roof"], "discount": ["kernel", "fraction_of_roof"], "gram": ["fraction_of_peak"]}
+# results.json files written before schema_version 2 (the committed GPU results of 2026-11-25 and -26)
+# have no `roof`: their kernels wrote the fraction as one of these keys, in the kernel's entry or one
+# object below it (discount's `kernel`). Newer files carry it as kernels.<name>.roof.fraction.
+LEGACY_FRACTION_KEYS = ("fraction_of_roof", "fraction_of_peak")
+# Where the timed part lies in those files; newer ones carry it as kernels.<name>.fom.seconds.
 # In-run baselines: (name, path of the speedup over it).
 BASELINES = {"gram": [("KokkosBlas::gemm float", ["baseline", "gram_speedup"])]}
 LEGACY_TIME = {
@@ -84,12 +85,73 @@ def scaling_rules(described):
 
 
 def roof_fraction(results, name):
-    """Kernel `name`'s fraction of its roof in one results.json (its `roof` object, else LEGACY_ROOF), or None."""
+    """Kernel `name`'s fraction of its roof in one results.json: its `roof` object's, else (a file older
+    than schema_version 2) the fraction key it wrote (LEGACY_FRACTION_KEYS), or None."""
     entry = results["kernels"][name]
     r = entry.get("roof")
-    if isinstance(r, dict) and r.get("fraction") is not None:
-        return r["fraction"]
-    return get(entry, LEGACY_ROOF[name]) if name in LEGACY_ROOF else None
+    if isinstance(r, dict):
+        return r.get("fraction")
+    for where in [entry] + [v for v in entry.values() if isinstance(v, dict)]:
+        for key in LEGACY_FRACTION_KEYS:
+            if isinstance(where.get(key), (int, float)):
+                return where[key]
+    return None
+
+
+def same(a, b, rel=1e-9):
+    """Two readings of one quantity (a figure written twice in a results.json), not two quantities."""
+    return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def roof_divides(results, name, described=None):
+    """What kernel `name`'s fraction of its roof divides, from one results.json: a dict with the roof's
+    `roof` name, `value` and `unit`, the `fraction`, the `numerator` (fraction x the roof's value, in the
+    roof's unit), `what` it is (the figure of merit itself, else the figure the kernel declares with that
+    value, e.g. gram's executed bit-ops/s; None when none matches), `per_rank` (that figure is per rank,
+    the roof's value of all ranks: `value` and `numerator` are then given per rank), and `fom_ratio` (the
+    figure of merit over the numerator where both have the roof's unit, e.g. gram's useful / executed);
+    None without a roof object."""
+    entry = results["kernels"][name]
+    r = entry.get("roof")
+    if not isinstance(r, dict) or r.get("fraction") is None or r.get("value") is None:
+        return None
+    numerator = r["fraction"] * r["value"]
+    f = entry.get("fom") if isinstance(entry.get("fom"), dict) else {}
+    candidates = [("the figure of merit", f.get("value"))] if f.get("unit") == r.get("unit") else []
+    candidates += [(label, get(entry, path)) for label, path, _, _ in figures(described, name)]
+    # A figure equal to the numerator, else one per rank where the roof's value is that of all ranks
+    # (the fraction per rank).
+    ranks = get(results, "mpi", "ranks", default=1) or 1
+    what, per_rank = next((label for label, v in candidates if same(v, numerator)), None), False
+    if what is None and ranks > 1:
+        what = next((label for label, v in candidates if same(v, numerator / ranks)), None)
+        per_rank = what is not None
+    ratio = None
+    if what != "the figure of merit" and f.get("unit") == r.get("unit") and f.get("value") and numerator:
+        ratio = f["value"] / numerator
+    return {"roof": r.get("name", "roof"), "value": r["value"] / ranks if per_rank else r["value"],
+            "unit": r.get("unit", ""), "fraction": r["fraction"], "per_rank": per_rank,
+            "numerator": numerator / ranks if per_rank else numerator, "what": what, "fom_ratio": ratio}
+
+
+def roof_text(divides):
+    """One line of what a fraction of the roof is, from roof_divides(): 'executed bit-ops/s over tc probe
+    (4.28e+15 bitop/s); figure of merit / executed bit-ops/s = 1.97'."""
+    if not divides:
+        return ""
+    what = divides["what"] or f"{divides['numerator']:.3g} {divides['unit']}"
+    each = " per rank" if divides.get("per_rank") else ""
+    text = f"{what} over {divides['roof']} ({divides['value']:.3g} {divides['unit']}{each})"
+    if divides["fom_ratio"] is not None:
+        text += f"; figure of merit / {what} = {divides['fom_ratio']:.3g}"
+    return text
+
+
+def duplicates_fom(results, name, path):
+    """Whether the figure at `path` under kernels.<name> is the figure of merit written a second time."""
+    entry = results["kernels"][name]
+    f = entry.get("fom")
+    return isinstance(f, dict) and same(get(entry, path), f.get("value"))
 
 
 def timed_seconds(entry, name):
@@ -109,10 +171,31 @@ def spread(values):
     return statistics.median(values), values[0], values[-1]
 
 
+def oversubscription(results):
+    """'oversubscribed: 4 ranks on 2 cores' (or 'R ranks x T threads on C cores', per host where the run
+    spanned several) when a run's ranks on one host, times the host threads each ran, exceed that host's
+    cores; else None. From the run's results.json: mpi.ranks and mpi.hosts, kokkos.concurrency (the threads
+    of a rank whose execution space is the host CPU; a GPU rank drives its device from one thread) and
+    load.cpus (the cores of the busiest host)."""
+    ranks = get(results, "mpi", "ranks", default=1) or 1
+    hosts = max(1, len(get(results, "mpi", "hosts", default=None) or [None]))
+    cores = get(results, "load", "cpus")
+    if not isinstance(cores, int) or cores < 1:
+        return None
+    threads = get(results, "kokkos", "concurrency", default=1) if get(results, "device", "kind") == "host CPU" else 1
+    threads = threads if isinstance(threads, int) and threads >= 1 else 1
+    per_host = -(-ranks // hosts)
+    if per_host * threads <= cores:
+        return None
+    used = f"{per_host} ranks" + (f" x {threads} threads" if threads > 1 else "")
+    return f"oversubscribed: {used} on {cores} cores" + (f" (per host, {hosts} hosts)" if hosts > 1 else "")
+
+
 def run_verdict(results, name):
-    """(valid, loaded, reasons) of kernel `name` in one results.json: the run's own verdict (`valid`,
-    `invalid_reasons`, top-level `load.loaded`); a results.json without them (an older kmini) is
-    judged here by the same rules it can check: verified, and at most 100 % of its roof."""
+    """(valid, loaded, reasons, oversubscribed) of kernel `name` in one results.json: the run's own verdict
+    (`valid`, `invalid_reasons`, top-level `load.loaded`) and oversubscription() of its ranks; a results.json
+    without a verdict (an older kmini) is judged here by the same rules it can check: verified, and at most
+    100 % of its roof."""
     entry = results["kernels"][name]
     if "valid" in entry:
         reasons = list(entry.get("invalid_reasons", []))
@@ -126,21 +209,27 @@ def run_verdict(results, name):
             reasons.append(f"{100 * fraction:.0f} % of its roof: above 100 %, so the roof was measured low")
         valid = not reasons
     loaded = bool(get(results, "load", "loaded", default=False))
-    return valid, loaded, reasons
+    return valid, loaded, reasons, oversubscription(results)
 
 
 def verdict_text(verdicts):
     """One verdict for several runs of one kernel, from run_verdict() of each: 'valid',
-    'valid, loaded machine (k of N runs)', or 'INVALID (k of N runs: reasons)'."""
+    'valid, loaded machine (k of N run(s))', 'valid, oversubscribed: 4 ranks on 2 cores (k of N run(s))'
+    or 'INVALID (k of N run(s): reasons)', the oversubscription named after it too."""
     n = len(verdicts)
     bad = [v for v in verdicts if not v[0]]
     loaded = sum(1 for v in verdicts if v[1])
+    over = [v[3] for v in verdicts if len(v) > 3 and v[3]]
+    crowded = f"{'; '.join(sorted(set(over)))} ({len(over)} of {n} run(s))" if over else ""
     if bad:
         reasons = sorted({r for v in bad for r in v[2]})
-        return f"INVALID ({len(bad)} of {n} run(s): {'; '.join(reasons)})"
+        return f"INVALID ({len(bad)} of {n} run(s): {'; '.join(reasons)})" + (f"; {crowded}" if crowded else "")
+    text = "valid"
+    if crowded:
+        text += ", " + crowded
     if loaded:
-        return f"valid, loaded machine ({loaded} of {n} run(s))"
-    return "valid"
+        text += f", loaded machine ({loaded} of {n} run(s))"
+    return text
 
 
 def require_kmini(path, who):

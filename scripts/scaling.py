@@ -8,8 +8,10 @@
 
 `study` runs kmini `--repeat` times per (kernel, mode, rank count), each kernel sized by the deck key
 its declaration names (`kmini describe --json`: scaling.size_key, grown as scaling.growth in a weak
-study), collects every results.json into DIR/scaling.csv (per point the median time and its
-min-max), plots DIR/<kernel>_<mode>.png (time, speedup, parallel efficiency against ranks: medians
+study; `--set KEY=N` of that key sets the one-rank size the study scales), collects every results.json
+into DIR/scaling.csv (per point the median time and its min-max, and the size read back from the
+runs' results.json: a run whose results.json records another size than the point's makes it invalid),
+plots DIR/<kernel>_<mode>.png (time, speedup, parallel efficiency against ranks: medians
 with min-max error bars, the ideal line and the model's prediction) and writes DIR/summary.md with
 each point's verdict (docs/benchmarks.md: the valid-result rules) and the machine's load.
 Efficiencies come from the medians.
@@ -31,8 +33,8 @@ import platform
 import subprocess
 import sys
 
-from kmini_results import (timed_seconds, describe, get, host_load, launch_command, launch_env, require_kmini,
-                           run_verdict, scaling_rules, spread, verdict_text)
+from kmini_results import (timed_seconds, describe, fom, get, host_load, launch_command, launch_env, require_kmini,
+                           roof_divides, roof_fraction, roof_text, run_verdict, scaling_rules, spread, verdict_text)
 
 try:
     import yaml
@@ -115,7 +117,8 @@ def single_rank_figures(kernel, results):
         writes_cv = bool(get(deck, "write", "cv", default=""))
         n = deck.get("dates", 0) * deck.get("ids", 0) * deck.get("terms", 0)
         item = 4 if deck.get("precision") == "single" else 8
-        return {"compute_seconds": get(k, "kernel", "best_seconds", default=seconds), "out_bytes": n * item if writes_cv else 0}
+        return {"compute_seconds": get(k, "kernel", "best_seconds", default=seconds),
+                "out_bytes": n * item if writes_cv else 0}
     return {"compute_seconds": timed_seconds(k, kernel)}
 
 
@@ -125,6 +128,26 @@ def deck_value(deck, dotted):
     return get(deck, dotted.split("."))
 
 
+def user_size_sets(set_args, key):
+    """The user's `--set KEY=VALUE` of the study's scaled key (the last one, as a string, or None) and the
+    other --set arguments: the study scales that value as its base instead of letting it override every run."""
+    base, rest = None, []
+    for a in set_args:
+        k, _, v = a[len("--set="):].partition("=")
+        if k.strip() == key:
+            base = v.strip()
+        else:
+            rest.append(a)
+    return base, rest
+
+
+def size_that_ran(results, key):
+    """The value of the scaled deck key in a run's own results.json (`deck`: the configuration the run
+    used, every --set applied), or None where it does not record it."""
+    v = get(results, ["deck"] + key.split("."))
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 def scaled_size(growth, base, p, mode):
     """The size key's value at p ranks, from its value `base` at one rank."""
     if growth == "per_rank":
@@ -132,6 +155,17 @@ def scaled_size(growth, base, p, mode):
     if mode == "strong":
         return base
     return base * p if growth == "linear" else max(1, round(base * math.sqrt(p)))
+
+
+def point_figures(runs, kernel, described):
+    """A point's figure of merit (the median over its runs, in the unit results.json gives it) and its
+    fraction of the roof (the median), with what that fraction divides (kmini_results.roof_divides)."""
+    foms = [fom(r, kernel) for r in runs]
+    fractions = [roof_fraction(r, kernel) for r in runs]
+    divides = roof_divides(runs[0], kernel, described) or {}
+    return {"fom_name": foms[0][0], "fom": spread([f[1] for f in foms])[0], "fom_unit": foms[0][2],
+            "roof_fraction": spread(fractions)[0], "roof_name": divides.get("roof"),
+            "roof_divides": divides.get("what"), "roof_text": roof_text(divides)}
 
 
 def machine_caption(results, deck_path):
@@ -147,7 +181,8 @@ def machine_caption(results, deck_path):
 
 
 def plot(kernel, mode, rows, caption, model_rows, path):
-    """Time, speedup and efficiency against ranks: medians with min-max error bars."""
+    """Time, speedup and efficiency against ranks: medians with min-max error bars; under each rank
+    count the size that ran there (read from its results.json)."""
     ranks = [r["ranks"] for r in rows]
     t = [r["seconds"] for r in rows]
     lo = [r["seconds_min"] for r in rows]
@@ -184,8 +219,11 @@ def plot(kernel, mode, rows, caption, model_rows, path):
     ax[2].axhline(1.0, color="k", ls="--", label="ideal")
     ax[2].set(xlabel="MPI ranks", ylabel="parallel efficiency (1 = ideal)", title="efficiency",
               ylim=(0, max(1.1, max(e_hi) * 1.1)))
+    # Each point's size as its results.json records it, under its rank count.
+    ticks = [f"{r['ranks']}\n{r['size_key'].rsplit('.', 1)[-1]}={r['size']}" for r in rows]
     for a in ax:
         a.set_xticks(ranks)
+        a.set_xticklabels(ticks, fontsize=7)
         a.grid(alpha=0.3)
         a.legend()
     fig.suptitle(f"kmini {kernel}: {mode} scaling")
@@ -231,10 +269,38 @@ def study(args):
                   f"scaling: the deck key that sizes it and how it grows, one of {', '.join(GROWTHS)})",
                   file=sys.stderr)
             sys.exit(2)
-    ranks = [int(r) for r in args.ranks.split(",")]
+    try:
+        ranks = [int(r) for r in args.ranks.split(",")]
+    except ValueError:
+        ranks = []
+    if not ranks or min(ranks) < 1:
+        print(f"scaling.py: --ranks {args.ranks}: expected comma-separated rank counts of at least 1, e.g. 1,2,4",
+              file=sys.stderr)
+        sys.exit(2)
     if args.repeat < 1:
         print("scaling.py: --repeat must be at least 1", file=sys.stderr)
         sys.exit(2)
+    # Per kernel: the key that sizes it, how it grows and its one-rank size: the user's --set of that key
+    # when given (the study scales it), else the deck's value. Checked before anything is written.
+    plans = {}
+    for kernel in kernels:
+        key, growth = rules[kernel]["key"], rules[kernel]["growth"]
+        given, other_sets = user_size_sets(args.set_args, key)
+        base = given if given is not None else deck_value(deck, key)
+        if base is None:
+            print(f"scaling.py: {args.deck}: kernel {kernel} needs '{key}' in the deck (or --set {key}=N) for a study",
+                  file=sys.stderr)
+            sys.exit(2)
+        try:
+            base = int(str(base))
+        except ValueError:
+            base = 0
+        if base < 1:
+            where = f"--set {key}={given}" if given is not None else f"{args.deck}: {key}"
+            print(f"scaling.py: {where}: expected a positive integer (the one-rank size the study scales)",
+                  file=sys.stderr)
+            sys.exit(2)
+        plans[kernel] = (key, growth, base, other_sets)
     modes = ["strong", "weak"] if args.mode == "both" else [args.mode]
     net = Network(args.latency, args.bandwidth, args.io_per_rank, args.io_total)
     os.makedirs(args.out, exist_ok=True)
@@ -242,20 +308,18 @@ def study(args):
     load_before, busy_before = host_load()
     table, last_results = [], None
     for kernel in kernels:
-        key, growth = rules[kernel]["key"], rules[kernel]["growth"]
-        base = deck_value(deck, key)
-        if base is None:
-            print(f"scaling.py: {args.deck}: kernel {kernel} needs '{key}' in the deck for a study", file=sys.stderr)
-            sys.exit(2)
+        key, growth, base, other_sets = plans[kernel]
         for mode in modes:
             rows = []
             for p in ranks:
-                size = scaled_size(growth, int(base), p, mode)
-                times, verdicts, runs = [], [], []
+                size = scaled_size(growth, base, p, mode)
+                times, verdicts, runs, ran = [], [], [], []
                 for i in range(args.repeat):
                     out = os.path.join(args.out, kernel, mode, f"np{p}" + (f"-run{i}" if args.repeat > 1 else ""))
+                    # The scaled key last, so that no other --set (a section holding it) overrides it.
                     kargs = [deck_path, "--set", f"run.kernels=[{kernel}]", "--set",
-                             f"run.verify={str(args.verify).lower()}", "--set", f"{key}={size}", "--out", out] + args.set_args
+                             f"run.verify={str(args.verify).lower()}", "--out", out] + other_sets + [
+                                 "--set", f"{key}={size}"]
                     cmd = launch_command(args.launcher, p, exe, kargs)
                     print(cmd, flush=True)
                     if args.dry_run:
@@ -270,17 +334,30 @@ def study(args):
                     last_results = res
                     kres = res["kernels"][kernel]
                     times.append(timed_seconds(kres, kernel))
-                    verdicts.append(run_verdict(res, kernel))
+                    verdict = run_verdict(res, kernel)
+                    # What ran is what the run's results.json says; a run of another size is not this point.
+                    ran.append(size_that_ran(res, key))
+                    if ran[-1] != size:
+                        what = "no size" if ran[-1] is None else f"{key}={ran[-1]}"
+                        why = f"results.json records {what}, not the study's {key}={size}"
+                        print(f"scaling.py: {out}: {why}: the point is invalid", file=sys.stderr)
+                        verdict = (False, verdict[1], list(verdict[2]) + [why]) + tuple(verdict[3:])
+                    verdicts.append(verdict)
                     runs.append(res)
                 if args.dry_run:
                     continue
                 med, lo, hi = spread(times)
-                rows.append({"kernel": kernel, "mode": mode, "ranks": p, "size_key": key, "size": size,
+                # One size, unless the repeats ran different ones.
+                sizes = sorted({"unknown" if v is None else str(v) for v in ran})
+                rows.append({"kernel": kernel, "mode": mode, "ranks": p, "size_key": key, "size": "/".join(sizes),
+                             "size_intended": size,
                              "seconds": med, "seconds_min": lo, "seconds_max": hi, "repeats": len(times),
                              "runs_seconds": " ".join(f"{t:.6g}" for t in times),
                              "verified": all(get(r, "kernels", kernel, "verified") is True for r in runs),
                              "valid": all(v[0] for v in verdicts), "loaded_runs": sum(1 for v in verdicts if v[1]),
+                             "oversubscribed_runs": sum(1 for v in verdicts if v[3]),
                              "verdict": verdict_text(verdicts), "results": runs[0]})
+                rows[-1].update(point_figures(runs, kernel, described))
             if args.dry_run or not rows:
                 continue
             base_fig = single_rank_figures(kernel, rows[0]["results"])
@@ -300,9 +377,10 @@ def study(args):
     if args.dry_run:
         return
     load_after, busy_after = host_load()
-    fields = ["kernel", "mode", "ranks", "size_key", "size", "seconds", "seconds_min", "seconds_max", "repeats",
-              "runs_seconds", "speedup", "efficiency", "efficiency_min", "efficiency_max", "model_seconds", "verified",
-              "valid", "loaded_runs", "verdict"]
+    fields = ["kernel", "mode", "ranks", "size_key", "size", "size_intended", "seconds", "seconds_min", "seconds_max",
+              "repeats", "runs_seconds", "speedup", "efficiency", "efficiency_min", "efficiency_max", "model_seconds",
+              "fom_name", "fom", "fom_unit", "roof_fraction", "roof_name", "roof_divides", "verified", "valid",
+              "loaded_runs", "oversubscribed_runs", "verdict"]
     tmp = os.path.join(args.out, "scaling.csv.tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -310,20 +388,33 @@ def study(args):
         w.writerows(table)
     os.replace(tmp, os.path.join(args.out, "scaling.csv"))
     loaded = sum(r["loaded_runs"] for r in table)
+    crowded = sum(r["oversubscribed_runs"] for r in table)
     total = sum(r["repeats"] for r in table)
     fmt = lambda v: f"{v:.3g}" if isinstance(v, (int, float)) else "unknown"
     md = ["# kmini scaling study\n", f"{machine_caption(last_results, deck_path)}\n",
           f"{args.repeat} run(s) per point: seconds is the median, with its min-max; speedup and efficiency "
           f"from the medians (efficiency's range from the point's min-max). Machine load: load average "
           f"{fmt(load_before)} before the study, {fmt(load_after)} after; {loaded} of {total} runs on a loaded "
-          f"machine (other processes took CPU time during the run: see each results.json's `load`).\n",
-          "| kernel | mode | ranks | size | seconds (median) | min-max | speedup | efficiency (min-max) | model (s) "
-          "| verdict |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
+          f"machine (other processes took CPU time during the run: see each results.json's `load`); {crowded} of "
+          f"{total} runs oversubscribed (more ranks x threads than the host's cores). The size is each point's as "
+          f"its runs' results.json record it; the figure of merit is the median over the point's runs, in the "
+          f"kernel's own unit; the fraction of the roof says what it divides (notes below the table).\n",
+          "| kernel | mode | ranks | size (as run) | seconds (median) | min-max | figure of merit (median) "
+          "| of roof (median) | speedup | efficiency (min-max) | model (s) | verdict |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    notes = {}
     for r in table:
+        fom_cell = f"{r['fom']:.4g} {r['fom_unit']}" if r["fom"] is not None else "-"
+        roof_cell = "-"
+        if r["roof_fraction"] is not None:
+            roof_cell = f"{100 * r['roof_fraction']:.3g} % = {r['roof_divides'] or '?'} / {r['roof_name']}"
+            notes.setdefault(r["kernel"], r["roof_text"])
         md.append(f"| {r['kernel']} | {r['mode']} | {r['ranks']} | {r['size_key']}={r['size']} | {r['seconds']:.4g} "
-                  f"| {r['seconds_min']:.4g}-{r['seconds_max']:.4g} | {r['speedup']:.3g} | {r['efficiency']:.3g} "
-                  f"({r['efficiency_min']:.3g}-{r['efficiency_max']:.3g}) | {r['model_seconds']:.4g} | {r['verdict']} |")
+                  f"| {r['seconds_min']:.4g}-{r['seconds_max']:.4g} | {fom_cell} | {roof_cell} | {r['speedup']:.3g} "
+                  f"| {r['efficiency']:.3g} ({r['efficiency_min']:.3g}-{r['efficiency_max']:.3g}) "
+                  f"| {r['model_seconds']:.4g} | {r['verdict']} |")
+    if notes:
+        md.append("\nOf roof: " + "; ".join(f"{k}: {t}" for k, t in notes.items()) + ".")
     md.append("\nPlots: " + ", ".join(f"`{k}_{m}.png`" for k in kernels for m in modes))
     write_atomically(os.path.join(args.out, "summary.md"), "\n".join(md) + "\n")
     print("\n".join(md))
@@ -470,7 +561,8 @@ def model(args):
           f"Memory per GPU: replicated = packed A + a 64-row slice of C + top-{args.top_k} lists of all rows; "
           f"ring = its block of packed A + two piece buffers (1 MiB of rows, at least 256) + a 64-row window of "
           f"a piece + the top-{args.top_k} lists of its rows (and of the partner piece in hand).\n",
-          "| GPUs | replicated (s) | broadcast A (s) | compute (s) | write C (s) | ring (s) | ring transfer not hidden (s) "
+          "| GPUs | replicated (s) | broadcast A (s) | compute (s) | write C (s) | ring (s) "
+          "| ring transfer not hidden (s) "
           "| replicated GB/GPU | ring GB/GPU | speedup (replicated) | efficiency |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]
     t1 = rows[0][1]
@@ -478,7 +570,8 @@ def model(args):
         md.append(f"| {p} | {t:.4g} | {b:.3g} | {c:.4g} | {w:.3g} | {ring:.4g} | {exposed:.3g} | {mr / gb:.3g} "
                   f"| {mg / gb:.3g} | {t1 / t:.3g} | {t1 / t / p:.3g} |")
     if rates:
-        md += ["", f"Measured rates of {rates['device'] or args.device} (per GPU, best verified run of each kernel):", "",
+        md += ["", f"Measured rates of {rates['device'] or args.device} (per GPU, best verified run of each kernel):",
+               "",
                "| kernel | figure | value | file |", "|---|---|---|---|"]
         what = {"stream": ("stream roof", "B/s"), "rk4": ("element-steps/s", "1/s"),
                 "discount": ("kernel bandwidth", "B/s"), "gram": ("useful bit-ops/s", "1/s")}
@@ -536,7 +629,9 @@ def main():
                    help="verify every run (the default: an unverified result is not valid)")
     s.add_argument("--no-verify", dest="verify", action="store_false", help="skip verification (faster; invalid)")
     s.add_argument("--set", dest="set_args", action="append", default=[], type=lambda v: f"--set={v}",
-                   help="extra deck override for every run")
+                   help="extra deck override for every run; a --set of the key that sizes a kernel (its declaration's "
+                        "scaling.size_key, `kmini describe --json`) is that kernel's one-rank size, which the study "
+                        "scales (weak) or keeps (strong) instead of the deck's")
     s.add_argument("--dry-run", action="store_true",
                    help="print the commands, run nothing (the binary is still asked how each kernel scales)")
     s.add_argument("--quiet", action="store_true", help="hide kmini's own output")

@@ -106,6 +106,37 @@ assert kr.verdict_text([(True, True, []), (True, False, [])]) == "valid, loaded 
 assert kr.verdict_text([(False, False, ["b", "a"]), (True, True, [])]) == "INVALID (1 of 2 run(s): a; b)"
 old = {"kernels": {"rk4": {"verified": True, "fraction_of_roof": 1.3}}}  # no verdict of its own
 assert kr.run_verdict(old, "rk4")[0] is False and "above 100 %" in kr.run_verdict(old, "rk4")[2][0]
+# A committed file older than `roof` (schema_version 2): its fraction where that kmini wrote it.
+with open(os.path.join(root, "docs", "results", "h100-2026-11-25", "bench_discount.json")) as f:
+    legacy = json.load(f)
+assert "roof" not in legacy["kernels"]["discount"]
+assert kr.roof_fraction(legacy, "discount") == legacy["kernels"]["discount"]["kernel"]["fraction_of_roof"]
+
+# --- ranks x threads above the cores: named in the verdict ---
+crowded = {"mpi": {"ranks": 2, "hosts": ["h"]}, "kokkos": {"concurrency": 4}, "device": {"kind": "host CPU"},
+           "load": {"cpus": 4, "loaded": False}, "kernels": {"k": {"valid": True, "invalid_reasons": []}}}
+assert kr.oversubscription(crowded) == "oversubscribed: 2 ranks x 4 threads on 4 cores"
+assert kr.verdict_text([kr.run_verdict(crowded, "k")]) == \
+    "valid, oversubscribed: 2 ranks x 4 threads on 4 cores (1 of 1 run(s))"
+crowded["kokkos"]["concurrency"] = 2
+assert kr.oversubscription(crowded) is None  # 2 x 2 on 4 cores
+crowded["device"]["kind"] = "CUDA GPU"  # a GPU rank: one host thread, whatever the device's concurrency
+crowded["kokkos"]["concurrency"] = 100000
+assert kr.oversubscription(crowded) is None
+cores = os.cpu_count() or 1
+if cores <= 8:  # one rank more than the cores, for real
+    over = os.path.join(out, "oversubscribed")
+    cmd = kr.launch_command(launcher, cores + 1, kmini, tiny + ["--set", "run.kernels=[stream]", "--out", over])
+    done = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=kr.launch_env(cores + 1))
+    assert done.returncode == 0, (cmd, done.stdout)
+    res = results(over)
+    threads = res["kokkos"]["concurrency"]
+    want = (f"oversubscribed: {cores + 1} ranks" + (f" x {threads} threads" if threads > 1 else "")
+            + f" on {cores} cores")
+    assert res["mpi"]["ranks"] == cores + 1 and res["load"]["cpus"] == cores, (res["mpi"], res["load"])
+    assert kr.run_verdict(res, "stream")[3] == want, (kr.run_verdict(res, "stream"), want)
+    assert want in kr.verdict_text([kr.run_verdict(res, "stream")]), kr.verdict_text([kr.run_verdict(res, "stream")])
 
 # --- the launcher templates ---
 assert kr.launch_command("mpirun", 4, "/k", ["a b"]) == "mpirun -n 4 /k 'a b'"
@@ -118,13 +149,15 @@ for script, args in (("bench.py", []), ("scaling.py", ["study", os.path.join(roo
                           ["--kmini", os.path.join(out, "no-such-kmini")], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True)
     assert done.returncode == 2, (script, done.returncode, done.stderr)
-    assert "no kmini binary at" in done.stderr and "--kmini" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "no kmini binary at" in done.stderr and "--kmini" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
 
 # --- bench.py on 2 ranks through a launcher ---
 deck = os.path.join(out, "tiny.yaml")
 with open(deck, "w") as f:
-    f.write("run: {kernels: [stream, discount]}\nstream: {n: 20000, repeat: 2}\n"
-            "discount: {dates: 4, ids: 50, terms: 2, repeat: 2}\n")
+    f.write("run: {kernels: [stream, rk4, discount, gram]}\nstream: {n: 20000, repeat: 2}\n"
+            "rk4: {n: 16, steps: 4}\ndiscount: {dates: 4, ids: 50, terms: 2, repeat: 2}\n"
+            "gram: {A: {random: {rows: 64, cols: 256}}}\n")
 text = run([sys.executable, os.path.join(root, "scripts", "bench.py"), "--kmini", kmini, "--ranks", "2",
             "--launcher", launcher, "--repeat", "2", "--no-numpy", "--out", os.path.join(out, "bench"), deck],
            env=kr.launch_env(2))
@@ -141,6 +174,30 @@ assert f0["value"] == sorted(f0["runs"])[0] / 2 + sorted(f0["runs"])[1] / 2
 assert e["verdict"].startswith(("valid", "INVALID")), e["verdict"]
 assert e["fom"]["name"] == bench_fom_name, e["fom"]  # results.json's fom comes first
 assert re.search(r"discount: \S+ [0-9.e+]+ \S+ \(min-max [0-9.e+-]+, 2 runs\): (valid|INVALID)", text), text
+# bench.md: each kernel's figure of merit once, in results.json's own unit, first; the fraction of the
+# roof says what it divides (gram: executed bit-ops over its probe, with useful / executed).
+with open(os.path.join(out, "bench", "bench.md")) as f:
+    bench_md = f.read()
+tiny_runs = [results(os.path.join(out, "bench", "tiny", d)) for d in ("run0", "run1")]
+for name, e in bench["decks"][os.path.relpath(deck, root)].items():
+    foms = [r["kernels"][name]["fom"] for r in tiny_runs]
+    value = sorted(f["value"] for f in foms)[0] / 2 + sorted(f["value"] for f in foms)[1] / 2
+    label = foms[0]["name"]
+    row = [line for line in bench_md.splitlines() if line.startswith(f"| {os.path.relpath(deck, root)} | {name} |")]
+    assert row and row[0].split(" | ")[2:4] == [f"figure of merit: {label}", f"{value:.4g} {foms[0]['unit']}"], row
+    for lab, path, unit, scale in kr.figures(described, name):  # the declaration's copy of the fom: not again
+        repeated = all(kr.same(kr.get(r["kernels"][name], path), r["kernels"][name]["fom"]["value"]) for r in tiny_runs)
+        assert not (repeated and lab in e["figures"]), (name, lab, list(e["figures"]))
+    assert sum(1 for line in row if f"{value:.4g}" in line) == 1, row
+    fr = e.get("fraction_of_roof")
+    if fr and fr["median"] is not None:
+        roof = tiny_runs[0]["kernels"][name]["roof"]
+        assert f"{100 * fr['median']:.3g}% (" in row[0] and f" over {roof['name']} (" in row[0], row[0]
+gram_row = next(line for line in bench_md.splitlines() if " | gram | figure of merit" in line)
+ratios = sorted(r["kernels"]["gram"]["useful_bit_ops_per_s"] / r["kernels"]["gram"]["executed_bit_ops_per_s"]
+                for r in tiny_runs)
+assert "executed bit-ops/s over " in gram_row, gram_row
+assert f"figure of merit / executed bit-ops/s = {(ratios[0] + ratios[1]) / 2:.3g}" in gram_row, (gram_row, ratios)
 
 # --- scaling.py study --repeat 2 ---
 study = os.path.join(out, "study")
@@ -166,8 +223,8 @@ assert "2 run(s) per point" in summary and "load average" in summary, summary
 # --- the model reads a measured results file ---
 gram_run = os.path.join(out, "plain", "results.json")
 rate = results(os.path.join(out, "plain"))["kernels"]["gram"]["useful_bit_ops_per_s"]
-text = run([sys.executable, os.path.join(root, "scripts", "scaling.py"), "model", "--device", gram_run, "--rows", "1000",
-            "--cols", "2000", "--max-gpus", "4", "--out", os.path.join(out, "model")])
+text = run([sys.executable, os.path.join(root, "scripts", "scaling.py"), "model", "--device", gram_run,
+            "--rows", "1000", "--cols", "2000", "--max-gpus", "4", "--out", os.path.join(out, "model")])
 assert f"{rate:.3g} useful bit-ops/s per GPU, measured on" in text, text
 compute_1 = float(re.search(r"^\| 1 \| [^|]+ \| [^|]+ \| ([^|]+) \|", text, re.M).group(1))
 assert abs(compute_1 - 1000 * 1000 * 2000 / rate) <= 1e-3 * compute_1 + 1e-12, (compute_1, rate)

@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """The GPU columns of the reference-results tables (README.md, docs/performance.md) against the
 results.json files they cite in docs/results/: each figure, formatted as the tables write it, must
-appear in its kernel's row. Usage: check_reference_results.py SOURCE_DIR"""
+appear in its kernel's row. And the valid-result rule (docs/benchmarks.md, rule 2): a fraction of the
+roof above 100 % in those tables is marked invalid in its cell, never shown as a plain figure.
+Usage: check_reference_results.py SOURCE_DIR"""
 import json
 import math
+import re
 import sys
 from pathlib import Path
+
+# docs/benchmarks.md, "The valid-result rules", rule 2: a fraction of the roof above this is invalid.
+VALID_LIMIT_PERCENT = 100.0
 
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -45,16 +51,19 @@ def expected(results):
         rows.append(("| gram, `bench/gram.yaml`, tensor cores",
                      [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
     d = get(h100, "bench_discount.json", "kernels", "discount", "kernel")
-    rows.append(("| discount, `bench/discount.yaml`", [f"{tb(d['bandwidth_bytes_per_s_per_rank'])}, {pct(d['fraction_of_roof'])}"]))
+    rows.append(("| discount, `bench/discount.yaml`",
+                 [f"{tb(d['bandwidth_bytes_per_s_per_rank'])}, {pct(d['fraction_of_roof'])}"]))
     d = get(h200, "gpu_discount_flat.json", "kernels", "discount")
     assert d["policy"] == "flat"
     rows.append(("| discount, `bench/discount.yaml`",
                  [f"{tb(d['kernel']['bandwidth_bytes_per_s_per_rank'])}, {pct(d['kernel']['fraction_of_roof'])}"]))
     g = get(h100 / "popcount_engine", "bench_gram.json", "kernels", "gram")
     assert g["engine"] == "popcount"
-    rows.append(("| gram, `bench/gram.yaml`, popcount", [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    rows.append(("| gram, `bench/gram.yaml`, popcount",
+                 [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
     g = get(h200 / "first_run", "peers.json", "gram", "kmini")
-    rows.append(("| gram, `bench/gram.yaml`, popcount", [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    rows.append(("| gram, `bench/gram.yaml`, popcount",
+                 [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
     return rows
 
 
@@ -70,12 +79,39 @@ def expected_latest(results):
     rows.append(("| discount, `bench/discount.yaml`",
                  [f"{tb(d['bandwidth_bytes_per_s_per_rank'])}, {pct(d['fraction_of_roof'])}"]))
     g = get(f, "peers.json", "gram", "kmini")
-    rows.append(("| gram, `bench/gram.yaml`, popcount", [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
+    rows.append(("| gram, `bench/gram.yaml`, popcount",
+                 [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
     g = get(f, "bench_gram.json", "kernels", "gram")
     assert g["engine"] == "tensor_core" and g["tensor_core_tile"] == "warp32x64", g["engine"]
     rows.append(("| gram, `bench/gram.yaml`, tensor cores",
                  [f"{sci(g['useful_bit_ops_per_s'])}, {pct(g['fraction_of_peak'])}"]))
     return rows
+
+
+def reference_table(lines):
+    """The rows of the table under the '## Reference results' heading."""
+    start = next((i for i, l in enumerate(lines) if l.strip() == "## Reference results"), None)
+    if start is None:
+        return []
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("|") and not re.match(r"^\|[-| ]+\|$", line):
+            rows.append(line)
+    return rows
+
+
+def unmarked_invalid(rows):
+    """(row label, cell) of every cell with a fraction above the valid limit that does not say it is invalid."""
+    found = []
+    for row in rows:
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        for cell in cells[1:]:
+            fractions = [float(m) for m in re.findall(r"(\d+(?:\.\d+)?)\s*%", cell)]
+            if any(f > VALID_LIMIT_PERCENT for f in fractions) and "invalid" not in cell.lower():
+                found.append((cells[0], cell))
+    return found
 
 
 def main():
@@ -105,6 +141,15 @@ def main():
             if not row or not any(r.rstrip().endswith(f"| {w} |") for r in row):
                 print(f"README.md: the row '{label}' does not end with {w!r} (from docs/results/h200-2026-11-27)")
                 failures += 1
+    for doc in (root / "README.md", root / "docs" / "performance.md"):
+        rows = reference_table(doc.read_text().splitlines())
+        if not rows:
+            print(f"{doc.name}: no table under '## Reference results'")
+            failures += 1
+        for label, cell in unmarked_invalid(rows):
+            print(f"{doc.name}: the row '{label}' shows '{cell}': above {VALID_LIMIT_PERCENT:g} % of its roof is "
+                  f"invalid (docs/benchmarks.md, the valid-result rules) and must say so in the cell")
+            failures += 1
     if failures:
         sys.exit(1)
     print(f"reference results: {len(rows) + len(latest)} figures checked in README.md and docs/performance.md")
