@@ -61,12 +61,11 @@ if not mypy:
 good = os.path.join(work, "typed_example.py")
 with open(good, "w") as f:
     f.write(textwrap.dedent("""
-        from types import SimpleNamespace
         from typing import Tuple
         import numpy as np
         import kmini
 
-        def similar(a: np.ndarray) -> SimpleNamespace:
+        def similar(a: np.ndarray) -> kmini.GramResult:
             return kmini.gram(a, similarity="jaccard", top_k=2, memory_budget="64M", count_at_least=[0.5])
 
         def fields(f: np.ndarray, g: np.ndarray) -> Tuple[object, object, np.ndarray]:

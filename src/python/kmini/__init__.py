@@ -12,18 +12,17 @@ without the GIL for the kernels).
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-import json
 import os
-from typing import Any, Iterable, Mapping, Optional, Tuple, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 import numpy as np
 
 from . import _kmini
 from ._kmini import _finalize  # noqa: F401  (the atexit handler, for tests)
+from ._results import GramResult, RK4Result, gram_result
 
 __version__: str = _kmini.__version__
-__all__ = ["gram", "rk4", "discount", "info", "__version__"]
+__all__ = ["gram", "rk4", "discount", "info", "GramResult", "RK4Result", "__version__"]
 
 if hasattr(_kmini, "DeviceArray"):
     DeviceArray = _kmini.DeviceArray
@@ -50,12 +49,12 @@ def discount(mult_by: Any, discount: Any, *, out: Optional[np.ndarray] = None, s
 
 def rk4(F0: Any, G0: Any, *, steps: int = 100, dt: Number = 1e-3, g: Union[Number, str] = "auto",
         kerr: Number = 0.0, coupling: str = "per_stage", method: str = "auto", precision: Optional[str] = None,
-        delta0: Union[Number, complex, np.complexfloating] = 0j, comm: Any = None) -> Tuple[Any, Any, np.ndarray]:
+        delta0: Union[Number, complex, np.complexfloating] = 0j, comm: Any = None) -> RK4Result:
     """Integrates dF/dt = -2iF - i delta (2G - 1) - i kerr |F|^2 F, dG/dt = -i (conj(delta) F - delta conj(F)).
 
     delta = g * sum(F) over every element (of every rank of ``comm``), with
-    RK4 for ``steps`` steps of ``dt``. Returns (F, G, delta[0..steps]); F0
-    and G0 are not changed. The defaults are the deck's (rk4.steps, rk4.dt,
+    RK4 for ``steps`` steps of ``dt``. Returns an RK4Result (F, G,
+    delta[0..steps]), a named tuple; F0 and G0 are not changed. The defaults are the deck's (rk4.steps, rk4.dt,
     rk4.g: auto = 1 / the number of elements, rk4.coupling: per_stage, ...);
     delta0 is the delta of step 1 with coupling='per_step'. precision:
     'single' or 'double', default from F0's dtype (complex64: single).
@@ -63,7 +62,7 @@ def rk4(F0: Any, G0: Any, *, steps: int = 100, dt: Number = 1e-3, g: Union[Numbe
     and every other argument the same on every rank (one that differs is a
     ValueError on every rank, naming it).
     """
-    return _kmini.rk4(F0, G0, steps, dt, g, kerr, coupling, method, precision, delta0, comm)
+    return RK4Result(*_kmini.rk4(F0, G0, steps, dt, g, kerr, coupling, method, precision, delta0, comm))
 
 
 def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str = "counts",
@@ -71,14 +70,14 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
          count_at_least: Optional[Iterable[Number]] = None, dense: bool = True, triangle: str = "full",
          memory_budget: Union[Number, str] = "auto", slice_rows: Union[int, str, None] = "auto",
          write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None, comm: Any = None,
-         distribution: str = "replicated", ring_schedule: str = "auto") -> SimpleNamespace:
+         distribution: str = "replicated", ring_schedule: str = "auto") -> GramResult:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     A, B: bool/uint8 0/1 elements, or with cols= np.packbits(A, axis=1) bytes
     or uint64 words (column k in bit k % 64 of word k // 64; either byte
     order); with cols= the packed forms (bytes, words) may differ between A
     and B (cols= is for both). similarity: counts (int32),
-    jaccard, dice, cosine (float32). Returns an object with C (dense=True;
+    jaccard, dice, cosine (float32). Returns a GramResult (a named tuple) with C (dense=True;
     triangle='upper': the packed upper triangle), top_k (rows x k records j,
     value), pairs (records i, j, value >= pairs_min), counts (pairs at or
     above each count_at_least threshold), row_counts, slices, distribution and
@@ -130,9 +129,7 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
                           slice_rows, distribution, ring_schedule, summary)
     if files:
         _over_ranks.write_outputs(res, files, comm, triangle)
-    if res.summary is not None:
-        res.summary = json.loads(res.summary)
-    return res
+    return gram_result(res)
 
 
 def _python_default(entry: dict) -> Any:
