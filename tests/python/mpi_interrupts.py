@@ -122,7 +122,7 @@ def gram_interrupted(schedule):
     A, cols = big_gram_block()
     if RANK == 0:
         interrupt_later()
-    what, seconds = outcome_of(lambda: kmini.gram(A, cols=cols, top_k=5, dense=False, comm=COMM,
+    what, seconds = outcome_of(lambda: kmini.gram(A, cols=cols, top_k=5, dense=False, comm=COMM, slice_rows=1024,
                                                   distribution="ring", ring_schedule=schedule))
     check_stopped(what, seconds, RANK == 0)
     still_together()
