@@ -119,7 +119,7 @@ TEST(SummaryTable, OneRankNamesTheRoofAndFitsLargeRates) {
   EXPECT_EQ(lines[5], "seconds: the slowest rank's (best of repeat where a kernel repeats)");
   EXPECT_EQ(lines[6],
             "of roof: stream BW = the best stream bandwidth per rank measured in this run; popcount = gram's "
-            "AND+popcount probe");
+            "AND+popcount probe; gram's fraction divides the executed bit-ops/s by the probe's, not the useful ones");
   EXPECT_EQ(lines[7], "e2e: host->device inputs + kernel + device->host results, timed like the kernel row above it");
   EXPECT_EQ(lines[8], "     (device memory is host memory here: the copies are no-ops, e2e = the kernel within noise)");
 }
