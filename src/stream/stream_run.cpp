@@ -1,16 +1,14 @@
 #include "stream/stream.hpp"
 
 #include "core/collective.hpp"
-#include "core/format.hpp"
 #include "core/huge_pages.hpp"
 #include "kernel/roof.hpp"
 #include "kernel/run_loop.hpp"
 #include "stream/impl/stream_kernels.hpp"
 #include "stream/impl/stream_reference.hpp"
+#include "stream/stream_report.hpp"
 
 #include <algorithm>
-#include <limits>
-#include <ostream>
 
 namespace kmini::stream {
 
@@ -164,33 +162,6 @@ OpResult run_exp(RunContext& ctx, std::int64_t n, std::int64_t repeat) {
 
 }  // namespace
 
-std::uint64_t bytes_per_element(const Config& c) {
-  const bool add = std::find(c.ops.begin(), c.ops.end(), "add") != c.ops.end();
-  return add ? 3 * sizeof(double) : 2 * sizeof(float);
-}
-
-void StreamKernel::configure(const DeckNode& s, const Environment&) {
-  const KernelDeclaration& d = declaration();
-  config_.n = s.integer(d.key("n"));
-  n_setting_ = s.located("n");
-  config_.ops = s.choice_list(d.key("ops"));
-  if (config_.ops.empty()) s.fail("ops", "at least one of add | exp");
-  config_.repeat = s.integer(d.key("repeat"));
-}
-
-void StreamKernel::print_plan(std::ostream& os, const Environment& env) const {
-  const double mib = static_cast<double>(config_.n) * static_cast<double>(bytes_per_element(config_)) / (1 << 20);
-  const auto total = checked_mul(static_cast<std::uint64_t>(config_.n), static_cast<std::uint64_t>(env.size()));
-  os << "stream: n = " << config_.n << " per rank ("
-     << (total ? std::to_string(*total) : format_number(double(config_.n) * env.size())) << " total), ops =";
-  for (const auto& o : config_.ops) os << " " << o;
-  os << ", repeat = " << config_.repeat << ", device memory per rank <= " << format_number(mib) << " MiB\n";
-}
-
-std::vector<MemoryNeed> StreamKernel::memory_needs(const Environment&, bool) const {
-  return {{ByteCount::of(static_cast<std::uint64_t>(config_.n), bytes_per_element(config_)), n_setting_}};
-}
-
 KernelReport StreamKernel::run(RunContext& ctx) {
   // Each op allocates, times and checks its arrays: the time to solution is
   // one compute phase, and the report.
@@ -207,49 +178,7 @@ KernelReport StreamKernel::run(RunContext& ctx) {
     }
   }
 
-  KernelReport report;
-  double roof = 0;
-  for (const auto& r : results) roof = std::max(roof, r.bytes / r.best_seconds);
-  roof *= roof_test_scale();
-  ctx.keep_roof_bandwidth(roof);
-
-  Json& m = report.metrics;
-  m["n_per_rank"] = Json(static_cast<long long>(config_.n));
-  m["repeat"] = Json(static_cast<long long>(config_.repeat));
-  m["roof_bandwidth_bytes_per_s"] = roof;
-  note_transfers(m);
-  Json& ops = m["ops"];
-  bool all_ok = true;
-  for (const auto& r : results) {
-    Json& o = ops[r.name];
-    o["bytes_per_rank"] = r.bytes;
-    o["best_seconds"] = r.best_seconds;
-    o["bandwidth_bytes_per_s"] = r.bytes / r.best_seconds;
-    o["aggregate_bandwidth_bytes_per_s"] = r.bytes * ctx.env.size() / r.best_seconds;
-    o["transfer_inclusive_seconds"] = r.transfer_inclusive_seconds;
-    o["fraction_of_roof"] = r.bytes / r.best_seconds / roof;
-    if (ctx.verify) {
-      o["verified"] = r.verified_ok;
-      o[r.name.rfind("exp", 0) == 0 ? "max_relative_error" : "max_abs_error"] = r.max_error;
-    }
-    all_ok = all_ok && r.verified_ok;
-
-    SummaryRow row = rate_row("stream." + r.name, "n=" + std::to_string(config_.n), r.best_seconds, r.rank_seconds,
-                              r.bytes * ctx.env.size(), ctx.env.size(), "B/s");
-    row.roof_fraction = r.bytes / r.best_seconds / roof;
-    row.roof = kRoofStream;
-    if (r.name == "add_f64") {  // the declared figure of merit: c = a + b in float64
-      report.fom = row.aggregate;
-      report.fom_seconds = row.seconds;
-      report.roof = {kRoofStream, "B/s", roof * ctx.env.size(), row.roof_fraction};
-    }
-    if (ctx.verify) row.verified = r.verified_ok;
-    report.rows.push_back(row);
-  }
-  if (ctx.verify) {
-    report.verified = all_ranks_ok(ctx.env.comm(), all_ok);  // every rank checked its own part
-    m["exp_relative_tolerance"] = reference::kExpRelativeTolerance;
-  }
+  KernelReport report = report_ops(ctx, config_, results);
   report.phases = clock.finish();
   return report;
 }
