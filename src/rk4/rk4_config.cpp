@@ -6,8 +6,8 @@
 #include "core/kokkos_compat.hpp"
 #include "core/partition.hpp"
 #include "io/npy.hpp"
+#include "rk4/impl/rk4_detail.hpp"
 #include "rk4/rk4.hpp"
-#include "rk4/rk4_detail.hpp"
 
 #include <algorithm>
 #include <complex>

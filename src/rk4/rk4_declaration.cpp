@@ -1,7 +1,7 @@
 // The rk4 kernel, declared once: its deck keys, figure of merit, decks and run settings.
+#include "rk4/impl/rk4_detail.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_checkpoint.hpp"
-#include "rk4/rk4_detail.hpp"
 
 #include <string>
 

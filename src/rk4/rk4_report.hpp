@@ -4,8 +4,8 @@
 // rk4_run.cpp hands over host data and plain numbers (RunOutcome).
 #include "core/environment.hpp"
 #include "kernel/kernel.hpp"
+#include "rk4/impl/rk4_detail.hpp"
 #include "rk4/rk4.hpp"
-#include "rk4/rk4_detail.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -8,11 +8,11 @@
 #include "core/errors.hpp"
 #include "core/huge_pages.hpp"
 #include "core/timer.hpp"
+#include "rk4/impl/rk4_detail.hpp"
 #include "rk4/impl/rk4_state.hpp"
 #include "rk4/impl/rk4_verify.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_api.hpp"
-#include "rk4/rk4_detail.hpp"
 #include "rk4/rk4_report.hpp"
 
 #include <algorithm>

@@ -4,11 +4,11 @@
 // used by rk4_run.cpp and rk4_verify.hpp).
 #include "core/environment.hpp"
 #include "io/npy.hpp"
+#include "rk4/impl/rk4_detail.hpp"
 #include "rk4/impl/rk4_kernels.hpp"
 #include "rk4/rk4.hpp"
 #include "rk4/rk4_api.hpp"
 #include "rk4/rk4_checkpoint.hpp"
-#include "rk4/rk4_detail.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -5,11 +5,11 @@
 #include "core/environment.hpp"
 #include "core/timer.hpp"
 #include "kernel/kernel.hpp"
+#include "rk4/impl/rk4_detail.hpp"
 #include "rk4/impl/rk4_integrator.hpp"
 #include "rk4/impl/rk4_reference.hpp"
 #include "rk4/impl/rk4_state.hpp"
 #include "rk4/rk4.hpp"
-#include "rk4/rk4_detail.hpp"
 
 #include <algorithm>
 #include <cmath>
