@@ -602,10 +602,10 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
   OverRanks o;
-  o.p.summary = summary;
   std::exception_ptr failed;
   try {
     convert_own(o, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
+    o.p.summary = summary;
   } catch (...) {
     failed = std::current_exception();
   }

@@ -150,12 +150,13 @@ import os  # noqa: E402
 import tempfile  # noqa: E402
 
 where = comm.bcast(tempfile.mkdtemp(prefix="kmini_comm_") if rank == 0 else None)
-kw = dict(similarity="dice", top_k=3, pairs_min=0.3)
+kw = dict(similarity="dice", top_k=3, pairs_min=0.3, count_at_least=[0.2])
 for tri in ("full", "upper"):
     names = {k: os.path.join(where, f"{k}_{tri}_{size}.npy") for k in ("C", "pairs", "top_k")}
+    names["summary"] = os.path.join(where, f"summary_{tri}_{size}.json")  # the whole problem's, from rank 0
     kmini.gram(mine_a, cols=mine_cols, triangle=tri, write=names, comm=comm, **kw)
     if rank == 0:
-        ones = {k: os.path.join(where, f"{k}_{tri}_one.npy") for k in names}
+        ones = {k: os.path.join(where, f"{k}_{tri}_one" + os.path.splitext(names[k])[1]) for k in names}
         kmini.gram(A_all, triangle=tri, write=ones, **kw)
         same_files(f"gram write ({tri})", names, ones)
 comm.Barrier()
