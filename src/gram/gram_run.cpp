@@ -159,7 +159,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const Config& c = config_;
   const Plan plan = make_plan(c, ctx.env.size());
   const Inputs in = load_inputs(ctx, c, plan);
-  clock.attribute("read", in.read_seconds);
+  clock.attribute("read", in.read.read_seconds);
   clock.start("probe");
   const Probes probes_before = measure_probes(ctx, c);  // probe (again after the computation)
   const Team team{ctx.env.comm(), ctx.exec, ctx.verify};

@@ -35,8 +35,10 @@ inline constexpr double kGemmCheckLimit = 1ull << 26;
 // Iterations of each worker of the AND+popcount probe: ~1 ms per worker on a
 // host core, and on a GPU enough to dwarf the ~10 us launch.
 inline constexpr int kProbeIterations = compat::device_is_host_accessible ? 20000 : 200;
-// Bytes of unpacked input read per block when packing a file.
-inline constexpr std::int64_t kReadBlockBytes = 64ll << 20;
+// Bytes of a file read per block when packing it. Host memory spaces pack each
+// block on the host right after its read, while it is still in the cache;
+// GPUs copy it to the device first, where larger copies pay less per byte.
+inline constexpr std::int64_t kReadBlockBytes = compat::device_is_host_accessible ? 8ll << 20 : 64ll << 20;
 // Rows every rank checks: all of a matrix up to this many rows, else each
 // slice's first and last row and kSpreadCheckRows spread rows, at most kMaxCheckRows.
 inline constexpr std::int64_t kAllRowsCheckedUpTo = 256;
@@ -56,12 +58,19 @@ struct Team {
   int size() const { return mpi::size(comm); }
 };
 
+// This rank's file reads while packing: the reads alone (not the checks or
+// the packing) and the bytes they gave.
+struct ReadTimes {
+  double read_seconds = 0;
+  std::int64_t read_bytes = 0;
+};
+
 // Packed A (and B): phase "pack" (gram_input.cpp).
 struct Inputs {
   Packed a, b;  // b is empty with one input
   bool two = false;
-  double pack_seconds = 0;                               // the slowest rank's
-  double read_seconds = 0;                               // this rank's file reads and value checks, within packing
+  double pack_seconds = 0;                               // the slowest rank's, reads included
+  ReadTimes read;                                        // this rank's, within packing
   const Packed& targets() const { return two ? b : a; }  // the rows of C's columns
 };
 // The rows of a file rank `rank` of `ranks` reads: [first, first + count).
