@@ -2,6 +2,7 @@
 // random matrix or a .npy file read block by block and checked value by value.
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/huge_pages.hpp"
 #include "core/mpi_type.hpp"
 #include "core/solo.hpp"
 #include "core/timer.hpp"
@@ -87,10 +88,11 @@ struct Staging {
   Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace>::HostMirror host;
 };
 
+// Not zero-filled: every block is read before it is used.
 Staging make_staging(const Source& a) {
   const std::int64_t block = read_block_rows(a);
-  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev("kmini::gram::bytes", block,
-                                                                  block > 0 ? file_row_bytes(a) : 0);
+  const Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::bytes"), block, block > 0 ? file_row_bytes(a) : 0);
   return {dev, Kokkos::create_mirror_view(dev)};
 }
 
@@ -173,6 +175,8 @@ void pack_block(const ExecSpace& exec, const Source& a, const Packed& packed, co
     } else if (host_pack::pack_unpacked_block(bytes, n, a.cols, out, stride)) {
       check_file_block(a, bytes, r0, n);  // names the first value above 1
     }
+    for (std::int64_t i = 0; i < n; ++i)
+      std::fill(out + i * stride + words_for(a.cols), out + (i + 1) * stride, Word(0));
     return;
   }
   check_file_block(a, bytes, r0, n);
@@ -339,6 +343,17 @@ std::vector<std::int64_t> read_firsts(std::int64_t rows, int ranks) {
   return firsts;
 }
 
+// `rows` packed rows of `a` in huge pages on hosts (a 10^4 x 10^5 matrix
+// is 31k pages of 4 KiB, each first touch a page fault), zero-filled unless
+// the host pack writes every word (pack_block).
+Packed packed_rows(const Source& a, const char* label, std::int64_t rows) {
+  if (!compat::device_is_host_accessible || a.kind == Source::Kind::Random)
+    return huge_page_view<Packed>(std::string(label), rows, words_allocated(a.cols));
+  Packed p(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, words_allocated(a.cols));
+  advise_huge_pages(p);
+  return p;
+}
+
 // One input packed on every rank: a random matrix is generated whole on each
 // rank; a file is read once over the ranks (read_my_rows) and the packed rows
 // are gathered (allgather_rows). Each part is agreed by all ranks.
@@ -357,9 +372,8 @@ Packed load_input(const ExecSpace& exec, MPI_Comm comm, const Source& a, const c
     for (const Chunk& k : *chunks)
       if (k.rank == rank) held += k.rows();
   }
-  const auto buffers = collectively(comm, "gram", [&] {
-    return std::make_pair(Packed(std::string(label), held, words_allocated(a.cols)), make_staging(a));
-  });
+  const auto buffers =
+      collectively(comm, "gram", [&] { return std::make_pair(packed_rows(a, label, held), make_staging(a)); });
   const Packed& packed = buffers.first;
   collectively(comm, "gram", [&] {
     if (a.kind == Source::Kind::Random) {
