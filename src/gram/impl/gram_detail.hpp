@@ -259,8 +259,10 @@ struct Probes {
 Probes measure_probes(RunContext& ctx, const Config& c);
 
 // Phases "probe" and "baseline_sgemm" and the report (gram_report.cpp).
+// `before`: the probes before the computation where gram.probe asks for the
+// roof (probed again here), null where it does not (no roof reported).
 void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
-                       const Summary& summary, bool with_checksum, const Probes& before, KernelReport& report);
+                       const Summary& summary, bool with_checksum, const Probes* before, KernelReport& report);
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report);
 void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary);
 
