@@ -3,6 +3,7 @@
 // summary rows and the summary file.
 #include "core/collective.hpp"
 #include "core/environment.hpp"
+#include "core/format.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
@@ -135,6 +136,20 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   report.roof = {row.roof, "bitop/s", peak_all, row.roof_fraction};
   if (report.verified) row.verified = *report.verified;
   report.rows.push_back(row);
+}
+
+void report_read_roof(const Environment& env, const Inputs& in, Json& metrics) {
+  const double bytes = allreduce_sum(env.comm(), double(in.read.read_bytes));
+  const double raw = allreduce_max(env.comm(), in.read.read_seconds);
+  if (bytes <= 0) return;  // random inputs: nothing read
+  Json& r = metrics["read_roof"];
+  r["what"] = "the file reads of packing alone (sequential, blocks of " + format_bytes(double(kReadBlockBytes)) +
+              "): what the file system gave in this run, beside read + pack (pack_seconds)";
+  r["bytes"] = bytes;
+  r["raw_read_seconds"] = raw;
+  r["raw_read_bytes_per_s"] = raw > 0 ? Json(bytes / raw) : Json();
+  r["read_and_pack_seconds"] = in.pack_seconds;
+  r["read_and_pack_over_raw_read"] = raw > 0 ? Json(in.pack_seconds / raw) : Json();
 }
 
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report) {

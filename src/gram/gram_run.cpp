@@ -185,6 +185,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const bool with_checksum = !c.write_summary.empty() || ctx.verify;
   report_throughput(ctx, c, plan, r.pass, in.pack_seconds, r.summary, with_checksum,
                     probes_before ? &*probes_before : nullptr, report);
+  report_read_roof(ctx.env, in, report.metrics);
   if (c.baseline) {
     clock.start("baseline_sgemm");
     report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);

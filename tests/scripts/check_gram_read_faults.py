@@ -4,10 +4,13 @@ the first element, a later block, the last element), 1 bits in a packbits row's
 padding, and a file shorter than its header says, at 1 and 2 ranks; each is
 exit 2 with one line from kmini (over all ranks) naming the file and the element, and nothing written. The
 same files without the bad byte run verified (the host reference re-reads the
-file and packs it bit by bit).
+file and packs it bit by bit), and results.json's read roof counts every byte of
+the data once, without the probe.
 
 usage: check_gram_read_faults.py KMINI MPIEXEC [MPIEXEC FLAGS...]
 """
+import json
+import math
 import os
 import random
 import subprocess
@@ -72,11 +75,23 @@ def expect_error(ranks, tmp, name, args, message):
     print(f"{ranks} rank(s), {name}: {lines[0]}")
 
 
-def expect_verified(ranks, tmp, name, args):
+def expect_verified(ranks, tmp, name, args, data_bytes):
+    """Exit 0, verified, and the read roof of results.json: every byte of the file's data read once
+    over the ranks, the reads part of read + pack."""
     out = os.path.join(tmp, f"out_{name}_{ranks}")
     cmd, p = run(ranks, out, ["--set", "run.verify=true", *args])
     assert p.returncode == 0, (cmd, p.stdout[-2000:], p.stderr[-2000:])
-    print(f"{ranks} rank(s), {name}: verified")
+    with open(os.path.join(out, "results.json")) as f:
+        gram = json.load(f)["kernels"]["gram"]
+    assert gram["verified"] is True and gram["verification"]["mismatches"] == 0, gram["verification"]
+    roof = gram["read_roof"]
+    assert roof["bytes"] == data_bytes, (roof, data_bytes)
+    assert 0 < roof["raw_read_seconds"] <= roof["read_and_pack_seconds"] == gram["pack_seconds"], roof
+    assert math.isclose(roof["read_and_pack_over_raw_read"], roof["read_and_pack_seconds"] / roof["raw_read_seconds"])
+    assert math.isclose(roof["raw_read_bytes_per_s"], data_bytes / roof["raw_read_seconds"])
+    assert "probe" not in gram["phases"] and gram["fraction_of_peak"] is None, gram["phases"]
+    print(f"{ranks} rank(s), {name}: verified, read roof {roof['raw_read_bytes_per_s'] / 1e9:.3g} GB/s, "
+          f"read + pack {roof['read_and_pack_over_raw_read']:.3g} x the reads")
 
 
 def main():
@@ -116,9 +131,11 @@ def main():
                          ["--set", f"gram.A={{file: {padded_path}, packed: true, cols: {packed_cols}}}"],
                          f"padded.npy: row {ROWS - 1} has 1 bits past column {packed_cols}")
             expect_error(ranks, tmp, "short", ["--set", f"gram.A={{file: {short_path}}}"], "short.npy")
-            expect_verified(ranks, tmp, "unpacked", ["--set", f"gram.A={{file: {good_path}}}"])
+            expect_verified(ranks, tmp, "unpacked", ["--set", f"gram.A={{file: {good_path}}}", "--set",
+                                                     "gram.probe=false"], ROWS * COLS)
             expect_verified(ranks, tmp, "packed",
-                            ["--set", f"gram.A={{file: {packed_path}, packed: true, cols: {packed_cols}}}"])
+                            ["--set", f"gram.A={{file: {packed_path}, packed: true, cols: {packed_cols}}}",
+                             "--set", "gram.probe=false"], ROWS * nb)
 
 
 main()

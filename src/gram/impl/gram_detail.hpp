@@ -263,6 +263,9 @@ Probes measure_probes(RunContext& ctx, const Config& c);
 // roof (probed again here), null where it does not (no roof reported).
 void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
                        const Summary& summary, bool with_checksum, const Probes* before, KernelReport& report);
+// results.json's read_roof where an input came from a file: the reads alone
+// (what the file system gave, measured in the same pass) beside read + pack.
+void report_read_roof(const Environment& env, const Inputs& in, Json& metrics);
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report);
 void write_summary_file(RunContext& ctx, const Config& c, const Summary& summary, const Json& sparse_summary);
 
