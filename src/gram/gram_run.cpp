@@ -1,6 +1,7 @@
 // GramKernel::run: the CLI's Gram run. Reads and packs the deck's inputs,
 // probes the roof, and runs gram::compute (impl/gram_compute.hpp) with sinks
 // that write the deck's files; then verifies and reports.
+#include "core/format.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_sparse.hpp"
@@ -10,8 +11,11 @@
 #include "kernel/phases.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <vector>
 
 namespace kmini::gram {
@@ -143,6 +147,34 @@ std::unique_ptr<RecordSink> detail::record_files(MPI_Comm comm, const Config& c,
 
 namespace {
 
+// Rank 0's progress lines of the final pass, at most one every
+// kProgressSeconds: rounds (circulant: ticks) done of the total, the rate
+// since the pass began, the time left at that rate. Host clock only.
+class ProgressLines {
+ public:
+  static constexpr double kProgressSeconds = 5;
+  ProgressLines(std::ostream& os, const char* what) : os_(os), what_(what) {}
+  void operator()(std::int64_t done, std::int64_t total) {
+    const double t = timer_.seconds();
+    if (t - last_ < kProgressSeconds || done <= 0) return;
+    last_ = t;
+    const double rate = double(done) / t;
+    os_ << "gram: " << what_ << " " << done << "/" << total << "  " << format_number(rate, 3) << " " << what_ << "s/s  "
+        << duration_text(double(total - done) / rate) << " left" << std::endl;
+  }
+
+ private:
+  static std::string duration_text(double s) {
+    if (s < 120) return format_number(s, 2) + " s";
+    if (s < 7200) return format_number(s / 60, 2) + " min";
+    return format_number(s / 3600, 3) + " h";
+  }
+  std::ostream& os_;
+  const char* what_;
+  Kokkos::Timer timer_;
+  double last_ = 0;
+};
+
 // The plan's fields of the report.
 void report_plan(const Plan& plan, Json& m) {
   m["distribution"] = Json(std::string(distribution_name(plan.distribution)));
@@ -173,6 +205,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
   Outputs outputs;
   outputs.dense = dense.get();
   outputs.records = records.get();
+  ProgressLines progress(ctx.out, plan.circulant() ? "tick" : "round");
+  if (ctx.progress && ctx.env.is_root()) outputs.progress = std::ref(progress);
   Outcome r = compute(team, c, plan, in, outputs, &clock);  // compute, outputs
 
   KernelReport report;
