@@ -38,7 +38,7 @@ inline constexpr int kProbeIterations = compat::device_is_host_accessible ? 2000
 // Bytes of a file read per block when packing it. Host memory spaces pack each
 // block on the host right after its read, while it is still in L2 (packing from
 // 8 MiB blocks took 2-3x as long: docs/performance.md, "gram: time to
-// solution"); GPUs copy it to the device first, where larger copies pay less per byte.
+// solution from a file"); GPUs copy it to the device first, where larger copies pay less per byte.
 inline constexpr std::int64_t kReadBlockBytes = compat::device_is_host_accessible ? 1ll << 20 : 64ll << 20;
 // Rows every rank checks: all of a matrix up to this many rows, else each
 // slice's first and last row and kSpreadCheckRows spread rows, at most kMaxCheckRows.
