@@ -167,6 +167,7 @@ int run_kernels(const Environment& env, const CommandLine& cl, const Deck& deck,
     throw UsageError("unknown kernel " + name);  // unreachable: names were validated
   };
   RunContext ctx(env, ExecSpace(), verify, static_cast<std::uint64_t>(seed), cl.out_dir, out, err);
+  ctx.progress = !cl.quiet;
   // Every output is checked before anything runs (exit 2 on every rank).
   std::vector<OutputFile> outputs{{"--out " + cl.out_dir, cl.out_dir + "/results.json"}};
   for (const auto& name : order)

@@ -45,6 +45,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     if (a == "--help" || a == "-h") cl.help = true;
     else if (a == "--version") cl.version = true;
     else if (a == "--dry-run") cl.dry_run = true;
+    else if (a == "--quiet") cl.quiet = true;
     else if (a == "--device-memory" || a.rfind("--device-memory=", 0) == 0)
       cl.device_memory = parse_byte_size("--device-memory", value("--device-memory"));
     else if (a == "--devices" || a.rfind("--devices=", 0) == 0) {
@@ -100,7 +101,7 @@ std::uint64_t parse_byte_size(const std::string& option, const std::string& text
 }
 
 std::string usage_text() {
-  return "usage: kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--help] [--version]\n"
+  return "usage: kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--quiet] [--help] [--version]\n"
          "             [--dry-run [--device-memory SIZE] [--devices N]]\n"
          "       kmini describe [KERNEL] [--json | --markdown]\n"
          "             [Kokkos flags such as --kokkos-num-threads=N, checked before Kokkos starts]\n"
@@ -111,6 +112,7 @@ std::string usage_text() {
          "                   or --set run.kernels=[stream]; validated like the deck\n"
          "  --out DIR        where results.json and relative output paths go (default kmini-out;\n"
          "                   given at most once)\n"
+         "  --quiet          no progress lines while the kernels run (gram's rounds, rk4's steps)\n"
          "  --dry-run        validate the deck and print the plan; run nothing\n"
          "  --device-memory SIZE  with --dry-run: plan for devices of SIZE (80GiB, 141GB, 8.5e10)\n"
          "                   instead of this machine's, one rank per device\n"

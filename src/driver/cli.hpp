@@ -1,5 +1,5 @@
 #pragma once
-// kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--dry-run [--device-memory SIZE] [--devices N]]
+// kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--quiet] [--dry-run [--device-memory SIZE] [--devices N]]
 //       [--help] [--version] [--kokkos-*]
 // kmini describe [KERNEL] [--json | --markdown]
 #include <cstdint>
@@ -13,6 +13,7 @@ struct CommandLine {
   std::vector<std::string> sets;
   std::string out_dir = "kmini-out";
   bool dry_run = false;
+  bool quiet = false;               // --quiet: no progress lines while kernels run
   std::uint64_t device_memory = 0;  // --device-memory: plan for a device of this many bytes (0: this machine's)
   int devices = 0;                  // --devices: plan for this many ranks, one device each (0: the ranks running)
   bool help = false;

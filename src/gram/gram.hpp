@@ -60,6 +60,7 @@ struct Config {
   bool float_values() const { return similarity != Similarity::Counts; }
   std::int64_t targets() const { return two_inputs() ? b.rows : a.rows; }  // columns of C
   bool baseline = false;
+  bool probe = false;                           // measure the roof (gram.probe): the figure of merit's fraction of it
   std::int64_t baseline_rows = 512;             // rows of the gemm baseline panel
   std::int64_t repeat = 1;                      // timed repetitions of the slice loop (best)
   Engine engine = Engine::Popcount;             // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)

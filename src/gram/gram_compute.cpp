@@ -176,8 +176,11 @@ void Computation::final_slice(const Slice& s) {
 // collectives run once per round on every rank, with or without a slice).
 void Computation::final_pass(SparseOutputs& sparse) {
   mpi::barrier(team.comm);
+  std::int64_t done = 0;
   for (const Slice* s : mine) {
     if (interrupted()) break;
+    if (out.progress && done > 0) out.progress(done, static_cast<std::int64_t>(mine.size()));
+    ++done;
     if (s) final_slice(*s);
     else if (ring) compute_slice(s);  // passes the chunks on
     if (out.dense) {
@@ -263,8 +266,11 @@ void Computation::circulant_window(const CirculantWindow& w, std::int64_t col_li
 void Computation::circulant_pass(bool outputs, SparseOutputs* sparse, CirculantChecks* checks) {
   const int rank = team.rank(), ranks = team.size();
   std::vector<CirculantWindow> windows;
+  std::int64_t ticks = 0;
   ring->circulant(
       [&](std::int64_t j, std::int64_t t, const Packed& data, std::int64_t base) {
+        if (outputs && out.progress && ticks > 0) out.progress(ticks, plan.pieces_per_block * plan.steps);
+        ++ticks;
         plan.circulant_windows(rank, j, t, in.two, windows);
         const std::int64_t col_list0 = plan.piece(static_cast<int>((rank + t) % ranks), j, in.two).first;
         for (const CirculantWindow& w : windows) {

@@ -190,6 +190,7 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   budget_setting_ = s.located("memory_budget");
   read_outputs(s, d, c);
   c.baseline = s.boolean(d.key("baseline"));
+  c.probe = s.boolean(d.key("probe"));
   c.baseline_rows = s.integer(d.key("baseline_rows"));
   c.repeat = s.integer(d.key("repeat"));
   read_engine(s, d, c);

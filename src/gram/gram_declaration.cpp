@@ -60,6 +60,10 @@ const KernelDeclaration& declaration() {
         DeckKey::boolean("baseline", false).with("", "Also time KokkosBlas::gemm on float copies of A"),
         DeckKey::integer("baseline_rows", 512, 1, max_dim).with("rows", "Rows of A the baseline multiplies"),
         DeckKey::integer("repeat", 1, 1, 1000).with("", "Timed repeats; the best one is reported"),
+        DeckKey::boolean("probe", false)
+            .with("",
+                  "Measure the AND+popcount (or tensor-core) roof before and after the computation and report the "
+                  "figure of merit as a fraction of it (the benchmark decks do); off, no roof is reported"),
         DeckKey::choice("engine", "auto", {"auto", "popcount", "tensor_core"})
             .with("", "tensor_core: 1-bit mma on NVIDIA GPUs (sm_80+); auto: it where built, else popcount"),
         DeckKey::choice("tensor_core_tile", "auto", {"auto", "block64", "warp32x64", "warp64x64"})

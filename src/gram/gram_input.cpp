@@ -2,14 +2,21 @@
 // random matrix or a .npy file read block by block and checked value by value.
 #include "core/collective.hpp"
 #include "core/errors.hpp"
+#include "core/huge_pages.hpp"
 #include "core/mpi_type.hpp"
 #include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_host_pack.hpp"
 #include "io/npy.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -43,7 +50,8 @@ namespace detail {
 
 namespace {
 
-// Reads rows [r0, r0 + n) of a file into host bytes, checking every value.
+// Checks rows [r0, r0 + n) of a file's bytes: the first value that is not 0
+// or 1 (unpacked), the first row with 1 bits in its padding (packed), is a UsageError.
 void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0, std::int64_t n) {
   if (a.kind == Source::Kind::Unpacked) {
     for (std::int64_t e = 0; e < n * a.cols; ++e)
@@ -80,17 +88,105 @@ struct Staging {
   Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace>::HostMirror host;
 };
 
+// Not zero-filled: every block is read before it is used.
 Staging make_staging(const Source& a) {
   const std::int64_t block = read_block_rows(a);
-  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev("kmini::gram::bytes", block,
-                                                                  block > 0 ? file_row_bytes(a) : 0);
+  const Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::bytes"), block, block > 0 ? file_row_bytes(a) : 0);
   return {dev, Kokkos::create_mirror_view(dev)};
 }
 
-// Reads this rank's share of a file's rows with collective MPI-IO, block by
-// block, checks every value and packs the rows into `packed` on the device.
-// Every rank takes part in every round, also after a problem of its own (the
-// first one is kept and thrown at the end), so no rank is left in a collective.
+// A file's bytes for this rank's reads: pread on one rank (no MPI-IO layer
+// between the page cache and the pack), collective MPI-IO over several ranks,
+// where every rank takes part in every round.
+class BlockReader {
+ public:
+  BlockReader(MPI_Comm comm, const Source& a) : a_(a), solo_(mpi::size(comm) == 1) {
+    int rc = MPI_SUCCESS;
+    std::string why;
+    if (solo_) {
+      fd_ = ::open(a.path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd_ < 0) why = std::strerror(errno);
+    } else {
+      rc = MPI_File_open(comm, a.path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh_);
+      int opened = rc == MPI_SUCCESS ? 1 : 0;
+      MPI_Allreduce(MPI_IN_PLACE, &opened, 1, MPI_INT, MPI_MIN, comm);
+      if (!opened) {
+        if (rc == MPI_SUCCESS) MPI_File_close(&fh_);
+        why = rc == MPI_SUCCESS ? std::string("failed on another rank") : npy::mpi_error_text(rc);
+      }
+    }
+    if (!why.empty()) throw RuntimeFailure(a.path + ": cannot open for reading (" + why + ")");
+  }
+  ~BlockReader() {
+    if (solo_) ::close(fd_);
+    else MPI_File_close(&fh_);
+  }
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
+
+  // Collective over several ranks (bytes 0 where this rank reads nothing):
+  // `bytes` of the file's data from `offset` into dst. Returns the bytes read;
+  // `error` is the OS's or MPI's reason where a read failed.
+  std::int64_t read(std::uint64_t offset, void* dst, std::int64_t bytes, std::string& error) const {
+    const std::uint64_t at = a_.data_offset + offset;
+    if (!solo_) {
+      MPI_Status st;
+      const int rc =
+          MPI_File_read_at_all(fh_, static_cast<MPI_Offset>(at), dst, static_cast<int>(bytes), MPI_BYTE, &st);
+      int got = 0;
+      if (rc != MPI_SUCCESS) error = npy::mpi_error_text(rc);
+      else MPI_Get_count(&st, MPI_BYTE, &got);
+      return got;
+    }
+    std::int64_t got = 0;
+    while (got < bytes) {
+      const ssize_t n = ::pread(fd_, static_cast<char*>(dst) + got, static_cast<std::size_t>(bytes - got),
+                                static_cast<off_t>(at + static_cast<std::uint64_t>(got)));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) error = std::strerror(errno);
+      if (n <= 0) break;  // an error, or the end of a file shorter than its header says
+      got += n;
+    }
+    return got;
+  }
+  bool solo() const { return solo_; }
+
+ private:
+  const Source& a_;
+  bool solo_;
+  int fd_ = -1;
+  MPI_File fh_ = MPI_FILE_NULL;
+};
+
+// Packs `n` rows just read (host bytes) into `packed` from row `dest`,
+// checking every value; throws the check's UsageError naming the first bad
+// element. Host memory spaces pack on the host in the same pass as the check
+// (gram_host_pack.hpp); device ones check on the host, copy and pack on the device.
+void pack_block(const ExecSpace& exec, const Source& a, const Packed& packed, const Staging& staging, std::int64_t r0,
+                std::int64_t n, std::int64_t dest) {
+  const std::uint8_t* bytes = staging.host.data();
+  if constexpr (compat::device_is_host_accessible) {
+    Word* out = packed.data() + dest * static_cast<std::int64_t>(packed.extent(1));
+    const auto stride = static_cast<std::int64_t>(packed.extent(1));
+    if (a.kind == Source::Kind::Packed) {
+      check_file_block(a, bytes, r0, n);  // the padding bits: one byte per row
+      host_pack::pack_packed_block(bytes, n, file_row_bytes(a), out, stride);
+    } else if (host_pack::pack_unpacked_block(bytes, n, a.cols, out, stride)) {
+      check_file_block(a, bytes, r0, n);  // names the first value above 1
+    }
+    for (std::int64_t i = 0; i < n; ++i)
+      std::fill(out + i * stride + words_for(a.cols), out + (i + 1) * stride, Word(0));
+    return;
+  }
+  check_file_block(a, bytes, r0, n);
+  auto dev_n = Kokkos::subview(staging.dev, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
+  auto host_n = Kokkos::subview(staging.host, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
+  Kokkos::deep_copy(exec, dev_n, host_n);
+  if (a.kind == Source::Kind::Packed) pack_packed_bytes(exec, packed, dev_n, dest);
+  else pack_unpacked_bytes(exec, packed, dev_n, dest);
+}
+
 // One read of a rank: `count` rows of the file from `first`, packed at row
 // `dest` of this rank's packed rows (count <= the staging block).
 struct RowRead {
@@ -104,59 +200,43 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
     reads.push_back({first + at, std::min(block, count - at), dest + at});
 }
 
-// Adds to `read_seconds` this rank's time in the reads and the value checks
-// (host work between fences: the packing of the blocks is not in it).
+// Reads this rank's share of a file's rows block by block (BlockReader),
+// checks every value and packs the rows into `packed` (pack_block). Over
+// several ranks every rank takes part in every round, also after a problem of
+// its own (the first one is kept and thrown at the end), so no rank is left in
+// a collective. Adds to `t` this rank's time in the reads alone and its bytes read.
 void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const Packed& packed, const Staging& staging,
-                  const std::vector<RowRead>& reads, double& read_seconds) {
+                  const std::vector<RowRead>& reads, ReadTimes& t) {
   const std::int64_t row_bytes = file_row_bytes(a);
-  const auto& dev = staging.dev;
-  const auto& host = staging.host;
   auto rounds = static_cast<std::int64_t>(reads.size());
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm);
+  const BlockReader file(comm, a);
+  if (!file.solo()) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm);
   std::optional<UsageError> bad_value;
   std::string io_problem;
-  MPI_File fh;
-  int rc = MPI_File_open(comm, a.path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-  int opened = rc == MPI_SUCCESS ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &opened, 1, MPI_INT, MPI_MIN, comm);
-  if (!opened) {
-    if (rc == MPI_SUCCESS) MPI_File_close(&fh);
-    throw RuntimeFailure(a.path + ": cannot open for reading (" +
-                         (rc == MPI_SUCCESS ? std::string("failed on another rank") : npy::mpi_error_text(rc)) + ")");
-  }
   for (std::int64_t round = 0; round < rounds; ++round) {
-    const bool any = round < static_cast<std::int64_t>(reads.size());
-    const std::int64_t r0 = any ? reads[static_cast<std::size_t>(round)].first : 0;
-    const std::int64_t n = any ? reads[static_cast<std::size_t>(round)].count : 0;
-    const std::int64_t dest = any ? reads[static_cast<std::size_t>(round)].dest : 0;
-    const bool reading = n > 0 && !bad_value && io_problem.empty();
-    exec.fence();  // the previous block's pack is done with `dev`
+    const RowRead r =
+        round < static_cast<std::int64_t>(reads.size()) ? reads[static_cast<std::size_t>(round)] : RowRead{};
+    const bool reading = r.count > 0 && !bad_value && io_problem.empty();
+    if (!reading && file.solo()) break;
+    if constexpr (!compat::device_is_host_accessible) exec.fence();  // the previous block's pack is done with it
     const Kokkos::Timer read_timer;
-    MPI_Status st;
-    rc = MPI_File_read_at_all(fh, static_cast<MPI_Offset>(a.data_offset + std::uint64_t(r0 * row_bytes)), host.data(),
-                              reading ? static_cast<int>(n * row_bytes) : 0, MPI_BYTE, &st);
-    int got = 0;
-    if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_BYTE, &got);
+    std::string error;
+    const std::int64_t got =
+        file.read(std::uint64_t(r.first * row_bytes), staging.host.data(), reading ? r.count * row_bytes : 0, error);
     if (!reading) continue;
-    if (rc != MPI_SUCCESS || got != n * row_bytes) {
-      io_problem = a.path + ": read of rows " + std::to_string(r0) + ".." + std::to_string(r0 + n - 1) + " failed (" +
-                   (rc != MPI_SUCCESS ? npy::mpi_error_text(rc) : std::to_string(got) + " bytes") + ")";
+    t.read_seconds += read_timer.seconds();
+    t.read_bytes += got;
+    if (!error.empty() || got != r.count * row_bytes) {
+      io_problem = a.path + ": read of rows " + std::to_string(r.first) + ".." + std::to_string(r.first + r.count - 1) +
+                   " failed (" + (!error.empty() ? error : std::to_string(got) + " bytes") + ")";
       continue;
     }
     try {
-      check_file_block(a, host.data(), r0, n);
+      pack_block(exec, a, packed, staging, r.first, r.count, r.dest);
     } catch (const UsageError& e) {
       bad_value.emplace(e);
-      continue;
     }
-    read_seconds += read_timer.seconds();
-    auto dev_n = Kokkos::subview(dev, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
-    auto host_n = Kokkos::subview(host, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
-    Kokkos::deep_copy(exec, dev_n, host_n);
-    if (a.kind == Source::Kind::Packed) pack_packed_bytes(exec, packed, dev_n, dest);
-    else pack_unpacked_bytes(exec, packed, dev_n, dest);
   }
-  MPI_File_close(&fh);
   exec.fence();
   if (bad_value) throw *bad_value;
   if (!io_problem.empty()) throw RuntimeFailure(io_problem);
@@ -263,6 +343,17 @@ std::vector<std::int64_t> read_firsts(std::int64_t rows, int ranks) {
   return firsts;
 }
 
+// `rows` packed rows of `a` in huge pages on hosts (a 10^4 x 10^5 matrix
+// is 31k pages of 4 KiB, each first touch a page fault), zero-filled unless
+// the host pack writes every word (pack_block).
+Packed packed_rows(const Source& a, const char* label, std::int64_t rows) {
+  if (!compat::device_is_host_accessible || a.kind == Source::Kind::Random)
+    return huge_page_view<Packed>(std::string(label), rows, words_allocated(a.cols));
+  Packed p(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, words_allocated(a.cols));
+  advise_huge_pages(p);
+  return p;
+}
+
 // One input packed on every rank: a random matrix is generated whole on each
 // rank; a file is read once over the ranks (read_my_rows) and the packed rows
 // are gathered (allgather_rows). Each part is agreed by all ranks.
@@ -270,7 +361,7 @@ std::vector<std::int64_t> read_firsts(std::int64_t rows, int ranks) {
 // after the other (Chunk::local), read or generated by this rank; nothing is
 // gathered.
 Packed load_input(const ExecSpace& exec, MPI_Comm comm, const Source& a, const char* label,
-                  const std::vector<Chunk>* chunks, double& read_seconds) {
+                  const std::vector<Chunk>* chunks, ReadTimes& read) {
   ScopedRegion region("kmini::gram::pack");
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
@@ -281,9 +372,8 @@ Packed load_input(const ExecSpace& exec, MPI_Comm comm, const Source& a, const c
     for (const Chunk& k : *chunks)
       if (k.rank == rank) held += k.rows();
   }
-  const auto buffers = collectively(comm, "gram", [&] {
-    return std::make_pair(Packed(std::string(label), held, words_allocated(a.cols)), make_staging(a));
-  });
+  const auto buffers =
+      collectively(comm, "gram", [&] { return std::make_pair(packed_rows(a, label, held), make_staging(a)); });
   const Packed& packed = buffers.first;
   collectively(comm, "gram", [&] {
     if (a.kind == Source::Kind::Random) {
@@ -301,7 +391,7 @@ Packed load_input(const ExecSpace& exec, MPI_Comm comm, const Source& a, const c
         for (const Chunk& k : *chunks)
           if (k.rank == rank) add_reads(reads, k.r0, k.rows(), k.local, block);
       }
-      read_my_rows(exec, comm, a, packed, buffers.second, reads, read_seconds);
+      read_my_rows(exec, comm, a, packed, buffers.second, reads, read);
     }
     exec.fence();
   });
@@ -319,14 +409,14 @@ Inputs load_inputs(RunContext& ctx, const Config& c, const Plan& plan) {
   const bool two = c.two_inputs();
   FencedTimer<ExecSpace> pack_timer(ctx.exec);
   const bool ring = plan.ring();
-  double read_seconds = 0;
-  Packed a = load_input(ctx.exec, comm, c.a, "kmini::gram::A", ring ? &plan.a_chunks : nullptr, read_seconds);
+  ReadTimes read;
+  Packed a = load_input(ctx.exec, comm, c.a, "kmini::gram::A", ring ? &plan.a_chunks : nullptr, read);
   // Unused buffers are allocated empty: default-constructed Views crashed on
   // destruction with the Kokkos 4.6.99 OpenMP build.
-  Packed b = two ? load_input(ctx.exec, comm, c.b, "kmini::gram::B", ring ? &plan.b_chunks : nullptr, read_seconds)
+  Packed b = two ? load_input(ctx.exec, comm, c.b, "kmini::gram::B", ring ? &plan.b_chunks : nullptr, read)
                  : Packed("kmini::gram::B", 0, 0);
   const double pack_seconds = allreduce_max(comm, pack_timer.seconds());
-  return Inputs{std::move(a), std::move(b), two, pack_seconds, read_seconds};
+  return Inputs{std::move(a), std::move(b), two, pack_seconds, read};
 }
 
 }  // namespace detail

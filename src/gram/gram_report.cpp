@@ -3,6 +3,7 @@
 // summary rows and the summary file.
 #include "core/collective.hpp"
 #include "core/environment.hpp"
+#include "core/format.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
@@ -12,6 +13,7 @@
 #include "kernel/run_loop.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -58,10 +60,32 @@ Probes best_of(const Probes& a, const Probes& b) {
   return p;
 }
 
+// The roof (all ranks) from the probes before the computation and once more
+// now, the better of the two; its fields of the report.
+double report_roof(RunContext& ctx, const Config& c, const Probes& before, Json& m) {
+  const Environment& env = ctx.env;
+  const Probes probes = best_of(before, measure_probes(ctx, c));
+  const ProbeResult& probe = probes.popcount;
+  // Peak: the AND+popcount probe, one worker per thread of this rank.
+  const double popcount_all = allreduce_sum(env.comm(), probe.peak);
+  m["probe_and_popcount_peak_bit_ops_per_s"] = popcount_all;
+  // The roof is the best micro-kernel this build contains, not the one in use.
+  m["probe_micro_kernel"] = micro_kernel_name(probe.best);
+  Json& by_kernel = m["probe_bit_ops_per_s_by_micro_kernel"];
+  for (std::size_t i = 0; i < std::size(kMicroKernels); ++i)
+    if (probe.rate[i] > 0) by_kernel[micro_kernel_name(kMicroKernels[i])] = allreduce_sum(env.comm(), probe.rate[i]);
+  if (c.engine != Engine::TensorCore) return popcount_all;
+  // The tensor-core engine is measured against its own probe (the popcount
+  // one stays in results.json beside it).
+  const double tc_all = allreduce_sum(env.comm(), probes.tensor_core);
+  m["probe_tensor_core_peak_bit_ops_per_s"] = tc_all;
+  return tc_all;
+}
+
 }  // namespace
 
 void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
-                       const Summary& summary, bool with_checksum, const Probes& before, KernelReport& report) {
+                       const Summary& summary, bool with_checksum, const Probes* before, KernelReport& report) {
   const Environment& env = ctx.env;
   const std::int64_t rows = plan.rows, targets = plan.targets;
   const bool two = c.two_inputs();
@@ -96,24 +120,8 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   m["executed_bit_ops"] = executed;
   m["useful_bit_ops_per_s"] = useful / compute_seconds;
   m["executed_bit_ops_per_s"] = executed / compute_seconds;
-  // Peak: the AND+popcount probe, one worker per thread of this rank, the
-  // better of the probe before the computation and this one after it.
-  const Probes probes = best_of(before, measure_probes(ctx, c));
-  const ProbeResult& probe = probes.popcount;
-  const double peak = probe.peak;
-  // The tensor-core engine is measured against its own probe (the popcount
-  // one stays in results.json beside it).
-  const double tc_peak = probes.tensor_core;
-  const double popcount_all = allreduce_sum(env.comm(), peak);
-  m["probe_and_popcount_peak_bit_ops_per_s"] = popcount_all;
-  // The roof is the best micro-kernel this build contains, not the one in use.
-  m["probe_micro_kernel"] = micro_kernel_name(probe.best);
-  Json& by_kernel = m["probe_bit_ops_per_s_by_micro_kernel"];
-  for (std::size_t i = 0; i < std::size(kMicroKernels); ++i)
-    if (probe.rate[i] > 0) by_kernel[micro_kernel_name(kMicroKernels[i])] = allreduce_sum(env.comm(), probe.rate[i]);
-  const double peak_all = c.engine == Engine::TensorCore ? allreduce_sum(env.comm(), tc_peak) : popcount_all;
-  if (c.engine == Engine::TensorCore) m["probe_tensor_core_peak_bit_ops_per_s"] = peak_all;
-  m["fraction_of_peak"] = executed / compute_seconds / peak_all;
+  const double peak_all = before ? report_roof(ctx, c, *before, m) : NAN;
+  m["fraction_of_peak"] = before ? Json(executed / compute_seconds / peak_all) : Json();
   if (!two) m["trace"] = Json(static_cast<long long>(summary.trace));
   if (with_checksum) m["checksum"] = hex(summary.checksum);
 
@@ -121,13 +129,27 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
       rate_row(std::string("gram.") + similarity_name(c.similarity),
                std::to_string(rows) + "x" + std::to_string(c.a.cols) + (two ? "xB" + std::to_string(c.b.rows) : ""),
                compute_seconds, pass.compute.mine(), useful, env.size(), "bitop/s");
-  row.roof_fraction = executed / compute_seconds / peak_all;
+  row.roof_fraction = executed / compute_seconds / peak_all;  // NaN without the probe: no roof in the table
   row.roof = c.engine == Engine::TensorCore ? kRoofTensorCore : kRoofPopcount;
   report.fom = useful / compute_seconds;
   report.fom_seconds = compute_seconds;
   report.roof = {row.roof, "bitop/s", peak_all, row.roof_fraction};
   if (report.verified) row.verified = *report.verified;
   report.rows.push_back(row);
+}
+
+void report_read_roof(const Environment& env, const Inputs& in, Json& metrics) {
+  const double bytes = allreduce_sum(env.comm(), double(in.read.read_bytes));
+  const double raw = allreduce_max(env.comm(), in.read.read_seconds);
+  if (bytes <= 0) return;  // random inputs: nothing read
+  Json& r = metrics["read_roof"];
+  r["what"] = "the file reads of packing alone (sequential, blocks of " + format_bytes(double(kReadBlockBytes)) +
+              "): what the file system gave in this run, beside read + pack (pack_seconds)";
+  r["bytes"] = bytes;
+  r["raw_read_seconds"] = raw;
+  r["raw_read_bytes_per_s"] = raw > 0 ? Json(bytes / raw) : Json();
+  r["read_and_pack_seconds"] = in.pack_seconds;
+  r["read_and_pack_over_raw_read"] = raw > 0 ? Json(in.pack_seconds / raw) : Json();
 }
 
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report) {

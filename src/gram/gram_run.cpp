@@ -1,6 +1,7 @@
 // GramKernel::run: the CLI's Gram run. Reads and packs the deck's inputs,
 // probes the roof, and runs gram::compute (impl/gram_compute.hpp) with sinks
 // that write the deck's files; then verifies and reports.
+#include "core/format.hpp"
 #include "core/timer.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_sparse.hpp"
@@ -10,8 +11,11 @@
 #include "kernel/phases.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <vector>
 
 namespace kmini::gram {
@@ -143,6 +147,34 @@ std::unique_ptr<RecordSink> detail::record_files(MPI_Comm comm, const Config& c,
 
 namespace {
 
+// Rank 0's progress lines of the final pass, at most one every
+// kProgressSeconds: rounds (circulant: ticks) done of the total, the rate
+// since the pass began, the time left at that rate. Host clock only.
+class ProgressLines {
+ public:
+  static constexpr double kProgressSeconds = 5;
+  ProgressLines(std::ostream& os, const char* what) : os_(os), what_(what) {}
+  void operator()(std::int64_t done, std::int64_t total) {
+    const double t = timer_.seconds();
+    if (t - last_ < kProgressSeconds || done <= 0) return;
+    last_ = t;
+    const double rate = double(done) / t;
+    os_ << "gram: " << what_ << " " << done << "/" << total << "  " << format_number(rate, 3) << " " << what_ << "s/s  "
+        << duration_text(double(total - done) / rate) << " left" << std::endl;
+  }
+
+ private:
+  static std::string duration_text(double s) {
+    if (s < 120) return format_number(s, 2) + " s";
+    if (s < 7200) return format_number(s / 60, 2) + " min";
+    return format_number(s / 3600, 3) + " h";
+  }
+  std::ostream& os_;
+  const char* what_;
+  Kokkos::Timer timer_;
+  double last_ = 0;
+};
+
 // The plan's fields of the report.
 void report_plan(const Plan& plan, Json& m) {
   m["distribution"] = Json(std::string(distribution_name(plan.distribution)));
@@ -159,9 +191,12 @@ KernelReport GramKernel::run(RunContext& ctx) {
   const Config& c = config_;
   const Plan plan = make_plan(c, ctx.env.size());
   const Inputs in = load_inputs(ctx, c, plan);
-  clock.attribute("read", in.read_seconds);
-  clock.start("probe");
-  const Probes probes_before = measure_probes(ctx, c);  // probe (again after the computation)
+  clock.attribute("read", in.read.read_seconds);
+  std::optional<Probes> probes_before;  // the roof, where asked for (again after the computation)
+  if (c.probe) {
+    clock.start("probe");
+    probes_before = measure_probes(ctx, c);
+  }
   const Team team{ctx.env.comm(), ctx.exec, ctx.verify};
   std::unique_ptr<DenseFile> dense;
   if (!c.write_c.empty() && !plan.circulant())
@@ -170,6 +205,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
   Outputs outputs;
   outputs.dense = dense.get();
   outputs.records = records.get();
+  ProgressLines progress(ctx.out, plan.circulant() ? "tick" : "round");
+  if (ctx.progress && ctx.env.is_root()) outputs.progress = std::ref(progress);
   Outcome r = compute(team, c, plan, in, outputs, &clock);  // compute, outputs
 
   KernelReport report;
@@ -178,9 +215,11 @@ KernelReport GramKernel::run(RunContext& ctx) {
   clock.attribute("write", r.write_seconds);
   clock.start("verification");
   if (ctx.verify) verify(ctx, c, plan, r.checked, r.summary, report);
-  clock.start("probe");
+  clock.start(c.probe ? "probe" : "outputs");  // without the probe, the report's few reductions
   const bool with_checksum = !c.write_summary.empty() || ctx.verify;
-  report_throughput(ctx, c, plan, r.pass, in.pack_seconds, r.summary, with_checksum, probes_before, report);
+  report_throughput(ctx, c, plan, r.pass, in.pack_seconds, r.summary, with_checksum,
+                    probes_before ? &*probes_before : nullptr, report);
+  report_read_roof(ctx.env, in, report.metrics);
   if (c.baseline) {
     clock.start("baseline_sgemm");
     report_baseline(ctx, c, plan, r.pass.compute.slowest(), report);

@@ -84,6 +84,7 @@ struct RunContext {
   // Where progress lines (out) and warnings (err) go; only rank 0 writes.
   std::ostream& out;
   std::ostream& err;
+  bool progress = true;  // progress lines while a kernel runs (off with --quiet)
   // Stream bandwidth (bytes/s per rank) measured in this run: the roof other
   // kernels report their fraction of. The best of every measurement of the
   // run: the stream kernel's roof and each probe (a busy moment can make one

@@ -126,7 +126,7 @@ class LoopObserver final : public StepObserver<T> {
   double io_seconds = 0;  // this rank's progress lines and checkpoints
 
  private:
-  bool progress(std::int64_t k) const { return c_.progress_every > 0 && k % c_.progress_every == 0; }
+  bool progress(std::int64_t k) const { return ctx_.progress && c_.progress_every > 0 && k % c_.progress_every == 0; }
   bool checkpoint(std::int64_t k) const { return c_.checkpoint_every > 0 && k % c_.checkpoint_every == 0; }
 
   // Step, t, |delta|, the rate since the last line and, where asked for and

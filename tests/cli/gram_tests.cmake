@@ -402,3 +402,10 @@ add_test(NAME mpi.gram.ring.byte_identical
          COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_ring_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
 set_tests_properties(mpi.gram.ring.byte_identical PROPERTIES
                      FIXTURES_REQUIRED "gram_outputs;gram_sparse_outputs;gram_ring_outputs" LABELS mpi)
+
+# The time-to-solution benchmark runs end to end at a tiny size (numpy makes its inputs).
+add_test(NAME scripts.bench_time_to_solution
+         COMMAND ${_numpy_python} ${PROJECT_SOURCE_DIR}/scripts/bench_time_to_solution.py --kmini $<TARGET_FILE:kmini>
+                 --rows 70 --cols 300 --runs 1 --dir ${W}/bench_time_to_solution)
+set_tests_properties(scripts.bench_time_to_solution PROPERTIES LABELS "scripts;cli"
+                     PASS_REGULAR_EXPRESSION "packed A.npy.*read \\+ pack +[0-9.]+ s = [0-9.]+ x the raw read")

@@ -304,6 +304,7 @@ const std::vector<KeySample>& key_samples() {
       {"gram.write.top_k.path", "t.npy", {{"gram.write.top_k.k", "2"}}},
       {"gram.write.top_k.k", "2", {{"gram.write.top_k.path", "t.npy"}}},
       {"gram.baseline", "false"},
+      {"gram.probe", "false"},
       {"gram.baseline_rows", "8"},
       {"gram.repeat", "1"},
   };

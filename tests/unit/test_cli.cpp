@@ -10,22 +10,16 @@
 namespace kmini {
 
 TEST(CommandLine, ParsesDeckSetsOutAndFlags) {
-  const char* argv[] = {"kmini",
-                        "deck.yaml",
-                        "--set",
-                        "rk4.n=5",
-                        "--set=run.verify=false",
-                        "--out",
-                        "o",
-                        "--dry-run",
-                        "--kokkos-num-threads=2"};
-  const auto cl = parse_command_line(9, argv);
+  const char* argv[] = {"kmini", "deck.yaml", "--set",     "rk4.n=5", "--set=run.verify=false",
+                        "--out", "o",         "--dry-run", "--quiet", "--kokkos-num-threads=2"};
+  const auto cl = parse_command_line(10, argv);
   EXPECT_EQ(cl.deck, "deck.yaml");
   ASSERT_EQ(cl.sets.size(), 2u);
   EXPECT_EQ(cl.sets[0], "rk4.n=5");
   EXPECT_EQ(cl.sets[1], "run.verify=false");
   EXPECT_EQ(cl.out_dir, "o");
   EXPECT_TRUE(cl.dry_run);
+  EXPECT_TRUE(cl.quiet);
   EXPECT_FALSE(cl.help);
 }
 
@@ -34,6 +28,7 @@ TEST(CommandLine, DefaultsWithoutArguments) {
   const auto cl = parse_command_line(1, argv);
   EXPECT_TRUE(cl.deck.empty());
   EXPECT_EQ(cl.out_dir, "kmini-out");
+  EXPECT_FALSE(cl.quiet);
 }
 
 TEST(CommandLine, RejectsBadUsage) {

@@ -62,6 +62,9 @@ struct Outputs {
   RecordSink* records = nullptr;      // with write.pairs or write.top_k
   bool row_ones = false;              // Outcome::row_ones wanted
   std::function<bool()> interrupted;  // checked once per round, agreed by the ranks
+  // After each round of the final pass (circulant: each tick): the rounds
+  // done and their total, on every rank; nothing waits for the device for it.
+  std::function<void(std::int64_t done, std::int64_t total)> progress;
 };
 
 // What a computation measured and produced besides its sinks' contents.

@@ -35,8 +35,11 @@ inline constexpr double kGemmCheckLimit = 1ull << 26;
 // Iterations of each worker of the AND+popcount probe: ~1 ms per worker on a
 // host core, and on a GPU enough to dwarf the ~10 us launch.
 inline constexpr int kProbeIterations = compat::device_is_host_accessible ? 20000 : 200;
-// Bytes of unpacked input read per block when packing a file.
-inline constexpr std::int64_t kReadBlockBytes = 64ll << 20;
+// Bytes of a file read per block when packing it. Host memory spaces pack each
+// block on the host right after its read, while it is still in L2 (packing from
+// 8 MiB blocks took 2-3x as long: docs/performance.md, "gram: time to
+// solution from a file"); GPUs copy it to the device first, where larger copies pay less per byte.
+inline constexpr std::int64_t kReadBlockBytes = compat::device_is_host_accessible ? 1ll << 20 : 64ll << 20;
 // Rows every rank checks: all of a matrix up to this many rows, else each
 // slice's first and last row and kSpreadCheckRows spread rows, at most kMaxCheckRows.
 inline constexpr std::int64_t kAllRowsCheckedUpTo = 256;
@@ -56,12 +59,19 @@ struct Team {
   int size() const { return mpi::size(comm); }
 };
 
+// This rank's file reads while packing: the reads alone (not the checks or
+// the packing) and the bytes they gave.
+struct ReadTimes {
+  double read_seconds = 0;
+  std::int64_t read_bytes = 0;
+};
+
 // Packed A (and B): phase "pack" (gram_input.cpp).
 struct Inputs {
   Packed a, b;  // b is empty with one input
   bool two = false;
-  double pack_seconds = 0;                               // the slowest rank's
-  double read_seconds = 0;                               // this rank's file reads and value checks, within packing
+  double pack_seconds = 0;                               // the slowest rank's, reads included
+  ReadTimes read;                                        // this rank's, within packing
   const Packed& targets() const { return two ? b : a; }  // the rows of C's columns
 };
 // The rows of a file rank `rank` of `ranks` reads: [first, first + count).
@@ -251,8 +261,13 @@ struct Probes {
 Probes measure_probes(RunContext& ctx, const Config& c);
 
 // Phases "probe" and "baseline_sgemm" and the report (gram_report.cpp).
+// `before`: the probes before the computation where gram.probe asks for the
+// roof (probed again here), null where it does not (no roof reported).
 void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const SlicePass& pass, double pack_seconds,
-                       const Summary& summary, bool with_checksum, const Probes& before, KernelReport& report);
+                       const Summary& summary, bool with_checksum, const Probes* before, KernelReport& report);
+// results.json's read_roof where an input came from a file: the reads alone
+// (what the file system gave, measured in the same pass) beside read + pack.
+void report_read_roof(const Environment& env, const Inputs& in, Json& metrics);
 void report_baseline(RunContext& ctx, const Config& c, const Plan& plan, double compute_seconds, KernelReport& report);
 // The summary file's text (gram.write.summary), the CLI's and the library's.
 std::string summary_text(const Config& c, const Summary& summary, const Json& sparse_summary);
