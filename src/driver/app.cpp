@@ -9,6 +9,7 @@
 #include "core/timer.hpp"
 #include "default_deck.hpp"
 #include "driver/cli.hpp"
+#include "driver/data_dir.hpp"
 #include "driver/kernels.hpp"
 #include "kernel/kernel.hpp"
 #include "results/results.hpp"
@@ -94,6 +95,11 @@ int run_checked(const Environment& env, int argc, const char* const* argv, std::
     if (env.is_root())
       out << "kmini " << kVersion << " (Kokkos " << compat::version_string() << ", " << compat::execution_space_name()
           << ")\n";
+    return kExitSuccess;
+  }
+  if (cl.data_dir) {
+    const std::string dir = data_dir();  // throws on every rank alike
+    if (env.is_root()) out << dir << "\n";
     return kExitSuccess;
   }
 

@@ -44,6 +44,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     };
     if (a == "--help" || a == "-h") cl.help = true;
     else if (a == "--version") cl.version = true;
+    else if (a == "--data-dir") cl.data_dir = true;
     else if (a == "--dry-run") cl.dry_run = true;
     else if (a == "--quiet") cl.quiet = true;
     else if (a == "--device-memory" || a.rfind("--device-memory=", 0) == 0)
@@ -102,7 +103,7 @@ std::uint64_t parse_byte_size(const std::string& option, const std::string& text
 
 std::string usage_text() {
   return "usage: kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--quiet] [--help] [--version]\n"
-         "             [--dry-run [--device-memory SIZE] [--devices N]]\n"
+         "             [--data-dir] [--dry-run [--device-memory SIZE] [--devices N]]\n"
          "       kmini describe [KERNEL] [--json | --markdown]\n"
          "             [Kokkos flags such as --kokkos-num-threads=N, checked before Kokkos starts]\n"
          "\n"
@@ -117,6 +118,8 @@ std::string usage_text() {
          "  --device-memory SIZE  with --dry-run: plan for devices of SIZE (80GiB, 141GB, 8.5e10)\n"
          "                   instead of this machine's, one rank per device\n"
          "  --devices N      with --dry-run: plan for N ranks, one device each (from one process)\n"
+         "  --data-dir       print the directory holding the decks (inputs/), examples/ and\n"
+         "                   scripts/: share/kmini of the install, the source tree of a build\n"
          "  describe         each kernel's deck keys (type, default, unit, meaning), figure of\n"
          "                   merit and decks; --json for scripts, --markdown for the deck reference\n"
          "\n"

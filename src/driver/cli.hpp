@@ -1,6 +1,6 @@
 #pragma once
 // kmini [DECK.yaml] [--set KEY=VALUE]... [--out DIR] [--quiet] [--dry-run [--device-memory SIZE] [--devices N]]
-//       [--help] [--version] [--kokkos-*]
+//       [--help] [--version] [--data-dir] [--kokkos-*]
 // kmini describe [KERNEL] [--json | --markdown]
 #include <cstdint>
 #include <string>
@@ -18,6 +18,7 @@ struct CommandLine {
   int devices = 0;                  // --devices: plan for this many ranks, one device each (0: the ranks running)
   bool help = false;
   bool version = false;
+  bool data_dir = false;  // --data-dir: print where the decks and scripts are (driver/data_dir.hpp)
   // kmini describe [KERNEL] [--json | --markdown]: the kernels' declarations.
   bool describe = false;
   std::string describe_kernel;           // empty: every kernel

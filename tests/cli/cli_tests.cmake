@@ -5,6 +5,8 @@ kmini_cli_test(cli.default_run EXIT 0 VERIFIED stream rk4 discount gram RANKS 1 
                STDOUT "stream +add_f64.*yes" ARGS "")
 kmini_cli_test(cli.help EXIT 0 STDOUT "usage: kmini" ARGS --help)
 kmini_cli_test(cli.version EXIT 0 STDOUT "kmini [0-9]+\\.[0-9]+\\.[0-9]+ \\(Kokkos" ARGS --version)
+# The build tree's kmini reads the source tree's decks (project.install checks an installed one).
+kmini_cli_test(cli.data_dir EXIT 0 STDOUT "^${PROJECT_SOURCE_DIR}\n$" ARGS --data-dir)
 kmini_cli_test(cli.dry_run EXIT 0 STDOUT "dry run.*stream: n = 1000 per rank" ARGS --dry-run --set stream.n=1000)
 kmini_cli_test(cli.set_override EXIT 0 VERIFIED stream
                ARGS inputs/default.yaml --set stream.n=1001 --set stream.ops=[exp] --set stream.repeat=2)

@@ -2,10 +2,13 @@
 """Checks kmini's Spack package against the project's spack.yaml without Spack.
 
 Spack cannot run in CI, so the recipe is read with `ast` (never imported) and
-compared with spack.yaml: the same Kokkos / Kokkos Kernels / CMake version
-ranges, the dependencies kmini needs, cuda_arch passed on to Kokkos and Kokkos
-Kernels, the current Package API (build systems from spack_repo.builtin), and
-an environment that finds the package (repos) and builds this checkout (develop).
+compared with spack.yaml: Kokkos / Kokkos Kernels pinned to the releases kmini
+is tested with (TESTED_KOKKOS below: the one list CI reads), the same CMake
+range, the dependencies kmini needs, cuda_arch passed on to Kokkos and Kokkos
+Kernels, the current Package API (build systems from spack_repo.builtin), an
+https homepage and git address with a `develop` version, spack test methods,
+and an environment that finds the package (repos) and builds this checkout
+(develop). scripts/spack/check_spack.sh installs what this only reads.
 
 usage: check_spack_package.py SOURCE_DIR [PACKAGE_PY [SPACK_YAML]]
 Exit 0 when everything agrees, 1 with one line per problem, 77 (skip) without PyYAML.
@@ -21,10 +24,16 @@ except ImportError:
     print("skipped: this python3 has no PyYAML (Debian: python3-yaml)")
     sys.exit(77)
 
+# The Kokkos and Kokkos Kernels releases kmini is built and tested against with Spack
+# (scripts/spack/check_spack.sh installs them). A release is added here, in the recipe's
+# TESTED_KOKKOS and in spack.yaml after the suite passed with it.
+TESTED_KOKKOS = ("4.6.01",)
 # Dependencies whose versions are pinned to what kmini is built and tested against.
 PINNED = ("kokkos", "kokkos-kernels", "cmake")
-# Pinned with an upper bound too: a new major version is tried by hand first.
-BOUNDED = ("kokkos", "kokkos-kernels")
+# Pinned to TESTED_KOKKOS exactly.
+TESTED = ("kokkos", "kokkos-kernels")
+# spack test run kmini: the package's test methods.
+TEST_METHODS = ("test_version", "test_data_dir", "test_default_deck", "test_python")
 
 problems = []
 
@@ -51,10 +60,21 @@ def literal(node):
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+CONSTANTS = {}  # the recipe's module-level string constants, substituted into f-strings
+
+
 def template(node):
-    """An f-string as text with every placeholder written {}."""
+    """An f-string as text, module constants substituted and every other placeholder written {}."""
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(v.value)
+            elif isinstance(v.value, ast.Name) and v.value.id in CONSTANTS:
+                parts.append(CONSTANTS[v.value.id])
+            else:
+                parts.append("{}")
+        return "".join(parts)
     return literal(node)
 
 
@@ -97,6 +117,10 @@ def main(argv):
     # --- the recipe --------------------------------------------------------------
     with open(package_py, encoding="utf-8") as f:
         tree = ast.parse(f.read(), package_py)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and literal(node.value) is not None):
+            CONSTANTS[node.targets[0].id] = literal(node.value)
     imports = {(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
     for module, name in (("spack_repo.builtin.build_systems.cmake", "CMakePackage"),
                          ("spack_repo.builtin.build_systems.cuda", "CudaPackage"),
@@ -131,10 +155,10 @@ def main(argv):
         problem(f"{package_py}: googletest should be depends_on(..., type='test')")
     if unconditional.get("cmake", (None, None))[1] != "build":
         problem(f"{package_py}: cmake should be depends_on(..., type='build')")
-    for name in BOUNDED:
+    for name in TESTED:
         version = unconditional.get(name, (None,))[0] or ""
-        if ":" not in version or not version.split(":", 1)[1]:
-            problem(f"{package_py}: {name}@{version or '(any)'} has no upper bound; pin it to the tested range")
+        if sorted(v.lstrip("=") for v in version.split(",")) != sorted(TESTED_KOKKOS):
+            problem(f"{package_py}: {name}@{version or '(any)'} is not the tested releases {','.join(TESTED_KOKKOS)}")
 
     # CUDA: Kokkos through nvcc_wrapper, and cuda_arch passed on to Kokkos and Kokkos Kernels.
     cuda_kokkos = {}
@@ -143,7 +167,7 @@ def main(argv):
             name, _, variants = parse_spec(spec)
             if name == "kokkos":
                 cuda_kokkos.update(variants)
-    for v in ("cuda", "wrapper"):
+    for v in ("cuda", "wrapper", "cuda_lambda"):
         if cuda_kokkos.get(v) is not True:
             problem(f"{package_py}: +cuda should require kokkos+{v}")
     for name in ("kokkos", "kokkos-kernels"):
@@ -156,17 +180,27 @@ def main(argv):
     if "openmp" not in variants:
         problem(f"{package_py}: no 'openmp' variant for the Kokkos host backend")
     versions = {literal(c.args[0]) for c, _ in directive_calls(cls.body, "version") if c.args}
+    wrapper = [spec for spec, when, _, loop in deps if loop is None and when == "+cuda" and spec
+               and parse_spec(spec)[0] == "kokkos-nvcc-wrapper"]
+    if [parse_spec(w)[1] for w in wrapper] != [",".join(TESTED_KOKKOS)]:
+        problem(f"{package_py}: +cuda should take kokkos-nvcc-wrapper@{','.join(TESTED_KOKKOS)} (got {wrapper})")
 
-    # The checkout the recipe builds: `[os.pardir] * N` from the package directory.
-    checkout = None
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and isinstance(node.left, ast.List)
-                and isinstance(node.right, ast.Constant) and isinstance(node.right.value, int)
-                and any(dotted(e) == "os.pardir" for e in node.left.elts)):
-            checkout = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(package_py)),
-                                                    *[os.pardir] * node.right.value))
-    if checkout != root:
-        problem(f"{package_py}: the git checkout it builds resolves to {checkout}, not the project root {root}")
+    # Where the sources come from: an https homepage and git address (spack audit packages-https),
+    # a `develop` version on a branch (spack develop / dev-build build a local checkout), no file://.
+    attrs = {t.id: literal(n.value) for n in cls.body if isinstance(n, ast.Assign)
+             for t in n.targets if isinstance(t, ast.Name)}
+    for attr in ("homepage", "git"):
+        if not (attrs.get(attr) or "").startswith("https://"):
+            problem(f"{package_py}: {attr} = {attrs.get(attr)!r}, expected an https:// address")
+    develop_calls = [c for c, _ in directive_calls(cls.body, "version") if c.args and literal(c.args[0]) == "develop"]
+    if not develop_calls or literal(kwarg(develop_calls[0], "branch")) is None:
+        problem(f"{package_py}: no version('develop', branch=...) for spack develop / dev-build")
+    if "file://" in ast.dump(tree):
+        problem(f"{package_py}: a file:// address ties the recipe to one machine's checkout")
+    methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    for name in TEST_METHODS + ("check", "cmake_args"):
+        if name not in methods:
+            problem(f"{package_py}: no method {name} (spack install --test=root / spack test run kmini)")
 
     # --- repo.yaml ---------------------------------------------------------------------
     repo_yaml = os.path.join(repo_dir, "repo.yaml")
@@ -203,6 +237,16 @@ def main(argv):
         problem(f"{spack_yaml}: no 'kmini' spec: the environment does not build kmini")
     if len(set(arches.values())) != 1:
         problem(f"{spack_yaml}: cuda_arch differs between specs: {arches}")
+    for name in TESTED + ("kokkos-nvcc-wrapper",):
+        if name in specs and sorted((specs[name][0] or "").lstrip("=").split(",")) != sorted(TESTED_KOKKOS):
+            problem(f"{spack_yaml}: {name}@{specs[name][0]} is not the tested releases {','.join(TESTED_KOKKOS)}")
+    if specs.get("kmini", (None, {}))[1].get("cuda") and "kokkos-nvcc-wrapper" not in specs:
+        problem(f"{spack_yaml}: kmini +cuda but no kokkos-nvcc-wrapper@{','.join(TESTED_KOKKOS)} spec "
+                f"(kokkos' recipe would pair it with the newest wrapper)")
+    externals = (env.get("packages") or {})
+    for name in ("python", "py-numpy"):
+        if name in specs and not (externals.get(name) or {}).get("externals"):
+            problem(f"{spack_yaml}: {name} has no external (the environment would build Python from source)")
     if "kokkos" in specs and specs.get("kmini", (None, {}))[1].get("cuda"):
         for v, on in cuda_kokkos.items():
             if on is True and specs["kokkos"][1].get(v) is not True:

@@ -6,8 +6,12 @@
 #   spack install kmini +cuda cuda_arch=90      # GPU nodes (H100/H200; 80 = A100)
 #   spack install kmini +openmp                 # CPU nodes
 #
-# The dependency ranges are the ones kmini is built and tested against; the
-# project's spack.yaml uses the same ranges (tests/scripts/check_spack_package.py).
+# A local checkout (any branch, detached HEAD or uncommitted changes) is built
+# with `spack develop` (the project's spack.yaml) or, outside an environment,
+#   spack dev-build -d <checkout> kmini@develop
+# (docs/install.md). tests/scripts/check_spack_package.py checks this file
+# against spack.yaml; scripts/spack/check_spack.sh installs and tests it.
+import json
 import os
 
 from spack_repo.builtin.build_systems.cmake import CMakePackage
@@ -15,9 +19,14 @@ from spack_repo.builtin.build_systems.cuda import CudaPackage
 
 from spack.package import *
 
-# kmini has no public release yet: the recipe builds the git checkout it is
-# shipped in (<checkout>/spack/spack_repo/kmini/packages/kmini/package.py).
-_CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 5))
+# The Kokkos / Kokkos Kernels releases kmini is built and tested against with
+# Spack (the Debian 3.4 build is not a Spack route). Widen only after the suite
+# passed with the new release (check_spack_package.py asserts this list).
+TESTED_KOKKOS = "4.6.01"
+
+# The quick, self-contained part of the suite that `spack install --test=root`
+# runs: unit tests (GoogleTest) and the CLI runs, no scripts or Python tools.
+CHECK_LABELS = "unit|cli"
 
 
 class Kmini(CMakePackage, CudaPackage):
@@ -26,11 +35,13 @@ class Kmini(CMakePackage, CudaPackage):
     verified against a host reference on every run, with a results.json for
     scaling studies."""
 
-    git = f"file://{_CHECKOUT}"
+    # The public repository (the address to change if the project is published elsewhere).
+    homepage = "https://github.com/kmini-hpc/kmini"
+    git = "https://github.com/kmini-hpc/kmini.git"
 
-    # The checkout's main branch; `spack develop kmini@=main` (the project's
-    # spack.yaml) builds the working tree instead.
-    version("main", branch="main")
+    license("BSD-3-Clause")
+
+    version("develop", branch="main")
 
     variant("openmp", default=False, description="Use Kokkos' OpenMP host backend (threaded host runs)")
     variant("python", default=False, description="Build the Python module kmini (import kmini)")
@@ -61,17 +72,18 @@ class Kmini(CMakePackage, CudaPackage):
     depends_on("py-pybind11@2.10:", when="+python", type="build")
     depends_on("py-numpy", when="+python", type=("build", "run"))
 
-    # Built and tested: Kokkos 3.4 (Debian, Serial; not offered here) and 4.x.
-    # Kokkos 5 defaults to C++20 and CUDA >= 12.2 and has not been tried.
-    depends_on("kokkos@4.3:4")
-    depends_on("kokkos-kernels@4.3:4")
+    depends_on(f"kokkos@{TESTED_KOKKOS}")
+    depends_on(f"kokkos-kernels@{TESTED_KOKKOS}")
 
     depends_on("kokkos+openmp", when="+openmp")
+    depends_on("kokkos-kernels+openmp", when="+openmp")
 
     # CUDA: kmini is compiled through Kokkos' nvcc_wrapper, and its kernels are
     # KOKKOS_LAMBDAs (Kokkos 4's Spack package leaves CUDA lambdas off by default).
+    # The wrapper comes from the Kokkos release kmini is tested with.
     depends_on("kokkos+cuda+wrapper+cuda_lambda", when="+cuda")
     depends_on("kokkos-kernels+cuda", when="+cuda")
+    depends_on(f"kokkos-nvcc-wrapper@{TESTED_KOKKOS}", when="+cuda", type="build")
     depends_on("kokkos~cuda", when="~cuda")
     for _arch in CudaPackage.cuda_arch_values:
         depends_on(f"kokkos cuda_arch={_arch}", when=f"+cuda cuda_arch={_arch}")
@@ -95,6 +107,72 @@ class Kmini(CMakePackage, CudaPackage):
         if spec.satisfies("+cuda"):
             args.append(self.define("CMAKE_CXX_COMPILER", self["kokkos"].kokkos_cxx))
             args.append(self.define("KMINI_REQUIRE_BACKEND", "CUDA"))
+            # The wgmma probe needs a Hopper nvcc target (sm_90a) of its own.
+            args.append(self.define("KMINI_WGMMA_PROBE", spec.satisfies("cuda_arch=90")))
         elif spec.satisfies("+openmp"):
             args.append(self.define("KMINI_REQUIRE_BACKEND", "OPENMP"))
         return args
+
+    def setup_build_environment(self, env):
+        # Open MPI refuses root (build containers) and more ranks than cores unless told.
+        env.set("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.set("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        env.set("OMPI_MCA_rmaps_base_oversubscribe", "1")
+
+    def check(self):
+        """`spack install --test=root`: the unit and CLI tests (CHECK_LABELS) of
+        the build tree; the rest of the suite needs the project's Python tools."""
+        with working_dir(self.build_directory):
+            ctest = which("ctest", required=True)
+            ctest("--output-on-failure", "-j", str(make_jobs), "-L", CHECK_LABELS)
+
+    # --- spack test run kmini ------------------------------------------------------
+
+    def _mpiexec(self):
+        mpi = self.spec["mpi"].prefix.bin
+        for name in ("mpiexec", "mpirun", "srun"):
+            if os.path.exists(join_path(mpi, name)):
+                return which(join_path(mpi, name))
+        return which("mpiexec", "mpirun", "srun", required=True)
+
+    def _verified_run(self, deck, ranks):
+        out = f"kmini-out-{ranks}"
+        os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                          OMPI_MCA_rmaps_base_oversubscribe="1")
+        kmini = str(self.prefix.bin.kmini)
+        mpiexec = self._mpiexec()
+        mpiexec("-n", str(ranks), kmini, deck, "--out", out, output=str, error=str)
+        with open(join_path(out, "results.json"), encoding="utf-8") as f:
+            results = json.load(f)
+        kernels = results.get("kernels") or {}
+        assert results.get("mpi", {}).get("ranks") == ranks, f"{out}/results.json: {results.get('mpi')}"
+        assert kernels, f"{out}/results.json lists no kernels"
+        for name, k in kernels.items():
+            assert k.get("verified") is True, f"{name} not verified at {ranks} rank(s): verified={k.get('verified')}"
+
+    def test_version(self):
+        """kmini --version names the Kokkos backend the spec asked for"""
+        out = which(str(self.prefix.bin.kmini))("--version", output=str, error=str)
+        backend = "CUDA" if self.spec.satisfies("+cuda") else "OpenMP" if self.spec.satisfies("+openmp") else "Serial"
+        assert out.startswith("kmini ") and backend in out, out
+
+    def test_data_dir(self):
+        """kmini --data-dir is the prefix's share/kmini, with the decks"""
+        out = which(str(self.prefix.bin.kmini))("--data-dir", output=str, error=str).strip()
+        assert os.path.samefile(out, self.prefix.share.kmini), out
+        assert os.path.isfile(join_path(out, "inputs", "bench", "gram.yaml"))
+
+    def test_default_deck(self):
+        """the installed inputs/default.yaml at 1 and 2 MPI ranks: every kernel verified"""
+        deck = join_path(self.prefix.share.kmini, "inputs", "default.yaml")
+        for ranks in (1, 2):
+            with test_part(self, f"test_default_deck_{ranks}", purpose=f"default deck, {ranks} rank(s), verified"):
+                self._verified_run(deck, ranks)
+
+    def test_python(self):
+        """import kmini from the installed Python module"""
+        if not self.spec.satisfies("+python"):
+            raise SkipTest("built without +python")
+        python = self.spec["python"].command
+        out = python("-c", "import kmini, numpy; print(kmini.__file__)", output=str, error=str)
+        assert out.strip().startswith(str(self.prefix)), out
