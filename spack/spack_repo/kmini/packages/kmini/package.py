@@ -141,7 +141,7 @@ class Kmini(CMakePackage, CudaPackage):
                           OMPI_MCA_rmaps_base_oversubscribe="1")
         kmini = str(self.prefix.bin.kmini)
         mpiexec = self._mpiexec()
-        mpiexec("-n", str(ranks), kmini, deck, "--out", out, output=str, error=str)
+        mpiexec("-n", str(ranks), kmini, deck, "--out", out, output=str)
         with open(join_path(out, "results.json"), encoding="utf-8") as f:
             results = json.load(f)
         kernels = results.get("kernels") or {}
@@ -152,13 +152,13 @@ class Kmini(CMakePackage, CudaPackage):
 
     def test_version(self):
         """kmini --version names the Kokkos backend the spec asked for"""
-        out = which(str(self.prefix.bin.kmini))("--version", output=str, error=str)
+        out = which(str(self.prefix.bin.kmini))("--version", output=str)
         backend = "CUDA" if self.spec.satisfies("+cuda") else "OpenMP" if self.spec.satisfies("+openmp") else "Serial"
         assert out.startswith("kmini ") and backend in out, out
 
     def test_data_dir(self):
         """kmini --data-dir is the prefix's share/kmini, with the decks"""
-        out = which(str(self.prefix.bin.kmini))("--data-dir", output=str, error=str).strip()
+        out = which(str(self.prefix.bin.kmini))("--data-dir", output=str).strip()
         assert os.path.samefile(out, self.prefix.share.kmini), out
         assert os.path.isfile(join_path(out, "inputs", "bench", "gram.yaml"))
 
@@ -174,5 +174,5 @@ class Kmini(CMakePackage, CudaPackage):
         if not self.spec.satisfies("+python"):
             raise SkipTest("built without +python")
         python = self.spec["python"].command
-        out = python("-c", "import kmini, numpy; print(kmini.__file__)", output=str, error=str)
+        out = python("-c", "import kmini, numpy; print(kmini.__file__)", output=str)
         assert out.strip().startswith(str(self.prefix)), out
