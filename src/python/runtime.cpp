@@ -36,7 +36,11 @@ bool g_child_of_kokkos = false;
 // (kmini, or mpi4py's import): MPI does not survive a fork, and a collective
 // from the child would meet the other ranks' parents.
 bool g_child_of_mpi = false;
+#ifdef KOKKOS_ENABLE_SERIAL
 constexpr bool kKernelsSurviveFork = std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>;
+#else
+constexpr bool kKernelsSurviveFork = false;  // a build without Serial runs threads or a device
+#endif
 
 // A child forked while another thread held the kernel lock would wait for it
 // forever: the child has a fresh lock (the old one is left as it is).

@@ -35,7 +35,8 @@ shutil.rmtree(out, ignore_errors=True)
 os.makedirs(out)
 tiny = ["--set", "run.kernels=[stream,rk4,discount,gram]", "--set", "stream.n=20000", "--set", "stream.repeat=2",
         "--set", "rk4.n=16", "--set", "rk4.steps=4", "--set", "discount.dates=3", "--set", "discount.ids=50",
-        "--set", "discount.terms=2", "--set", "gram.A.random.rows=64", "--set", "gram.A.random.cols=256"]
+        "--set", "discount.terms=2", "--set", "gram.A.random.rows=64", "--set", "gram.A.random.cols=256",
+        "--set", "gram.probe=true"]
 
 
 def run(cmd, env=None, expect=0):
@@ -157,7 +158,7 @@ deck = os.path.join(out, "tiny.yaml")
 with open(deck, "w") as f:
     f.write("run: {kernels: [stream, rk4, discount, gram]}\nstream: {n: 20000, repeat: 2}\n"
             "rk4: {n: 16, steps: 4}\ndiscount: {dates: 4, ids: 50, terms: 2, repeat: 2}\n"
-            "gram: {A: {random: {rows: 64, cols: 256}}}\n")
+            "gram: {A: {random: {rows: 64, cols: 256}}, probe: true}\n")
 text = run([sys.executable, os.path.join(root, "scripts", "bench.py"), "--kmini", kmini, "--ranks", "2",
             "--launcher", launcher, "--repeat", "2", "--no-numpy", "--out", os.path.join(out, "bench"), deck],
            env=kr.launch_env(2))
