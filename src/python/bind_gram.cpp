@@ -10,6 +10,7 @@
 #include "core/collective.hpp"
 #include "core/device_memory.hpp"
 #include "core/format.hpp"
+#include "core/text.hpp"
 #include "cuda_array.hpp"
 #include "gram/gram.hpp"
 #include "gram/gram_api.hpp"
@@ -648,9 +649,7 @@ void check_write(const std::vector<std::pair<std::string, std::string>>& files) 
     const auto w = std::find_if(kWritable.begin(), kWritable.end(), [&](const auto& x) { return x.first == name; });
     if (w == kWritable.end()) throw py::value_error("write: got key '" + name + "', expected one of " + names);
     const std::vector<std::string>& suffixes = key(w->second).rule.options;
-    const auto ends = [&](const std::string& x) {
-      return path.size() >= x.size() && path.compare(path.size() - x.size(), x.size(), x) == 0;
-    };
+    const auto ends = [&](const std::string& x) { return kmini::ends_with(path, x); };
     if (!path.empty() && std::none_of(suffixes.begin(), suffixes.end(), ends))
       throw py::value_error("write: " + name + ": got '" + path + "', expected a path ending in " + suffixes.front() +
                             " (as the deck's gram." + w->second + ")");
