@@ -113,6 +113,18 @@ inline std::string version_string() {
          std::to_string(KOKKOS_VERSION % 100);
 }
 
+// Page-locked host memory, from which copies to the device run asynchronously
+// on an execution-space instance; the host space itself on host-only builds.
+#if defined(KOKKOS_ENABLE_CUDA)
+using PinnedHostSpace = Kokkos::CudaHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP) && KMINI_KOKKOS_4
+using PinnedHostSpace = Kokkos::HIPHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP)
+using PinnedHostSpace = Kokkos::Experimental::HIPHostPinnedSpace;
+#else
+using PinnedHostSpace = Kokkos::HostSpace;
+#endif
+
 // True when device memory is the host's memory (create_mirror_view aliases,
 // host<->device copies cost nothing).
 inline constexpr bool device_is_host_accessible =

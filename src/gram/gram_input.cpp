@@ -82,109 +82,98 @@ std::int64_t read_block_rows(const Source& a) {
 
 namespace {
 
-// The staging block of a file's rows: on the device, and its host copy.
+// Staging for a file's blocks. Host memory spaces pack each block on the host
+// straight from one buffer (`host[0]`). Device ones read block k + 1 into one
+// page-locked buffer while block k is copied from the other and packed on the
+// device, on the execution-space instance (read_my_rows).
 struct Staging {
-  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev;
-  Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace>::HostMirror host;
+  using Host = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, compat::PinnedHostSpace>;
+  using Dev = Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace>;
+  std::vector<Host> host;
+  Dev dev;
+  Kokkos::View<int, MemSpace> bad;  // the device packs' check: a byte above 1 was seen
 };
 
 // Not zero-filled: every block is read before it is used.
 Staging make_staging(const Source& a) {
-  const std::int64_t block = read_block_rows(a);
-  const Kokkos::View<std::uint8_t**, Kokkos::LayoutRight, MemSpace> dev(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::bytes"), block, block > 0 ? file_row_bytes(a) : 0);
-  return {dev, Kokkos::create_mirror_view(dev)};
+  const std::int64_t block = read_block_rows(a), row = block > 0 ? file_row_bytes(a) : 0;
+  constexpr int buffers = compat::device_is_host_accessible ? 1 : 2;
+  Staging s;
+  for (int i = 0; i < buffers; ++i)
+    s.host.emplace_back(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::read_block"), block, row);
+  if constexpr (!compat::device_is_host_accessible) {
+    s.dev = Staging::Dev(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::bytes"), block, row);
+    s.bad = Kokkos::View<int, MemSpace>("kmini::gram::bad_values");
+  }
+  return s;
 }
 
-// A file's bytes for this rank's reads: pread on one rank (no MPI-IO layer
-// between the page cache and the pack), collective MPI-IO over several ranks,
-// where every rank takes part in every round.
+// A file's bytes for this rank's reads, with pread: each rank reads its own
+// contiguous rows, so no collective is needed (nor wanted: an I/O error on one
+// rank inside a collective MPI-IO read left the others waiting).
 class BlockReader {
  public:
-  BlockReader(MPI_Comm comm, const Source& a) : a_(a), solo_(mpi::size(comm) == 1) {
-    int rc = MPI_SUCCESS;
-    std::string why;
-    if (solo_) {
-      fd_ = ::open(a.path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0) why = std::strerror(errno);
-    } else {
-      rc = MPI_File_open(comm, a.path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh_);
-      int opened = rc == MPI_SUCCESS ? 1 : 0;
-      MPI_Allreduce(MPI_IN_PLACE, &opened, 1, MPI_INT, MPI_MIN, comm);
-      if (!opened) {
-        if (rc == MPI_SUCCESS) MPI_File_close(&fh_);
-        why = rc == MPI_SUCCESS ? std::string("failed on another rank") : npy::mpi_error_text(rc);
-      }
-    }
-    if (!why.empty()) throw RuntimeFailure(a.path + ": cannot open for reading (" + why + ")");
+  explicit BlockReader(const Source& a) : a_(a), fd_(::open(a.path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw RuntimeFailure(a.path + ": cannot open for reading (" + std::strerror(errno) + ")");
   }
-  ~BlockReader() {
-    if (solo_) ::close(fd_);
-    else MPI_File_close(&fh_);
-  }
+  ~BlockReader() { ::close(fd_); }
   BlockReader(const BlockReader&) = delete;
   BlockReader& operator=(const BlockReader&) = delete;
 
-  // Collective over several ranks (bytes 0 where this rank reads nothing):
-  // `bytes` of the file's data from `offset` into dst. Returns the bytes read;
-  // `error` is the OS's or MPI's reason where a read failed.
-  std::int64_t read(std::uint64_t offset, void* dst, std::int64_t bytes, std::string& error) const {
-    const std::uint64_t at = a_.data_offset + offset;
-    if (!solo_) {
-      MPI_Status st;
-      const int rc =
-          MPI_File_read_at_all(fh_, static_cast<MPI_Offset>(at), dst, static_cast<int>(bytes), MPI_BYTE, &st);
-      int got = 0;
-      if (rc != MPI_SUCCESS) error = npy::mpi_error_text(rc);
-      else MPI_Get_count(&st, MPI_BYTE, &got);
-      return got;
-    }
+  // Rows [first, first + count) of the file into dst; a RuntimeFailure naming
+  // the rows and the OS's reason, or the bytes found, where that fails.
+  void read(std::int64_t first, std::int64_t count, void* dst) const {
+    const std::int64_t row = file_row_bytes(a_), bytes = count * row;
+    const std::uint64_t at = a_.data_offset + std::uint64_t(first * row);
     std::int64_t got = 0;
     while (got < bytes) {
       const ssize_t n = ::pread(fd_, static_cast<char*>(dst) + got, static_cast<std::size_t>(bytes - got),
                                 static_cast<off_t>(at + static_cast<std::uint64_t>(got)));
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) error = std::strerror(errno);
-      if (n <= 0) break;  // an error, or the end of a file shorter than its header says
+      if (n < 0) throw RuntimeFailure(rows(first, count) + " failed (" + std::strerror(errno) + ")");
+      if (n == 0)
+        throw RuntimeFailure(rows(first, count) + " ended after " + std::to_string(got) + " of " +
+                             std::to_string(bytes) +
+                             " bytes (the file is shorter than its header says: " + "was it cut while being read?)");
       got += n;
     }
-    return got;
   }
-  bool solo() const { return solo_; }
 
  private:
+  std::string rows(std::int64_t first, std::int64_t count) const {
+    return a_.path + ": read of rows " + std::to_string(first) + ".." + std::to_string(first + count - 1);
+  }
   const Source& a_;
-  bool solo_;
-  int fd_ = -1;
-  MPI_File fh_ = MPI_FILE_NULL;
+  int fd_;
 };
 
-// Packs `n` rows just read (host bytes) into `packed` from row `dest`,
-// checking every value; throws the check's UsageError naming the first bad
-// element. Host memory spaces pack on the host in the same pass as the check
-// (gram_host_pack.hpp); device ones check on the host, copy and pack on the device.
-void pack_block(const ExecSpace& exec, const Source& a, const Packed& packed, const Staging& staging, std::int64_t r0,
-                std::int64_t n, std::int64_t dest) {
-  const std::uint8_t* bytes = staging.host.data();
-  if constexpr (compat::device_is_host_accessible) {
-    Word* out = packed.data() + dest * static_cast<std::int64_t>(packed.extent(1));
-    const auto stride = static_cast<std::int64_t>(packed.extent(1));
-    if (a.kind == Source::Kind::Packed) {
-      check_file_block(a, bytes, r0, n);  // the padding bits: one byte per row
-      host_pack::pack_packed_block(bytes, n, file_row_bytes(a), out, stride);
-    } else if (host_pack::pack_unpacked_block(bytes, n, a.cols, out, stride)) {
-      check_file_block(a, bytes, r0, n);  // names the first value above 1
-    }
-    for (std::int64_t i = 0; i < n; ++i)
-      std::fill(out + i * stride + words_for(a.cols), out + (i + 1) * stride, Word(0));
-    return;
+// Packs `n` rows just read into host memory (`bytes`) into `packed` from row
+// `dest` on the host, checking every value in the same pass
+// (gram_host_pack.hpp); throws the check's UsageError naming the first bad element.
+void pack_block_on_host(const Source& a, const Packed& packed, const std::uint8_t* bytes, std::int64_t r0,
+                        std::int64_t n, std::int64_t dest) {
+  Word* out = packed.data() + dest * static_cast<std::int64_t>(packed.extent(1));
+  const auto stride = static_cast<std::int64_t>(packed.extent(1));
+  if (a.kind == Source::Kind::Packed) {
+    check_file_block(a, bytes, r0, n);  // the padding bits: one byte per row
+    host_pack::pack_packed_block(bytes, n, file_row_bytes(a), out, stride);
+  } else if (host_pack::pack_unpacked_block(bytes, n, a.cols, out, stride)) {
+    check_file_block(a, bytes, r0, n);  // names the first value above 1
   }
-  check_file_block(a, bytes, r0, n);
-  auto dev_n = Kokkos::subview(staging.dev, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
-  auto host_n = Kokkos::subview(staging.host, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
-  Kokkos::deep_copy(exec, dev_n, host_n);
+  for (std::int64_t i = 0; i < n; ++i) std::fill(out + i * stride + words_for(a.cols), out + (i + 1) * stride, Word(0));
+}
+
+// Copies `n` rows in page-locked `host` to the device and packs them there,
+// asynchronously on `exec`. Values above 1 set `staging.bad` (read once, at
+// the end); a packbits row's padding is checked on the host (one byte a row).
+void pack_block_on_device(const ExecSpace& exec, const Source& a, const Packed& packed, const Staging& staging,
+                          const Staging::Host& host, std::int64_t r0, std::int64_t n, std::int64_t dest) {
+  const auto rows = std::make_pair(std::int64_t(0), n);
+  auto dev_n = Kokkos::subview(staging.dev, rows, Kokkos::ALL());
+  if (a.kind == Source::Kind::Packed) check_file_block(a, host.data(), r0, n);
+  Kokkos::deep_copy(exec, dev_n, Kokkos::subview(host, rows, Kokkos::ALL()));
   if (a.kind == Source::Kind::Packed) pack_packed_bytes(exec, packed, dev_n, dest);
-  else pack_unpacked_bytes(exec, packed, dev_n, dest);
+  else pack_unpacked_bytes(exec, packed, dev_n, dest, staging.bad);
 }
 
 // One read of a rank: `count` rows of the file from `first`, packed at row
@@ -200,46 +189,49 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
     reads.push_back({first + at, std::min(block, count - at), dest + at});
 }
 
+// Where a device pack saw a value above 1: reads this rank's rows again on the
+// host and throws the check's UsageError naming the first bad element.
+[[noreturn]] void name_bad_value(const Source& a, const Staging& staging, const std::vector<RowRead>& reads) {
+  const BlockReader file(a);
+  for (const RowRead& r : reads) {
+    file.read(r.first, r.count, staging.host[0].data());
+    check_file_block(a, staging.host[0].data(), r.first, r.count);
+  }
+  throw RuntimeFailure(a.path + ": a value above 1 was seen while packing but not when read again " +
+                       "(did the file change while being read?)");
+}
+
 // Reads this rank's share of a file's rows block by block (BlockReader),
-// checks every value and packs the rows into `packed` (pack_block). Over
-// several ranks every rank takes part in every round, also after a problem of
-// its own (the first one is kept and thrown at the end), so no rank is left in
-// a collective. Adds to `t` this rank's time in the reads alone and its bytes read.
-void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const Packed& packed, const Staging& staging,
+// checks every value and packs the rows into `packed`. No collective: the
+// caller agrees on the outcome over the ranks. Adds to `t` this rank's time in
+// the reads alone and its bytes read.
+void read_my_rows(const ExecSpace& exec, const Source& a, const Packed& packed, const Staging& staging,
                   const std::vector<RowRead>& reads, ReadTimes& t) {
-  const std::int64_t row_bytes = file_row_bytes(a);
-  auto rounds = static_cast<std::int64_t>(reads.size());
-  const BlockReader file(comm, a);
-  if (!file.solo()) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm);
-  std::optional<UsageError> bad_value;
-  std::string io_problem;
-  for (std::int64_t round = 0; round < rounds; ++round) {
-    const RowRead r =
-        round < static_cast<std::int64_t>(reads.size()) ? reads[static_cast<std::size_t>(round)] : RowRead{};
-    const bool reading = r.count > 0 && !bad_value && io_problem.empty();
-    if (!reading && file.solo()) break;
-    if constexpr (!compat::device_is_host_accessible) exec.fence();  // the previous block's pack is done with it
+  const BlockReader file(a);
+  struct Fence {  // no staging buffer is freed under a copy still in flight
+    const ExecSpace& exec;
+    ~Fence() { exec.fence(); }
+  } fence{exec};
+  for (std::size_t k = 0; k < reads.size(); ++k) {
+    const RowRead& r = reads[k];
+    const Staging::Host& host = staging.host[k % staging.host.size()];
     const Kokkos::Timer read_timer;
-    std::string error;
-    const std::int64_t got =
-        file.read(std::uint64_t(r.first * row_bytes), staging.host.data(), reading ? r.count * row_bytes : 0, error);
-    if (!reading) continue;
+    file.read(r.first, r.count, host.data());
     t.read_seconds += read_timer.seconds();
-    t.read_bytes += got;
-    if (!error.empty() || got != r.count * row_bytes) {
-      io_problem = a.path + ": read of rows " + std::to_string(r.first) + ".." + std::to_string(r.first + r.count - 1) +
-                   " failed (" + (!error.empty() ? error : std::to_string(got) + " bytes") + ")";
-      continue;
-    }
-    try {
-      pack_block(exec, a, packed, staging, r.first, r.count, r.dest);
-    } catch (const UsageError& e) {
-      bad_value.emplace(e);
+    t.read_bytes += r.count * file_row_bytes(a);
+    if constexpr (compat::device_is_host_accessible) {
+      pack_block_on_host(a, packed, host.data(), r.first, r.count, r.dest);
+    } else {
+      exec.fence();  // block k - 1 is packed: its buffer is free for block k + 1, and `dev` for block k
+      pack_block_on_device(exec, a, packed, staging, host, r.first, r.count, r.dest);
     }
   }
-  exec.fence();
-  if (bad_value) throw *bad_value;
-  if (!io_problem.empty()) throw RuntimeFailure(io_problem);
+  if constexpr (!compat::device_is_host_accessible) {
+    int bad = 0;
+    Kokkos::deep_copy(exec, Kokkos::View<int, Kokkos::HostSpace>(&bad), staging.bad);
+    exec.fence();
+    if (bad) name_bad_value(a, staging, reads);
+  }
 }
 
 }  // namespace
@@ -391,7 +383,7 @@ Packed load_input(const ExecSpace& exec, MPI_Comm comm, const Source& a, const c
         for (const Chunk& k : *chunks)
           if (k.rank == rank) add_reads(reads, k.r0, k.rows(), k.local, block);
       }
-      read_my_rows(exec, comm, a, packed, buffers.second, reads, read);
+      read_my_rows(exec, a, packed, buffers.second, reads, read);
     }
     exec.fence();
   });

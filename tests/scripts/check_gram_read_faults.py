@@ -1,25 +1,29 @@
 """gram's file input read in blocks, checked and packed in one pass: bad values
 in files of several read blocks (the first bad element named, wherever it is:
 the first element, a later block, the last element), 1 bits in a packbits row's
-padding, and a file shorter than its header says, at 1 and 2 ranks; each is
-exit 2 with one line from kmini (over all ranks) naming the file and the element, and nothing written. The
+padding, and a file shorter than its header says, at 1, 2 and 4 ranks; each is
+exit 2 with one line from kmini (over all ranks) naming the file and the element, and nothing written.
+A file cut while it is read and a block that cannot be read (EIO), injected by
+the LD_PRELOAD library PRELOAD, are exit 1 with one line naming the file, the
+rows and the reason, and nothing written. The
 same files without the bad byte run verified (the host reference re-reads the
 file and packs it bit by bit), and results.json's read roof counts every byte of
 the data once, without the probe.
 
-usage: check_gram_read_faults.py KMINI MPIEXEC [MPIEXEC FLAGS...]
+usage: check_gram_read_faults.py KMINI PRELOAD MPIEXEC [MPIEXEC FLAGS...]
 """
 import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
 
-kmini, mpiexec, flags = sys.argv[1], sys.argv[2], sys.argv[3:]
+kmini, preload, mpiexec, flags = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 
-# Larger than two of the host's 8 MiB read blocks: the last element is in the third.
+# Larger than a GPU's 16 MiB read block: the last element is in the second (and the 18th of 1 MiB on hosts).
 ROWS, COLS = 260, 70001
 
 
@@ -60,19 +64,20 @@ def unpack(packed, rows, cols):
     return out
 
 
-def run(ranks, out, args):
-    cmd = [mpiexec, "-n", str(ranks), *flags, kmini, "--set", "run.kernels=[gram]", *args, "--out", out]
+def run(ranks, out, args, env=()):
+    cmd = [mpiexec, "-n", str(ranks), *flags, "env", *env, kmini, "--set", "run.kernels=[gram]", *args, "--out", out]
     return cmd, subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
-def expect_error(ranks, tmp, name, args, message):
+def expect_error(ranks, tmp, name, args, message, status=2, env=()):
     out = os.path.join(tmp, f"out_{name}_{ranks}")
-    cmd, p = run(ranks, out, args)
+    cmd, p = run(ranks, out, args, env)
     lines = [line for line in p.stderr.splitlines() if line.startswith("kmini:")]  # mpiexec adds its own
-    assert p.returncode == 2, (cmd, p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    assert p.returncode == status, (cmd, p.returncode, p.stdout[-2000:], p.stderr[-2000:])
     assert len(lines) == 1 and message in lines[0], (cmd, message, lines)
     assert not os.path.exists(out) or not os.listdir(out), (cmd, os.listdir(out))
     print(f"{ranks} rank(s), {name}: {lines[0]}")
+    return lines[0]
 
 
 def expect_verified(ranks, tmp, name, args, data_bytes):
@@ -123,7 +128,20 @@ def main():
         write_npy(padded_path, "|u1", (ROWS, nb), padded)
         short_path = os.path.join(tmp, "short.npy")
         write_npy(short_path, "|u1", (ROWS, COLS), good[:-1000])
-        for ranks in (1, 2):
+        def injected(kind, at, message):
+            """A fault at byte `at` of the good file's data (a fresh copy: a cut one is shorter after)."""
+            path = bad_file(f"{kind}.npy", {})
+            env = [f"LD_PRELOAD={preload}", f"KMINI_READ_FAULT={kind}", f"KMINI_READ_FAULT_FILE={path}",
+                   f"KMINI_READ_FAULT_AT={os.path.getsize(path) - ROWS * COLS + at}"]
+            line = expect_error(ranks, tmp, kind, ["--set", f"gram.A={{file: {path}}}"], message, 1, env)
+            first, last = map(int, re.search(r"\.npy: read of rows (\d+)\.\.(\d+) ", line).groups())
+            assert first <= at // COLS <= last, (line, at // COLS)
+
+        for ranks in (1, 2, 4):
+            # in the middle of row 200 (rank 3's at 4 ranks); the read of its block names the rows
+            at = 200 * COLS + COLS // 2
+            injected("eio", at, "Input/output error")
+            injected("shrink", at, "bytes (the file is shorter than its header says: was it cut while being read?)")
             for name, path, message in cases:
                 expect_error(ranks, tmp, name, ["--set", f"gram.A={{file: {path}}}"],
                              f"{os.path.basename(path)}: {message} (expected 0 or 1)")

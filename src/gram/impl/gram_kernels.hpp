@@ -80,26 +80,36 @@ void pack_random(const Exec& exec, const Packed& a, std::int64_t rows, std::int6
 
 template <class Packed, class Bytes>
 struct PackUnpackedBytes {
+  using Flag = Kokkos::View<int, typename Packed::memory_space>;
   Packed a;
   Bytes bytes;
   std::int64_t cols, nw, row0;
+  Flag bad;  // set to 1 where a byte is above 1 (when not empty)
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
     const std::int64_t r = e / nw, w = e % nw;
     const std::int64_t k0 = w * 64;
     const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
     Word word = 0;
-    for (int b = 0; b < nbits; ++b) word |= Word(bytes(r, k0 + b) != 0) << b;
+    unsigned seen = 0;
+    for (int b = 0; b < nbits; ++b) {
+      const unsigned v = bytes(r, k0 + b);
+      seen |= v;
+      word |= Word(v != 0) << b;
+    }
     a(row0 + r, w) = word;
+    if ((seen & ~1u) != 0 && bad.data() != nullptr) Kokkos::atomic_exchange(&bad(), 1);
   }
 };
 
-// Packs an unpacked 0/1 byte block (nrows x cols, already validated) into
-// rows [row0, row0 + nrows).
+// Packs an unpacked byte block (nrows x cols) into rows [row0, row0 + nrows).
+// The values are checked as they are packed: `bad` (when given) is set to 1
+// where one is above 1, for the host to read once, after the last block.
 template <class Exec, class Packed, class Bytes>
-void pack_unpacked_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
+void pack_unpacked_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0,
+                         const typename PackUnpackedBytes<Packed, Bytes>::Flag& bad = {}) {
   const std::int64_t nrows = bytes.extent(0), cols = bytes.extent(1), nw = words_for(cols);
   Kokkos::parallel_for("kmini::gram::pack_unpacked", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw),
-                       PackUnpackedBytes<Packed, Bytes>{a, bytes, cols, nw, row0});
+                       PackUnpackedBytes<Packed, Bytes>{a, bytes, cols, nw, row0, bad});
 }
 
 template <class Packed, class Bytes>
