@@ -280,9 +280,21 @@ def random_binary(path, rows, cols, density, seed, block=1000):
     del A
 
 
-def torch_pipeline(torch, a_path, out_dir, k, minimum):
+def packbits_file(a_path, packed_path, block=1000):
+    """np.packbits of A.npy's rows (the packed form users keep), written block by block."""
+    A = np.load(a_path, mmap_mode="r")
+    rows, cols = A.shape
+    P = np.lib.format.open_memmap(packed_path, mode="w+", dtype=np.uint8, shape=(rows, (cols + 7) // 8))
+    for r0 in range(0, rows, block):
+        P[r0:r0 + block] = np.packbits(A[r0:r0 + block], axis=1)
+    P.flush()
+    del P, A
+
+
+def torch_pipeline(torch, a_path, out_dir, k, minimum, cols=None):
     """The users' pipeline in PyTorch, phase by phase (seconds), end to end from
-    A.npy to the files. Returns (phases, what the checks need)."""
+    A.npy (or, with cols=, its np.packbits form, unpacked on the device) to the
+    files. Returns (phases, what the checks need)."""
     dev = torch.device("cuda")
     sync = torch.cuda.synchronize
     phases = {}
@@ -298,10 +310,16 @@ def torch_pipeline(torch, a_path, out_dir, k, minimum):
     phase("startup")
     A = np.load(a_path)
     phase("read")
-    rows, cols = A.shape
+    rows = A.shape[0]
+    cols = A.shape[1] if cols is None else cols
     pr, pc = padded_shape(rows, cols)
     dA = torch.zeros((pr, pc), dtype=torch.int8, device=dev)
-    dA[:rows, :cols] = torch.from_numpy(A).to(dev, non_blocking=False).to(torch.int8)
+    if A.shape[1] == cols:
+        dA[:rows, :cols] = torch.from_numpy(A).to(dev, non_blocking=False).to(torch.int8)
+    else:  # packbits bytes: column 8b + i is bit 7 - i of byte b
+        shifts = torch.arange(7, -1, -1, device=dev, dtype=torch.uint8)
+        bits = (torch.from_numpy(A).to(dev).unsqueeze(-1) >> shifts) & 1
+        dA[:rows, :cols] = bits.reshape(rows, -1)[:, :cols].to(torch.int8)
     phase("to_device")
     C = torch._int_mm(dA, dA.t())[:rows, :rows]
     phase("product")
@@ -326,14 +344,53 @@ def torch_pipeline(torch, a_path, out_dir, k, minimum):
     write_top_k(os.path.join(out_dir, "top.npy"), top_j, top_v)
     write_pairs(os.path.join(out_dir, "pairs.npy"), pi, pj, pv)
     phase("write")
+    if A.shape[1] != cols:
+        A = np.unpackbits(A, axis=1, count=cols)  # for the checks, after the last phase
     check = checked_rows(rows)
     return phases, {"A": A, "check_rows": check, "counts": C[torch.as_tensor(check, device=dev)].cpu().numpy(),
                     "J32": J.float().cpu().numpy(), "top_j": top_j, "top_v": top_v, "pairs": (pi, pj, pv)}
 
 
+def users_job(torch, args, out, path, cols, name):
+    """kmini and the PyTorch pipeline on one file (cols= for its packbits form), checked against each other."""
+    k, minimum = out["top_k"], out["pairs_min"]
+    source = f"{{file: {path}}}" if cols is None else f"{{file: {path}, packed: true, cols: {cols}}}"
+    kdir = os.path.join(args.out, f"kmini_gram_users_{name}")
+    t0 = time.perf_counter()
+    # Verification off, as for the torch pipeline: both are checked against each other and numpy below.
+    res = run_kmini(args.kmini, kdir, ["run.kernels=[gram]", "run.verify=false", f"gram.A={source}",
+                                       "gram.similarity=jaccard", "gram.row_slice=auto",
+                                       f"gram.write.top_k={{path: top.npy, k: {k}}}",
+                                       f"gram.write.pairs={{path: pairs.npy, min: {minimum}}}"])
+    wall = time.perf_counter() - t0
+    g = res["kernels"]["gram"]
+    kmini = {"wall_seconds": wall, "time_to_solution_seconds": g.get("time_to_solution_seconds"),
+             "phases": g.get("phases"), "compute_seconds": g.get("compute_seconds"), "verified": g.get("verified"),
+             "read_roof": g.get("read_roof")}
+    tdir = os.path.join(args.out, f"torch_gram_users_{name}")
+    os.makedirs(tdir, exist_ok=True)
+    try:
+        t0 = time.perf_counter()
+        phases, got = torch_pipeline(torch, path, tdir, k, minimum, cols)
+        wall = time.perf_counter() - t0
+        entry = {"phases": phases, "time_to_solution_seconds": sum(phases.values()), "wall_seconds": wall,
+                 "torch": torch.__version__, "padded_shape": list(padded_shape(*got["A"].shape))}
+        ref = reference_counts(got["A"], got["check_rows"])
+        entry["counts_of_checked_rows_exact"] = bool(np.array_equal(got["counts"], ref))
+        ktop = np.load(os.path.join(kdir, "top.npy"))
+        entry["top_k"] = compare_top_k(ktop["j"], ktop["value"], got["top_j"], got["top_v"], got["J32"])
+        entry["pairs"] = compare_pairs(np.load(os.path.join(kdir, "pairs.npy")), *got["pairs"])
+        if kmini["time_to_solution_seconds"]:
+            entry["kmini_speedup_time_to_solution"] = entry["time_to_solution_seconds"] / kmini[
+                "time_to_solution_seconds"]
+    except Exception as e:
+        entry = f"not run: {type(e).__name__}: {e}"
+    return kmini, entry
+
+
 def torch_peers(args, report):
-    rows, cols, k, minimum = args.torch_rows, args.torch_cols, 16, 0.058
-    out = {"shape": [rows, cols], "density": 0.1, "similarity": "jaccard", "top_k": k, "pairs_min": minimum}
+    rows, cols = args.torch_rows, args.torch_cols
+    out = {"shape": [rows, cols], "density": 0.1, "similarity": "jaccard", "top_k": 16, "pairs_min": 0.058}
     report["gram_torch"] = out
     try:
         import torch
@@ -344,40 +401,16 @@ def torch_peers(args, report):
         out["torch"] = f"skipped: {type(e).__name__}: {e}"
         return
     a_path = os.path.join(args.out, "A_users.npy")
-    random_binary(a_path, rows, cols, 0.1, 11)
-    kdir = os.path.join(args.out, "kmini_gram_users")
-    t0 = time.perf_counter()
-    # Verification off, as for the torch pipeline: both are checked against each other and numpy below.
-    res = run_kmini(args.kmini, kdir, ["run.kernels=[gram]", "run.verify=false", f"gram.A={{file: {a_path}}}",
-                                       "gram.similarity=jaccard", "gram.row_slice=auto",
-                                       f"gram.write.top_k={{path: top.npy, k: {k}}}",
-                                       f"gram.write.pairs={{path: pairs.npy, min: {minimum}}}"])
-    wall = time.perf_counter() - t0
-    g = res["kernels"]["gram"]
-    out["kmini"] = {"wall_seconds": wall, "time_to_solution_seconds": g.get("time_to_solution_seconds"),
-                    "phases": g.get("phases"), "compute_seconds": g.get("compute_seconds"),
-                    "verified": g.get("verified")}
-    tdir = os.path.join(args.out, "torch_gram_users")
-    os.makedirs(tdir, exist_ok=True)
+    packed_path = os.path.join(args.out, "A_users_packed.npy")
     try:
-        t0 = time.perf_counter()
-        phases, got = torch_pipeline(torch, a_path, tdir, k, minimum)
-        wall = time.perf_counter() - t0
-        entry = {"phases": phases, "time_to_solution_seconds": sum(phases.values()), "wall_seconds": wall,
-                 "torch": torch.__version__, "padded_shape": list(padded_shape(rows, cols))}
-        ref = reference_counts(got["A"], got["check_rows"])
-        entry["counts_of_checked_rows_exact"] = bool(np.array_equal(got["counts"], ref))
-        ktop = np.load(os.path.join(kdir, "top.npy"))
-        entry["top_k"] = compare_top_k(ktop["j"], ktop["value"], got["top_j"], got["top_v"], got["J32"])
-        entry["pairs"] = compare_pairs(np.load(os.path.join(kdir, "pairs.npy")), *got["pairs"])
-        if out["kmini"]["time_to_solution_seconds"]:
-            entry["kmini_speedup_time_to_solution"] = entry["time_to_solution_seconds"] / out["kmini"][
-                "time_to_solution_seconds"]
-        out["torch"] = entry
-    except Exception as e:
-        out["torch"] = f"not run: {type(e).__name__}: {e}"
+        random_binary(a_path, rows, cols, 0.1, 11)
+        packbits_file(a_path, packed_path)
+        # The unpacked file's figures at the top level, as before; the packed file's under "packed".
+        out["kmini"], out["torch"] = users_job(torch, args, out, a_path, None, "unpacked")
+        kmini, entry = users_job(torch, args, out, packed_path, cols, "packed")
+        out["packed"] = {"kmini": kmini, "torch": entry}
     finally:
-        for f in (a_path,):
+        for f in (a_path, packed_path):
             if os.path.exists(f):
                 os.remove(f)
 
