@@ -1,10 +1,7 @@
 // kmini._kmini.gram: C = A A^T (or A B^T) of 0/1 matrices, with the CLI's
-// outputs (similarities, top-k, pairs, counts at thresholds).
-//
-// One bit convention for every input form: column k of a row is element k
-// (bool/uint8 0/1), bit 7 - k % 8 of byte k / 8 (np.packbits(A, axis=1), its
-// default big bit order) or bit k % 64 of the uint64 word k / 64 (native or
-// either explicit byte order); forms can be mixed between A and B.
+// outputs (similarities, top-k, pairs, counts at thresholds). The input
+// forms: bind_gram_input.cpp; write='s files: bind_gram_write.cpp.
+#include "bind_gram.hpp"
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "core/collective.hpp"
@@ -43,111 +40,6 @@ const std::vector<Argument> kArguments = {{"similarity", "similarity"},      {"t
                                           {"ring_schedule", "ring_schedule"}};
 
 const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
-
-// One 0/1 matrix argument: bool/uint8 elements, np.packbits bytes (uint8 with
-// cols=) or uint64 words (with cols=), held C-contiguous in `keep`; or the
-// same as a device array (__cuda_array_interface__), read in place.
-struct GramInput {
-  py::object keep;
-  kmini::gram::ApiMatrix m;
-};
-
-// The format `cols` and the dtype's kind and size give, and the row length it
-// implies; a TypeError naming `name` for other dtypes.
-kmini::gram::ApiMatrix gram_format(const char* name, const std::string& dtype, char kind, py::ssize_t itemsize,
-                                   py::ssize_t rows, py::ssize_t width, std::int64_t cols) {
-  using Format = kmini::gram::ApiMatrix::Format;
-  kmini::gram::ApiMatrix m;
-  m.rows = rows;
-  if (cols < 0) {
-    m.format = Format::Unpacked;
-    m.cols = width;
-    return m;
-  }
-  m.cols = cols;
-  if (kind == 'u' && itemsize == 1) m.format = Format::PackBits;
-  else if (kind == 'u' && itemsize == 8) m.format = Format::Words;
-  else
-    throw py::type_error(std::string(name) + ": dtype " + dtype +
-                         " with cols=, expected uint8 (np.packbits(A, axis=1)) or uint64 words");
-  const std::int64_t per_row = m.format == Format::PackBits ? (cols + 7) / 8 : (cols + 63) / 64;
-  if (width != per_row)
-    throw py::value_error(std::string(name) + ": shape (" + std::to_string(rows) + ", " + std::to_string(width) +
-                          "), expected (" + std::to_string(rows) + ", " + std::to_string(per_row) +
-                          ") for cols=" + std::to_string(cols));
-  return m;
-}
-
-// The library's check of the values (where they are), as the CLI words it.
-// Runs kernels: call it inside a KernelCall.
-// Over ranks, `row0` is the first row of this rank's block: rows are named
-// as in the whole matrix.
-// Values above 1 in uint8 or uint64 input without cols= are most often packed rows.
-constexpr const char* kPackedHint = " (for packed rows, np.packbits bytes or uint64 words, pass cols=)";
-
-void check_gram_values(const char* name, const kmini::gram::ApiMatrix& m, std::int64_t row0 = 0) {
-  const kmini::gram::BadValue bad = kmini::gram::first_bad_value(kmini::gram::ApiExec(), m);
-  if (bad.row < 0) return;
-  const std::string row = std::to_string(row0 + bad.row);
-  if (m.format == kmini::gram::ApiMatrix::Format::Unpacked)
-    throw py::value_error(std::string(name) + ": element (" + row + ", " + std::to_string(bad.col) + ") is " +
-                          std::to_string(bad.value) + ", expected 0 or 1" + kPackedHint);
-  const bool words = m.format == kmini::gram::ApiMatrix::Format::Words;
-  throw py::value_error(std::string(name) + ": bits set past cols=" + std::to_string(m.cols) + " in the last " +
-                        (words ? "word" : "byte") + " of row " + row + ", expected zeros");
-}
-
-GramInput gram_device_input(const py::handle& obj, const char* name, std::int64_t cols) {
-  const CudaArrayView v = cuda_array_view(obj, name);
-  if (v.shape.size() != 2)
-    throw py::value_error(std::string(name) + ": shape " + v.shape_string() + ", expected (rows, cols)");
-  const py::dtype dt(v.typestr);
-  const char kind = dt.kind();
-  if (cols < 0 && !(kind == 'b' || (kind == 'u' && dt.itemsize() == 1)))
-    throw py::type_error(std::string(name) + ": device dtype " + v.typestr +
-                         ", expected 0/1 values as bool or uint8 (or np.packbits bytes / uint64 words with cols=)");
-  if (dt.byteorder() == '>')
-    throw py::type_error(std::string(name) + ": device dtype " + v.typestr + ", expected native byte order");
-  GramInput in;
-  in.m = gram_format(name, v.typestr, kind, dt.itemsize(), v.shape[0], v.shape[1], cols);
-  in.m.data = reinterpret_cast<const void*>(v.data);
-  in.m.on_device = true;
-  in.keep = v.owner;
-  return in;
-}
-
-GramInput gram_input(const py::handle& obj, const char* name, std::int64_t cols) {
-  if (has_cuda_array_interface(obj)) return gram_device_input(obj, name, cols);
-  const py::module_ np = py::module_::import("numpy");
-  py::array a = array_arg(obj, name);
-  if (a.ndim() != 2) throw py::value_error(std::string(name) + ": shape " + shape_of(a) + ", expected (rows, cols)");
-  const char kind = a.dtype().kind();
-  GramInput in;
-  in.m = gram_format(name, dtype_of(a), kind, a.itemsize(), a.shape(0), a.shape(1), cols);
-  if (in.m.format == kmini::gram::ApiMatrix::Format::Unpacked) {
-    if (kind != 'b' && kind != 'u' && kind != 'i' && kind != 'f')
-      throw py::type_error(std::string(name) + ": dtype " + dtype_of(a) +
-                           ", expected 0/1 values as bool or uint8 (or np.packbits bytes / uint64 words with cols=)");
-    const bool bytes = kind == 'b' || (kind == 'u' && a.itemsize() == 1);
-    if (!bytes) {
-      // Other dtypes are checked before the conversion to bytes (0.5 is not 0).
-      const py::array bad = np.attr("argwhere")((a.attr("__ne__")(0)).attr("__and__")(a.attr("__ne__")(1)));
-      if (bad.shape(0) > 0) {
-        const auto i = bad.attr("__getitem__")(0).attr("__getitem__")(0).cast<std::int64_t>();
-        const auto j = bad.attr("__getitem__")(0).attr("__getitem__")(1).cast<std::int64_t>();
-        throw py::value_error(std::string(name) + ": element (" + std::to_string(i) + ", " + std::to_string(j) +
-                              ") is " + describe(a.attr("__getitem__")(py::make_tuple(i, j)).attr("item")()) +
-                              ", expected 0 or 1" + (kind == 'u' && a.itemsize() == 8 ? kPackedHint : ""));
-      }
-    }
-    in.keep = np.attr("ascontiguousarray")(a, "uint8");
-  } else {
-    // Words in this machine's byte order (a big-endian array is swapped once).
-    in.keep = np.attr("ascontiguousarray")(a, a.dtype().attr("newbyteorder")("="));
-  }
-  in.m.data = in.keep.cast<py::array>().data();
-  return in;
-}
 
 // The structured dtype of the CLI's .npy records (gram_sparse.cpp), little-endian.
 py::dtype record_dtype(bool pairs, kmini::gram::Similarity s) {
@@ -498,105 +390,11 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
   return result_namespace(C, r, o.p, o.a.rows);
 }
 
-// write='s outputs: the deck key each is, whose declared suffixes it must end in.
-const std::vector<std::pair<std::string, const char*>> kWritable = {
-    {"C", "write.C"}, {"pairs", "write.pairs.path"}, {"top_k", "write.top_k.path"}, {"summary", "write.summary"}};
-
-// write= ({output: path}, already str) checked as the CLI checks gram.write.*
-// before anything runs: a known output, the declared suffix, and every file
-// writable here (check_output_files_here: its directory exists and takes
-// files, it is not a directory or a special file, a link is checked as its
-// target, no file named twice); a ValueError naming the first problem.
-void check_write(const std::vector<std::pair<std::string, std::string>>& files) {
-  if (!files.empty()) ensure_mpi("gram");  // the files are written with MPI-IO: where it cannot run, say so first
-  std::vector<kmini::OutputFile> outs;
-  std::string names;
-  for (const auto& [name, k] : kWritable) names += (names.empty() ? "'" : ", '") + name + "'";
-  for (const auto& [name, path] : files) {
-    const auto w = std::find_if(kWritable.begin(), kWritable.end(), [&](const auto& x) { return x.first == name; });
-    if (w == kWritable.end()) throw py::value_error("write: got key '" + name + "', expected one of " + names);
-    const std::vector<std::string>& suffixes = key(w->second).rule.options;
-    const auto ends = [&](const std::string& x) { return kmini::ends_with(path, x); };
-    if (!path.empty() && std::none_of(suffixes.begin(), suffixes.end(), ends))
-      throw py::value_error("write: " + name + ": got '" + path + "', expected a path ending in " + suffixes.front() +
-                            " (as the deck's gram." + w->second + ")");
-    outs.push_back({"write: " + name, path});
-  }
-  try {
-    kmini::check_output_files_here(outs);
-  } catch (const kmini::UsageError& e) {
-    throw py::value_error(e.what());
-  }
-}
-
-// A numpy dtype of the CLI's files as the .npy writer's element type.
-kmini::npy::DType npy_dtype(const py::dtype& d, const std::string& path) {
-  const std::string s = py::str(d.attr("str")).cast<std::string>();
-  using kmini::npy::DType;
-  for (const auto& [text, t] : std::vector<std::pair<std::string, DType>>{
-           {"<i4", DType::I4}, {"<i8", DType::I8}, {"<f4", DType::F4}, {"<f8", DType::F8}, {"|u1", DType::U1}})
-    if (s == text) return t;
-  throw py::type_error("write: " + path + ": dtype " + s + " is not one of the CLI's");
-}
-
-// Collective over `comm` (None: this process): this rank's `array` at element
-// `first` of the .npy file `path` of `shape`, written as the CLI writes its
-// outputs (atomically: a temporary file renamed when every rank has written).
-void write_npy(const py::object& path_obj, const py::array& array, std::int64_t first,
-               const std::vector<std::int64_t>& shape, const py::object& comm_obj) {
-  bool given = false;
-  const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
-  if (!given) ensure_mpi("gram");
-  const std::string path = py::str(py::module_::import("os").attr("fspath")(path_obj)).cast<std::string>();
-  std::vector<kmini::npy::Field> fields;
-  const py::object names = array.dtype().attr("names");
-  std::optional<kmini::npy::ElementType> element;
-  if (names.is_none()) {
-    element.emplace(npy_dtype(array.dtype(), path));
-  } else {
-    for (const py::handle n : names) {
-      const py::dtype f = array.dtype().attr("fields")[n].cast<py::tuple>()[0].cast<py::dtype>();
-      fields.push_back({n.cast<std::string>(), npy_dtype(f, path)});
-    }
-    element.emplace(fields);
-  }
-  const py::array data = py::module_::import("numpy").attr("ascontiguousarray")(array);
-  const void* p = data.data();
-  const auto count = static_cast<std::uint64_t>(data.size());
-  const kmini::npy::Shape global(shape.begin(), shape.end());
-  KernelCall call("gram", comm, given);  // no Python objects below; MPI-IO, one call at a time
-  try {
-    kmini::npy::DistributedWriter writer(comm, path, *element, global);
-    writer.write_elements_independent(static_cast<std::uint64_t>(first), count, p);
-    writer.commit();
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("write: ") + e.what());
-  }
-}
-
-// Collective over `comm` (None: this process): `text` written by rank 0 as
-// the CLI writes its text outputs (atomically; every rank gets its errors).
-void write_text(const py::object& path_obj, const std::string& text, const py::object& comm_obj) {
-  bool given = false;
-  const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
-  if (!given) ensure_mpi("gram");
-  const std::string path = py::str(py::module_::import("os").attr("fspath")(path_obj)).cast<std::string>();
-  KernelCall call("gram", comm, given);
-  try {
-    kmini::on_root_collectively(comm, [&] { kmini::write_text_file_atomically(path, text); });
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("write: ") + e.what());
-  }
-}
-
 }  // namespace
 
 void bind_gram(py::module_& m) {
   m.def("_gram_arguments", [] { return declared_arguments(kmini::gram::declaration(), kArguments); });
-  m.def("_check_write", &check_write, py::arg("files"));
-  m.def("_write_text", &write_text, py::arg("path"), py::arg("text"), py::arg("comm"));
-  m.def("_write_npy", &write_npy, py::arg("path"), py::arg("array"), py::arg("first"), py::arg("shape"),
-        py::arg("comm"));
+  bind_gram_write(m);
   m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
