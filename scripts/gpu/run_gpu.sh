@@ -192,7 +192,7 @@ fi
 # --- 1. the test suite -------------------------------------------------------------------------
 # Skipped, each with its reason (ctest -E): what this machine cannot do.
 declare -A skip=()
-command -v clang-format >/dev/null || skip[project.clang_format]="no clang-format on the GPU machine (a formatting check, not a GPU one)"
+command -v clang-format >/dev/null || skip[lint.clang_format]="no clang-format on the GPU machine (a formatting check, not a GPU one)"
 # Configuring the presets needs the Kokkos install the bundle was built against.
 skip['project\.preset\.']="configures kmini's CMake presets: needs the source tree's Kokkos install, which is not in the bundle"
 if want tests && enough 60 "the test suite"; then
