@@ -11,7 +11,7 @@ valid-result rules (docs/benchmarks.md): every run verified, at most 100 % of it
 machine's load (a run on a loaded machine is marked). The machine probes come with the decks: the
 stream bandwidth (the roof of bandwidth-bound kernels, probed again before and after each of them)
 and the AND+popcount peak (gram's probe, before and after its computation). Baselines: numpy
-(scripts/compare_numpy*.py, one rank, where Debian's python3-numpy is present) and, where a deck
+(benchmarks/compare_numpy*.py, one rank, where Debian's python3-numpy is present) and, where a deck
 asks for it (gram.baseline: true), KokkosBlas::gemm. Writes OUT/bench.json and OUT/bench.md.
 Exit status: 0 done (whatever the verdicts), 1 a kmini run failed, 2 bad usage or no kmini binary.
 """
@@ -33,10 +33,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # numpy comparisons: (script, regex of the ratio numpy_time / kmini_time in its output).
 NUMPY = {
-    "rk4": ("scripts/compare_numpy_rk4.py", r"ratio numpy / kmini:\s*([0-9.eE+-]+)x"),
-    "discount": ("scripts/compare_numpy_discount.py", r"ratio numpy\(out=\) / kmini kernel:\s*([0-9.eE+-]+)"),
+    "rk4": ("benchmarks/compare_numpy_rk4.py", r"ratio numpy / kmini:\s*([0-9.eE+-]+)x"),
+    "discount": ("benchmarks/compare_numpy_discount.py", r"ratio numpy\(out=\) / kmini kernel:\s*([0-9.eE+-]+)"),
     # kmini's useful bit-ops/s over numpy's float32 GEMM multiply-adds/s (OpenBLAS, one thread, where installed)
-    "gram": ("scripts/compare_numpy_gram.py", r"ratio kmini / numpy:\s*([0-9.eE+-]+)x"),
+    "gram": ("benchmarks/compare_numpy_gram.py", r"ratio kmini / numpy:\s*([0-9.eE+-]+)x"),
 }
 
 

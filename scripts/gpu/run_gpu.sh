@@ -23,7 +23,7 @@
 # KMINI_GPU_BUDGET: seconds for the whole run (480): each step gets at most what is left,
 # less a reserve for packing, and a step with too little left is skipped with a line
 # saying so, so that a lent GPU's limited time never ends before the results are packed.
-# peers: scripts/gpu/peers.py (numba-cuda, CuPy and a PyTorch pipeline on the same data, checked;
+# peers: benchmarks/peers.py (numba-cuda, CuPy and a PyTorch pipeline on the same data, checked;
 #   the PyTorch one at the users' 10^4 x 10^5 Jaccard size, phase by phase beside kmini's phases).
 # KMINI_GPU_DEBUG="BINARY FILTER": first, one gtest test of bin/BINARY (the
 # unstripped BINARY.debug where the bundle has one) run alone and under gdb or
@@ -192,7 +192,7 @@ fi
 # --- 1. the test suite -------------------------------------------------------------------------
 # Skipped, each with its reason (ctest -E): what this machine cannot do.
 declare -A skip=()
-command -v clang-format >/dev/null || skip[project.clang_format]="no clang-format on the GPU machine (a formatting check, not a GPU one)"
+command -v clang-format >/dev/null || skip[lint.clang_format]="no clang-format on the GPU machine (a formatting check, not a GPU one)"
 # Configuring the presets needs the Kokkos install the bundle was built against.
 skip['project\.preset\.']="configures kmini's CMake presets: needs the source tree's Kokkos install, which is not in the bundle"
 if want tests && enough 60 "the test suite"; then
@@ -253,7 +253,7 @@ if want peers && [[ $backend == hip ]]; then
   say "skipped: peers: numba-cuda, CuPy and PyTorch on CUDA are the peers; none for a hip bundle"
 elif want peers && enough 30 "peers"; then
   t0=$(date +%s)
-  (cd "$B/kmini" && timeout "$(cap 300)" "$python" scripts/gpu/peers.py --kmini "$kmini" --out "$work/runs/peers") \
+  (cd "$B/kmini" && timeout "$(cap 300)" "$python" benchmarks/peers.py --kmini "$kmini" --out "$work/runs/peers") \
     >"$log/peers.log" 2>&1
   say "peers: exit $? in $(($(date +%s) - t0)) s"
   cp "$work/runs/peers/peers.json" "$res/peers.json" 2>/dev/null

@@ -4,6 +4,9 @@
 #include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 
+#include <cstring>
+#include <stdexcept>
+
 namespace kmini {
 
 int describe_failure(const std::exception& e, const std::string& what, std::string& message) {
@@ -47,6 +50,26 @@ void agree_or_throw(MPI_Comm comm, int status, const std::string& message) {
   status = agree_on_status(comm, status, agreed);
   if (status == kExitUsage) throw UsageError(agreed);
   if (status != kExitSuccess) throw RuntimeFailure(agreed);
+}
+
+void agree_same(MPI_Comm comm, const std::vector<std::pair<std::string, std::int64_t>>& fields) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  const int n = static_cast<int>(fields.size());
+  std::vector<std::int64_t> mine, all(static_cast<std::size_t>(n) * static_cast<std::size_t>(ranks));
+  for (const auto& f : fields) mine.push_back(f.second);
+  MPI_Allgather(mine.data(), n, MPI_INT64_T, all.data(), n, MPI_INT64_T, comm);
+  for (int f = 0; f < n; ++f)
+    for (int q = 1; q < ranks; ++q)
+      if (all[static_cast<std::size_t>(q * n + f)] != all[static_cast<std::size_t>(f)])
+        throw std::invalid_argument(fields[static_cast<std::size_t>(f)].first + ": rank " + std::to_string(q) +
+                                    " passed another value than rank 0, expected the same on every rank");
+}
+
+std::int64_t bits_of(double v) {
+  std::int64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
 }
 
 }  // namespace kmini

@@ -7,11 +7,13 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace kmini {
 
@@ -29,6 +31,13 @@ int describe_failure(const std::exception& e, const std::string& what, std::stri
 // Collective: every rank learns the worst status; unless it is success, every
 // rank throws the error of the lowest rank that reported it.
 void agree_or_throw(MPI_Comm comm, int status, const std::string& message);
+
+// Collective: each rank's values of the arguments every rank must pass alike
+// (name, value; a double as bits_of); std::invalid_argument on every rank
+// naming the first that differs, so no rank runs another computation or
+// another number of collectives than the others.
+void agree_same(MPI_Comm comm, const std::vector<std::pair<std::string, std::int64_t>>& fields);
+std::int64_t bits_of(double v);
 
 // Runs `phase` on every rank and agrees on the outcome (agree_or_throw);
 // returns what `phase` returns. Meant for allocation phases: one agreement per

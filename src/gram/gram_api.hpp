@@ -101,39 +101,6 @@ std::int64_t compute_device_bytes(const ApiMatrix& a, const ApiMatrix* b, const 
 ComputeResult compute(const ApiExec& exec, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params,
                       void* dense);
 
-// One problem over the ranks of `comm`: rank q holds rows [firsts[q],
-// firsts[q + 1]) of a matrix, in rank order (a rank may hold none).
-struct RankRows {
-  MPI_Comm comm = MPI_COMM_NULL;
-  std::vector<std::int64_t> firsts;  // one per rank, then the total
-  std::int64_t first() const;        // this rank's first row
-  std::int64_t total() const { return firsts.back(); }
-};
-
-// Elements of this rank's dense C: its rows x targets, or for `upper` its
-// rows of the packed upper triangle (row i: C(i, i..total-1)), concatenated.
-std::int64_t dense_elements(const RankRows& rows, const ApiMatrix& a_mine, std::int64_t targets,
-                            const ComputeParams& params);
-
-// The bytes per rank the CLI's plan of a computation over `ranks` ranks
-// holds (a and b: the whole problem's shapes): packed A and B held, the top-k
-// lists and one slice, what the CLI checks an explicit slice height against.
-// Throws UsageError, with the CLI's words, where params.memory_budget holds
-// no plan.
-double planned_bytes(int ranks, const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& params);
-
-// compute over the ranks of rows.comm (collective), with the CLI's plan
-// (params.distribution): replicated (every rank holds all packed rows of A,
-// gathered; with one input the symmetric half once) or ring (each rank holds
-// the rows of the plan's chunks, moved there from the ranks that pass them,
-// so no rank holds the whole problem). Each rank gets its own rows of every
-// output: dense C into `dense_mine` (host memory), the top-k lists of its
-// rows, the pairs whose i is in its rows (i global, (i, j) order), the
-// row_counts of its rows; counts are the whole problem's. The same bytes as
-// those rows of a one-process compute of all of A. B (or null) is whole on
-// every rank (b_rows null; replicated only) or spread as b_rows says; the
-// parameters are the same on every rank.
-ComputeResult compute(const ApiExec& exec, const RankRows& rows, const ApiMatrix& a_mine, const ApiMatrix* b,
-                      const RankRows* b_rows, const ComputeParams& params, void* dense_mine);
+// Over the ranks of a communicator: gram/distributed/gram_over_ranks.hpp.
 
 }  // namespace kmini::gram

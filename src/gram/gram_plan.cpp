@@ -1,12 +1,11 @@
-// gram's plan: slice height and rank of every slice, memory per rank, and
-// what --dry-run prints.
+// gram's plan: slice height and rank of every slice, memory per rank (what
+// --dry-run prints of it: gram_plan_report.cpp).
 #include "core/format.hpp"
 #include "core/kokkos_compat.hpp"
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
 
 #include <algorithm>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -32,10 +31,6 @@ std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width) {
 
 namespace {
 
-using detail::gib;
-using detail::kHistogramBins;
-using detail::kHostReferenceLimit;
-using detail::kGemmCheckLimit;
 using detail::kMaxSlices;
 
 // Packed A and B, and the top-k lists (with their host copies for the merge
@@ -433,206 +428,5 @@ void ring_work(const Config& c, Plan& p) {
 }
 
 }  // namespace
-
-DistributionCost distribution_cost(const Config& c, const Plan& p, int ranks) {
-  DistributionCost cost;
-  cost.held_bytes = p.packed_bytes + p.top_k_bytes + p.slice_bytes;
-  cost.rounds = p.rounds();
-  const double row_bytes = double(p.words) * sizeof(Word);
-  if (!p.ring()) {
-    // The allgather of packed rows read from files: every rank passes on the
-    // other ranks' shares ((P - 1) / P of the matrix, as a ring allgather does).
-    for (const Source* s : {&c.a, &c.b})
-      if (s->rows > 0 && s->kind != Source::Kind::Random)
-        cost.sent_bytes += double(s->rows) * row_bytes * double(ranks - 1) / ranks;
-    return cost;
-  }
-  if (p.circulant()) {
-    // Rank r sends blocks r .. r + steps - 2 once each (the last one it sees
-    // stays), and with one input the partner pieces' top-k lists to their owners.
-    const bool two = c.two_inputs();
-    const std::int64_t n = two ? c.b.rows : p.rows;
-    double most = 0;
-    for (int q = 0; q < ranks; ++q) {
-      double rows_sent = 0, lists = 0;
-      for (std::int64_t t = 0; t + 1 < p.steps; ++t) {
-        const int b = static_cast<int>((q + t) % ranks);
-        rows_sent += double(Plan::block_begin(n, ranks, b + 1) - Plan::block_begin(n, ranks, b));
-        if (!two && !c.write_top_k.empty()) {
-          const int partner = static_cast<int>((q + t + 1) % ranks);
-          lists += double(Plan::block_begin(n, ranks, partner + 1) - Plan::block_begin(n, ranks, partner)) *
-                   double(c.top_k) * 16;
-        }
-      }
-      most = std::max(most, rows_sent * row_bytes + lists);
-    }
-    cost.sent_bytes = most;
-    return cost;
-  }
-  // Each round every travelling chunk passes P - 1 ranks: rank r sends all of
-  // them but those of rank r + 1 (the last it receives).
-  double total = 0;
-  for (const auto& k : p.travelling(c.two_inputs())) total += double(k.rows());
-  double most = 0;
-  for (int q = 0; q < ranks; ++q) {
-    const int next = (q + 1) % ranks;
-    const double held_next = double(c.two_inputs() ? p.b_held(next) : p.a_held(next));
-    most = std::max(most, ranks > 1 ? total - held_next : 0.0);
-  }
-  cost.sent_bytes = most * row_bytes * double(cost.rounds);
-  return cost;
-}
-
-ByteCount device_bytes(const Config& c, const Plan& p, bool verify, bool host) {
-  const auto rows = static_cast<std::uint64_t>(p.rows), cols = static_cast<std::uint64_t>(p.cols);
-  const auto targets = static_cast<std::uint64_t>(p.targets), b_rows = static_cast<std::uint64_t>(c.b.rows);
-  const auto height = static_cast<std::uint64_t>(p.height);
-  // Packed A and B (ring: the busiest rank's share and the two receive buffers).
-  ByteCount bytes = ByteCount::of(rows + b_rows, static_cast<std::uint64_t>(p.words) * sizeof(Word));
-  if (p.ring()) bytes = ByteCount(static_cast<std::uint64_t>(p.packed_bytes));
-  if (p.circulant())  // one window, the lists of its own rows and the partner pieces' (plan_circulant)
-    bytes +=
-        ByteCount(static_cast<std::uint64_t>(p.slice_bytes)) + ByteCount(static_cast<std::uint64_t>(p.top_k_bytes));
-  else bytes += ByteCount::of(height, static_cast<std::uint64_t>(slice_bytes_per_row(c, host)));      // one slice
-  bytes += ByteCount::of(rows + b_rows, 4) + ByteCount::of(rows, 8) + ByteCount(kHistogramBins * 8);  // ones, row sums
-  if (!c.write_top_k.empty() &&
-      !p.circulant())  // the lists (+ their host copy and records for the merge on host backends)
-    bytes += ByteCount::of(rows, static_cast<std::uint64_t>(c.top_k) * (host ? 16 + 16 + 12 : 16));
-  if (!c.write_pairs.empty()) bytes += ByteCount::of(height + 1, 16);  // pairs per row, offsets
-  ByteCount staging;  // the file's staging block (A's is freed before B is read)
-  for (const Source* s : {&c.a, &c.b}) {
-    if (s->kind == Source::Kind::Random || s->rows == 0) continue;
-    staging = max(staging, ByteCount::of(static_cast<std::uint64_t>(detail::read_block_rows(*s)),
-                                         static_cast<std::uint64_t>(detail::file_row_bytes(*s))));
-  }
-  bytes += staging;
-  // Verification: the double gemm check on small matrices (all targets, <= 64
-  // checked rows, their products), and the host reference on host backends.
-  ByteCount extra;
-  if (verify && double(targets) * double(cols) <= kGemmCheckLimit)
-    extra = ByteCount::of(targets * cols + 64 * cols + 64 * targets, sizeof(double));
-  if (verify && host && double(rows + b_rows) * double(cols) <= kHostReferenceLimit)
-    extra += ByteCount::of(rows + b_rows, cols + static_cast<std::uint64_t>(p.words) * sizeof(Word));
-  // The baseline: the unpacked matrix in float and its panel of C.
-  if (c.baseline) {
-    const auto panel = static_cast<std::uint64_t>(std::min(c.baseline_rows, p.rows));
-    extra = max(extra, ByteCount::of(rows, cols * sizeof(float)) + ByteCount::of(panel, rows * sizeof(float)));
-  }
-  return bytes + extra;
-}
-
-namespace {
-
-// --dry-run: both distributions' costs, and the one auto picks (a plan the
-// budget cannot hold says so).
-void print_distributions(std::ostream& os, const Config& c, const Plan& p, int ranks) {
-  os << "    distribution: " << distribution_name(p.distribution) << (p.automatic ? " (gram.distribution: auto)" : "")
-     << "\n";
-  Config automatic = c;
-  automatic.distribution = Distribution::Auto;
-  for (Distribution d : {Distribution::Replicated, Distribution::Ring}) {
-    os << "      " << (d == Distribution::Ring ? "ring:       " : "replicated: ");
-    try {
-      const Plan q = make_plan_for(c, ranks, d);
-      const DistributionCost cost = distribution_cost(c, q, ranks);
-      os << "held " << gib(cost.held_bytes) << " per rank (packed " << gib(q.packed_bytes) << "), sent "
-         << gib(cost.sent_bytes) << " per rank, " << cost.rounds << " round(s)";
-      if (q.circulant())
-        os << ", circulant: each rank pairs its block of A with "
-           << (c.two_inputs() ? "every block of B" : "block r + s") << " in windows of " << q.height << " x "
-           << q.piece_rows << ", " << q.pieces_per_block << " piece(s) of " << q.piece_rows
-           << " rows per block, each block travelling once"
-           << (c.two_inputs() || c.write_top_k.empty() ? "" : "; top-k lists of its own rows");
-      else if (d == Distribution::Ring)
-        os << " of " << ranks << " step(s) (" << q.travelling(c.two_inputs()).size() << " chunk(s) of "
-           << (c.two_inputs() ? "B" : "A") << " travel each round"
-           << (c.ring_schedule == RingSchedule::Slices ? "" : "; slices: write.C or write.pairs") << ")";
-      else
-        os << (c.a.kind == Source::Kind::Random && (c.b.rows == 0 || c.b.kind == Source::Kind::Random)
-                   ? " (random inputs are generated whole on every rank)"
-                   : " (the packed rows read are allgathered once)");
-      os << "\n";
-    } catch (const UsageError& e) {
-      os << "does not fit: " << e.what() << "\n";
-    }
-  }
-  try {
-    os << "      auto picks: " << distribution_name(make_plan(automatic, ranks).distribution) << "\n";
-  } catch (const UsageError&) {
-    os << "      auto picks: neither fits gram.memory_budget\n";
-  }
-}
-
-// --dry-run: the input files read and the outputs written.
-void print_files(std::ostream& os, const Config& c, const Plan& p, int ranks) {
-  const double pairs = c.two_inputs() ? double(p.rows) * double(p.targets) : double(p.rows) * double(p.rows - 1) / 2;
-  for (const auto& [name, src] : {std::make_pair("A", &c.a), std::make_pair("B", &c.b)}) {
-    if (src->kind == Source::Kind::Random || src->rows == 0) continue;
-    if (p.ring()) {
-      os << "    read " << name << ": " << format_bytes(double(src->rows) * double(detail::file_row_bytes(*src)))
-         << " from " << src->path << ", each rank reads the rows it holds (" << (ranks == 1 ? "pread" : "MPI-IO")
-         << ")\n";
-      continue;
-    }
-    // Each rank reads a disjoint block of rows (collective MPI-IO; one rank: pread); the packed rows are allgathered.
-    const double row_bytes = double(detail::file_row_bytes(*src));
-    const double most = double(detail::read_share(src->rows, 0, ranks).count) * row_bytes;
-    os << "    read " << name << ": " << format_bytes(double(src->rows) * row_bytes) << " from " << src->path
-       << ", at most " << format_bytes(most) << " per rank (rows split over " << ranks << " rank(s), "
-       << (ranks == 1 ? "pread" : "MPI-IO") << "), then packed rows allgathered ("
-       << format_bytes(double(src->rows) * double(words_allocated(src->cols)) * sizeof(Word)) << " on every rank)\n";
-  }
-  if (!c.write_c.empty())
-    os << "    write.C " << c.write_c << ": "
-       << gib((c.upper ? double(p.rows) * double(p.rows + 1) / 2 : double(p.rows) * double(p.targets)) * 4) << "\n";
-  if (!c.write_top_k.empty())
-    os << "    write.top_k " << c.write_top_k << ": " << p.rows << " x " << c.top_k << " partners, "
-       << gib(double(p.rows) * double(c.top_k) * 12) << "\n";
-  if (!c.write_pairs.empty())
-    os << "    write.pairs " << c.write_pairs << ": pairs with value >= " << format_number(c.pairs_min) << ", at most "
-       << format_number(pairs) << " (" << gib(pairs * 20) << "), streamed through a buffer of "
-       << pair_buffer_records(p.height, p.targets) << " per slice\n";
-  if (!c.count_at_least.empty())
-    os << "    count_at_least: " << c.count_at_least.size() << " threshold(s) over " << format_number(pairs)
-       << " pairs\n";
-}
-
-}  // namespace
-
-void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
-  const Plan p = make_plan(config_, env.size());
-  const Config& c = config_;
-  double total = 0;
-  std::vector<double> per_rank(static_cast<std::size_t>(env.size()), 0.0);
-  for (const auto& s : p.slices) {
-    total += s.work;
-    per_rank[static_cast<std::size_t>(s.rank)] += s.work;
-  }
-  auto describe = [](const Source& a) {
-    return a.kind == Source::Kind::Random ? "random, density " + format_number(a.density)
-                                          : a.path + (a.kind == Source::Kind::Packed ? ", packed" : "");
-  };
-  const double useful = double(p.rows) * double(p.targets) * double(p.cols);
-  os << "gram: A " << p.rows << " x " << p.cols << " (" << describe(c.a) << ")";
-  if (c.two_inputs()) os << " x B " << c.b.rows << " x " << c.b.cols << " (" << describe(c.b) << "): C = A B^T";
-  os << ", " << similarity_name(c.similarity) << ", "
-     << (c.two_inputs() ? "all tiles"
-         : c.upper      ? "upper triangle"
-                        : "full triangle")
-     << "\n"
-     << "    packed " << (c.two_inputs() ? "A and B " : "A ") << gib(p.packed_bytes) << " per rank"
-     << (p.circulant() ? " (ring, circulant: its block and two piece buffers)"
-         : p.ring()    ? " (ring: the rows it holds and two receive buffers)"
-                       : "")
-     << (p.top_k_bytes > 0 ? ", top-k lists " + gib(p.top_k_bytes) : std::string()) << "; " << p.slices.size()
-     << " row slice(s) of " << p.height << " rows in " << p.rounds() << " round(s), " << gib(p.slice_bytes)
-     << " each; device memory per rank " << gib(p.packed_bytes + p.top_k_bytes + p.slice_bytes) << " of budget "
-     << gib(c.memory_budget) << "\n"
-     << "    work: " << format_number(useful) << " useful bit-ops (rows x targets x cols), "
-     << format_number(total * 64) << " executed (" << (c.two_inputs() ? "all" : "upper") << " tiles); busiest rank "
-     << format_number(*std::max_element(per_rank.begin(), per_rank.end()) / total * 100) << "% of it\n";
-  print_distributions(os, c, p, env.size());
-  print_files(os, c, p, env.size());
-}
 
 }  // namespace kmini::gram

@@ -193,26 +193,8 @@ void agree(MPI_Comm comm, bool given, const std::exception_ptr& failed, const ch
 }
 
 void agree_same(MPI_Comm comm, const std::vector<std::pair<std::string, std::int64_t>>& fields) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  const int n = static_cast<int>(fields.size());
-  std::vector<std::int64_t> mine, all(static_cast<std::size_t>(n) * static_cast<std::size_t>(ranks));
-  for (const auto& f : fields) mine.push_back(f.second);
-  {
-    py::gil_scoped_release release;
-    MPI_Allgather(mine.data(), n, MPI_INT64_T, all.data(), n, MPI_INT64_T, comm);
-  }
-  for (int f = 0; f < n; ++f)
-    for (int q = 1; q < ranks; ++q)
-      if (all[static_cast<std::size_t>(q * n + f)] != all[static_cast<std::size_t>(f)])
-        throw py::value_error(fields[static_cast<std::size_t>(f)].first + ": rank " + std::to_string(q) +
-                              " passed another value than rank 0, expected the same on every rank");
-}
-
-std::int64_t bits_of(double v) {
-  std::int64_t bits = 0;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
+  py::gil_scoped_release release;
+  kmini::agree_same(comm, fields);
 }
 
 KernelCall::KernelCall(const char* function, MPI_Comm comm, bool collective) : lock_(*g_kernel_lock, std::defer_lock) {

@@ -18,6 +18,8 @@
 // the process that started it (never in a forked child, where it would hang).
 // Forks: a child of a process whose kernels run threads (OpenMP) or a device
 // refuses every call, and does not end that Kokkos (see check_running).
+#include "core/collective.hpp"
+
 #include <mpi.h>
 #include <pybind11/pybind11.h>
 
@@ -61,12 +63,10 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given);
 // rank waits in a collective the others never reach.
 void agree(MPI_Comm comm, bool given, const std::exception_ptr& failed, const char* function);
 
-// Collective, after agree: each rank's values of the arguments every rank
-// must pass alike (name, value; a double as bits_of); a ValueError on every
-// rank naming the first that differs, so no rank runs another computation
-// or another number of collectives than the others.
+// Collective, after agree: core's agree_same with the GIL released; a
+// ValueError on every rank naming the first argument that differs.
 void agree_same(MPI_Comm comm, const std::vector<std::pair<std::string, std::int64_t>>& fields);
-std::int64_t bits_of(double v);
+using kmini::bits_of;
 
 // A kernel call: releases the GIL, then waits for the kernel lock (see above).
 // Construct it after the arguments are converted; Python objects must not be

@@ -128,7 +128,7 @@ add_test(NAME mpi.gram.sparse.byte_identical
          COMMAND ${CMAKE_COMMAND} "-DPAIRS=${_sparse_compare}" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/compare_pairs.cmake)
 set_tests_properties(mpi.gram.sparse.byte_identical PROPERTIES FIXTURES_REQUIRED gram_sparse_outputs LABELS mpi)
 
-# The PyTorch peer's numpy parts (scripts/gpu/peers.py: padding, Jaccard,
+# The PyTorch peer's numpy parts (benchmarks/peers.py: padding, Jaccard,
 # pairs, the tie-aware top-k comparison) against kmini's outputs.
 add_test(NAME gram.torch_peer_numpy_parts
          COMMAND ${_numpy_python} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_torch_peer.py $<TARGET_FILE:kmini>)
@@ -405,7 +405,7 @@ set_tests_properties(mpi.gram.ring.byte_identical PROPERTIES
 
 # The time-to-solution benchmark runs end to end at a tiny size (numpy makes its inputs).
 add_test(NAME scripts.bench_time_to_solution
-         COMMAND ${_numpy_python} ${PROJECT_SOURCE_DIR}/scripts/bench_time_to_solution.py --kmini $<TARGET_FILE:kmini>
+         COMMAND ${_numpy_python} ${PROJECT_SOURCE_DIR}/benchmarks/bench_time_to_solution.py --kmini $<TARGET_FILE:kmini>
                  --rows 70 --cols 300 --runs 1 --dir ${W}/bench_time_to_solution)
 set_tests_properties(scripts.bench_time_to_solution PROPERTIES LABELS "scripts;cli"
                      PASS_REGULAR_EXPRESSION "packed A.npy.*read \\+ pack +[0-9.]+ s = [0-9.]+ x the raw read")

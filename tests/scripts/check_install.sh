@@ -1,6 +1,6 @@
 #!/bin/bash
 # cmake --install of a build tree into a fresh prefix, then the installed kmini alone:
-# `kmini --data-dir` is PREFIX/share/kmini, which holds the decks, examples and scripts,
+# `kmini --data-dir` is PREFIX/share/kmini, which holds the decks, examples, scripts and benchmarks,
 # and a deck from there runs and verifies (results.json). The prefix is also moved, to
 # check the executable-relative lookup (a relocated install still finds its decks).
 # usage: check_install.sh BUILD_DIR WORK_DIR [MPIEXEC FLAGS...]
@@ -18,6 +18,12 @@ for f in inputs/default.yaml inputs/bench/gram.yaml examples/python/gram_numba.p
   [ -f "$dir/$f" ] || fail "$dir/$f not installed"
 done
 [ -x "$dir/scripts/bench.sh" ] || fail "$dir/scripts/bench.sh is not executable"
+for f in benchmarks/README.md benchmarks/compare_numpy_gram.py benchmarks/peers.py; do
+  [ -f "$dir/$f" ] || fail "$dir/$f not installed"
+done
+# bench.py's baselines are installed where it looks (ROOT/benchmarks), and a
+# benchmark finds the scripts' shared module (scripts/kmini_results.py) from there.
+python3 "$dir/benchmarks/bench_rk4_methods.py" --help > /dev/null || fail "$dir/benchmarks/bench_rk4_methods.py --help"
 # A small run of an installed deck: every kernel verified.
 "$kmini" "$dir/inputs/bench/stream.yaml" --set stream.n=100000 --out "$work/run" > "$work/run.log" 2>&1 \
   || { cat "$work/run.log"; fail "kmini $dir/inputs/bench/stream.yaml"; }

@@ -1,4 +1,4 @@
-"""The PyTorch peer's numpy parts (scripts/gpu/peers.py) against kmini's own
+"""The PyTorch peer's numpy parts (benchmarks/peers.py) against kmini's own
 outputs on a small matrix with ties in every similarity and empty rows: the
 padding for torch._int_mm, the Jaccard from counts and ones, the pairs and the
 top-k comparison (partners in another tie order agree, a wrong value or
@@ -20,7 +20,7 @@ except ImportError:
     sys.exit(77)
 
 root = pathlib.Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("peers", root / "scripts/gpu/peers.py")
+spec = importlib.util.spec_from_file_location("peers", root / "benchmarks/peers.py")
 peers = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(peers)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The wgmma probe (src/gram/probe/wgmma_probe.cu) as nvcc builds it for sm_90a.
+"""The wgmma probe (benchmarks/wgmma_probe/wgmma_probe.cu) as nvcc builds it for sm_90a.
 
 Where nvcc is found (NVCC, PATH, /usr/local/cuda/bin; else exit 77, skipped,
 saying so), compiles the probe with -gencode=arch=compute_90a,code=sm_90a and
@@ -29,7 +29,7 @@ if not nvcc:
     sys.exit(77)
 exe = os.path.join(work, "kmini_wgmma_probe")
 cmd = [nvcc, "-std=c++17", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-Xptxas", "-v",
-       "-I" + os.path.join(src, "src"), os.path.join(src, "src/gram/probe/wgmma_probe.cu"), "-o", exe]
+       os.path.join(src, "benchmarks/wgmma_probe/wgmma_probe.cu"), "-o", exe]
 b = subprocess.run(cmd, capture_output=True, text=True)
 log = b.stdout + b.stderr
 with open(os.path.join(work, "ptxas.txt"), "w") as f:

@@ -1,4 +1,4 @@
-// The wgmma probe's index math (src/gram/probe/wgmma_layout.hpp), checked on
+// The wgmma probe's index math (benchmarks/wgmma_probe/wgmma_layout.hpp), checked on
 // the CPU: the descriptor's bit fields, the tiles against the PTX ISA's
 // canonical K-major no-swizzle layout ((8,m),(T,2k)):((1T,SBO),(1,LBO)) with
 // T = 128 one-bit elements, the accumulator fragments, the host reference
@@ -6,7 +6,7 @@
 // its operands the way the ISA says the tensor core does, from the decoded
 // descriptors, out of the bytes the probe stages; gathered back by the probe's
 // fragment mapping it must give the host reference.
-#include "gram/probe/wgmma_layout.hpp"
+#include "wgmma_probe/wgmma_layout.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,19 +1,19 @@
 #pragma once
 // Device kernels of the bit-packed Gram product C = A * A^T of a 0/1 matrix:
-// packing into 64-bit words, the tiled AND+popcount kernel for one row slice
-// of C, the similarity conversion and the summary reductions (the micro-kernels
-// and the peak probe: gram_micro_kernels.hpp).
-//
-// Packed layout: row i of A is words(i, 0 .. words_alloc), column k of an
-// unpacked input in bit k % 64 of word k / 64; all bits past `cols` are 0.
-// (Packed numpy input keeps numpy's byte and bit order inside each word: a
-// permutation of the columns inside a word, which C does not see.)
+// the tiled AND+popcount kernel for one row slice of C and the engine
+// dispatch. Beside it, one header per kernel family, all included here:
+// packing into 64-bit words (gram_pack_kernels.hpp), the similarity
+// conversion and the summary reductions (gram_similarity_kernels.hpp), the
+// micro-kernels (gram_micro_kernels.hpp) and the peak probe (gram_probe.hpp).
 #include "core/device_traits.hpp"
 #include "core/kokkos_compat.hpp"
 #include "core/random.hpp"
 #include "gram/gram_params.hpp"
 #include "gram/gram_similarity.hpp"
 #include "gram/impl/gram_micro_kernels.hpp"
+#include "gram/impl/gram_pack_kernels.hpp"
+#include "gram/impl/gram_probe.hpp"
+#include "gram/impl/gram_similarity_kernels.hpp"
 #include "gram/impl/gram_tensor_core.hpp"
 #include "gram/impl/gram_tensor_core_blocked.hpp"
 
@@ -24,24 +24,6 @@
 
 namespace kmini::gram {
 
-template <class Mem>
-using PackedView = Kokkos::View<Word**, Kokkos::LayoutRight, Mem>;
-
-constexpr std::int64_t words_for(std::int64_t cols) { return (cols + 63) / 64; }
-// Words per packed row in memory: a multiple of Tuning::granule (one SIMD
-// vector on hosts), zero-filled.
-constexpr std::int64_t words_allocated(std::int64_t cols) {
-  return (words_for(cols) + Tuning::granule - 1) / Tuning::granule * Tuning::granule;
-}
-
-// The `random` input: A(i, k) = 1 with probability `density`, a function of
-// (seed, i * cols + k) only, so every rank count sees the same matrix.
-KOKKOS_INLINE_FUNCTION bool random_bit(std::uint64_t seed, std::int64_t i, std::int64_t k, std::int64_t cols,
-                                       double density) {
-  return random::uniform01(seed, static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(cols) +
-                                     static_cast<std::uint64_t>(k)) < density;
-}
-
 // Kernels are functors, not KOKKOS_LAMBDAs, in every header: nvcc keeps an
 // extended __host__ __device__ lambda's copy/destroy pointers in a helper
 // private to each translation unit, while the wrapper's out-of-line members
@@ -49,121 +31,6 @@ KOKKOS_INLINE_FUNCTION bool random_bit(std::uint64_t seed, std::int64_t i, std::
 // call the other unit's unset pointer (a jump to address 0; docs/design.md,
 // "Known problems").
 // scripts/gpu/check_lambda_wrappers.py finds such pairs in a CUDA binary.
-
-template <class Packed>
-struct PackRandom {
-  Packed a;
-  std::int64_t nw, cols, src0, dst0;
-  double density;
-  std::uint64_t seed;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
-    const std::int64_t i = e / nw, w = e % nw;
-    const std::int64_t k0 = w * 64;
-    const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
-    Word word = 0;
-    for (int b = 0; b < nbits; ++b)
-      if (random_bit(seed, src0 + i, k0 + b, cols, density)) word |= Word(1) << b;
-    a(dst0 + i, w) = word;
-  }
-};
-
-// Packs rows [src0, src0 + rows) of the random matrix into rows [dst0,
-// dst0 + rows) of `a`. Padding words are left as they are (zero from
-// allocation).
-template <class Exec, class Packed>
-void pack_random(const Exec& exec, const Packed& a, std::int64_t rows, std::int64_t cols, double density,
-                 std::uint64_t seed, std::int64_t src0 = 0, std::int64_t dst0 = 0) {
-  const std::int64_t nw = words_for(cols);
-  Kokkos::parallel_for("kmini::gram::pack_random", Kokkos::RangePolicy<Exec>(exec, 0, rows * nw),
-                       PackRandom<Packed>{a, nw, cols, src0, dst0, density, seed});
-}
-
-template <class Packed, class Bytes>
-struct PackUnpackedBytes {
-  using Flag = Kokkos::View<int, typename Packed::memory_space>;
-  Packed a;
-  Bytes bytes;
-  std::int64_t cols, nw, row0;
-  Flag bad;  // set to 1 where a byte is above 1 (when not empty)
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
-    const std::int64_t r = e / nw, w = e % nw;
-    const std::int64_t k0 = w * 64;
-    const int nbits = (cols - k0) < 64 ? static_cast<int>(cols - k0) : 64;
-    Word word = 0;
-    unsigned seen = 0;
-    for (int b = 0; b < nbits; ++b) {
-      const unsigned v = bytes(r, k0 + b);
-      seen |= v;
-      word |= Word(v != 0) << b;
-    }
-    a(row0 + r, w) = word;
-    if ((seen & ~1u) != 0 && bad.data() != nullptr) Kokkos::atomic_exchange(&bad(), 1);
-  }
-};
-
-// Packs an unpacked byte block (nrows x cols) into rows [row0, row0 + nrows).
-// The values are checked as they are packed: `bad` (when given) is set to 1
-// where one is above 1, for the host to read once, after the last block.
-template <class Exec, class Packed, class Bytes>
-void pack_unpacked_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0,
-                         const typename PackUnpackedBytes<Packed, Bytes>::Flag& bad = {}) {
-  const std::int64_t nrows = bytes.extent(0), cols = bytes.extent(1), nw = words_for(cols);
-  Kokkos::parallel_for("kmini::gram::pack_unpacked", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw),
-                       PackUnpackedBytes<Packed, Bytes>{a, bytes, cols, nw, row0, bad});
-}
-
-template <class Packed, class Bytes>
-struct PackPackedBytes {
-  Packed a;
-  Bytes bytes;
-  std::int64_t nbytes, nw, row0;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
-    const std::int64_t r = e / nw, w = e % nw;
-    Word word = 0;
-    for (int b = 0; b < 8; ++b) {
-      const std::int64_t at = w * 8 + b;
-      if (at < nbytes) word |= Word(reversed(bytes(r, at))) << (8 * b);
-    }
-    a(row0 + r, w) = word;
-  }
-  // packbits puts the first column in the high bit of a byte; a word has it in bit 0.
-  KOKKOS_INLINE_FUNCTION static unsigned reversed(unsigned v) {
-    v = ((v & 0xF0u) >> 4) | ((v & 0x0Fu) << 4);
-    v = ((v & 0xCCu) >> 2) | ((v & 0x33u) << 2);
-    return ((v & 0xAAu) >> 1) | ((v & 0x55u) << 1);
-  }
-};
-
-// Copies numpy packbits rows (nrows x ceil(cols/8) bytes) into rows
-// [row0, row0 + nrows): byte 8w + b becomes byte b of word w, its bits
-// reversed, so column k is bit k % 64 of word k / 64 in every input form (and
-// packed, unpacked and word inputs can be mixed).
-template <class Exec, class Packed, class Bytes>
-void pack_packed_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, std::int64_t row0) {
-  const std::int64_t nrows = bytes.extent(0), nbytes = bytes.extent(1), nw = (nbytes + 7) / 8;
-  Kokkos::parallel_for("kmini::gram::pack_packed", Kokkos::RangePolicy<Exec>(exec, 0, nrows * nw),
-                       PackPackedBytes<Packed, Bytes>{a, bytes, nbytes, nw, row0});
-}
-
-template <class Packed, class Ones>
-struct RowOnes {
-  Packed a;
-  Ones ones;
-  std::int64_t nw;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
-    std::int64_t s = 0;
-    for (std::int64_t w = 0; w < nw; ++w) s += compat::popcount64(a(i, w));
-    ones(i) = static_cast<std::int32_t>(s);
-  }
-};
-
-// ones(i) = number of 1s in row i = C(i, i).
-template <class Exec, class Packed, class Ones>
-void row_ones(const Exec& exec, const Packed& a, const Ones& ones) {
-  const std::int64_t nw = a.extent(1);
-  Kokkos::parallel_for("kmini::gram::row_ones", Kokkos::RangePolicy<Exec>(exec, 0, ones.extent(0)),
-                       RowOnes<Packed, Ones>{a, ones, nw});
-}
 
 // ---------------------------------------------------------------------------
 // The tiled kernel.
@@ -380,68 +247,6 @@ void gram_window_with(const Exec& exec, const Packed& a, const Packed& b, const 
   Kokkos::parallel_for(TensorCore ? "kmini::gram::tiles_tensor_core" : "kmini::gram::tiles", policy, kernel);
 }
 
-// One probe team's repeats of the engine.
-template <class P, bool TensorCore, class Member>
-KOKKOS_INLINE_FUNCTION void probe_team(const Member& team, const Word* pa, const Word* pb, std::uint32_t* ct,
-                                       int reps) {
-  if constexpr (TensorCore && tensor_core::kAvailable) {
-    const int warp = team.team_rank() / tensor_core::kLanes, lane = team.team_rank() % tensor_core::kLanes;
-    std::int32_t acc[tensor_core::kTilesPerWarp][4] = {};
-    for (int rep = 0; rep < reps; ++rep) tensor_core::chunk_mma<P>(pa, pb, P::chunk, warp, lane, acc);
-    tensor_core::store_warp<P>(ct, warp, lane, acc);
-  } else {
-    for (int rep = 0; rep < reps; ++rep) team_micro_tiles<P, P::chunk>(team, pa, pb, ct, P::chunk);
-  }
-}
-
-// The probe's team: random panels in scratch, `reps` passes of the engine
-// over them, a checksum of the tile so no pass is optimised away.
-template <bool TensorCore, class Exec>
-struct ProbeKernel {
-  using P = Tuning;
-  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
-  int reps;
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, std::uint64_t& sum) const {
-    Word* pa = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-    Word* pb = static_cast<Word*>(team.team_shmem().get_shmem(panel_words<P>() * sizeof(Word)));
-    auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
-    const std::uint64_t seed = static_cast<std::uint64_t>(team.league_rank());
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(panel_words<P>())), [&](const int e) {
-      pa[e] = random::hash(seed, e);
-      pb[e] = random::hash(seed + 0x9e37u, e);
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-    team.team_barrier();
-    probe_team<P, TensorCore>(team, pa, pb, ct, reps);
-    team.team_barrier();
-    for (int e = team.team_rank(); e < P::tile * ct_stride<P>(); e += team.team_size())
-      sum += std::uint64_t(ct[e]) * (e + 1);
-  }
-};
-
-template <bool TensorCore, class Exec>
-double probe_staged_peak(const Exec& exec, std::int64_t workers, int repeats) {
-  using P = Tuning;
-  const int league = static_cast<int>(std::max<std::int64_t>(1, workers / P::team_size));
-  Kokkos::TeamPolicy<Exec> policy(exec, league, P::team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
-  auto launch = [&](int reps) {
-    std::uint64_t total = 0;
-    Kokkos::parallel_reduce(TensorCore ? "kmini::gram::probe_tensor_core" : "kmini::gram::probe", policy,
-                            ProbeKernel<TensorCore, Exec>{reps}, total);
-    return total;
-  };
-  const double seconds = best_probe_seconds(exec, launch, repeats);
-  return double(league) * repeats * P::tile * P::tile * double(P::chunk) * 64 / seconds;
-}
-
-// The tensor-core engine's probe (0 where this build has no such engine).
-template <class Exec>
-double probe_tensor_core_peak(const Exec& exec, std::int64_t workers, int repeats) {
-  if constexpr (tensor_core::kAvailable && Tuning::staged) return probe_staged_peak<true>(exec, workers, repeats);
-  return 0;
-}
-
 #if defined(KOKKOS_ENABLE_CUDA)
 // Window w with the blocked tensor-core kernel of shape S (gram_tensor_core_blocked.hpp).
 template <class S, class Packed, class Out>
@@ -507,130 +312,6 @@ void gram_slice(const Exec& exec, const Packed& a, const SliceGeometry& g, const
                 Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel,
                 TensorCoreTile tile = TensorCoreTile::Auto) {
   gram_slice(exec, a, a, g, out, engine, mk, tile);
-}
-
-template <class Counts, class Ones, class Sim>
-struct SimilarityKernel {
-  Counts counts;
-  Ones ones_a, ones_b;
-  Sim sim;
-  Similarity kind;
-  std::int64_t r0, col0, width;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
-    const std::int64_t i = r0 + e / width, j = col0 + e % width;
-    sim(e) = static_cast<float>(similarity_value(kind, counts(e), ones_a(i), ones_b(j)));
-  }
-};
-
-// The similarity values of a slice as stored (float32) from its counts and
-// the rows' counts of ones (ones_b: of B's rows, or A's with one input).
-template <class Exec, class Counts, class Ones, class Sim>
-void similarity_slice(const Exec& exec, Similarity kind, const Counts& counts, const Ones& ones_a, const Ones& ones_b,
-                      const SliceGeometry& g, const Sim& sim) {
-  Kokkos::parallel_for(
-      "kmini::gram::similarity", Kokkos::RangePolicy<Exec>(exec, 0, g.height() * g.width()),
-      SimilarityKernel<Counts, Ones, Sim>{counts, ones_a, ones_b, sim, kind, g.r0, g.col0(), g.width()});
-}
-
-// Column `col` of a window's counts (rows [0, rows) of `width` values) into
-// out(first ..): a checked row's values that a mirrored window holds as a
-// column, gathered so that only they go to the host.
-template <class Counts, class Out>
-struct CountsColumn {
-  Counts counts;
-  Out out;
-  std::int64_t width, col, first;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t r) const { out(first + r) = counts(r * width + col); }
-};
-
-template <class Exec, class Counts, class Out>
-void gather_column(const Exec& exec, const Counts& counts, std::int64_t width, std::int64_t col, std::int64_t rows,
-                   const Out& out, std::int64_t first) {
-  Kokkos::parallel_for("kmini::gram::checked_column", Kokkos::RangePolicy<Exec>(exec, 0, rows),
-                       CountsColumn<Counts, Out>{counts, out, width, col, first});
-}
-
-// ---------------------------------------------------------------------------
-// Summary of the full symmetric matrix, accumulated slice by slice.
-
-// Order-independent weight of element (i, j) in the checksum.
-KOKKOS_INLINE_FUNCTION std::uint64_t checksum_weight(std::int64_t i, std::int64_t j) {
-  return random::hash(0x6772616dull + static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j));
-}
-
-// The checksum is added to a device scalar (atomically, once per row; the sum
-// is mod 2^64, so the order does not matter), so the slice loop never waits
-// for a reduction's result on the host.
-template <class Counts, class Sums, class Hist, class Checksum>
-struct SummaryRows {
-  Counts counts;
-  Sums row_sums;
-  Hist histogram;
-  Checksum checksum;
-  std::int64_t r0, c0, c1, width, cols, bins;
-  bool triangular, mirror;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
-    std::uint64_t sum = 0;
-    std::int64_t row = 0;
-    for (std::int64_t j = triangular ? i : c0; j < c1; ++j) {
-      const std::int64_t c = counts((i - r0) * width + (j - c0));
-      row += c;
-      // One input: the pair's weight is its upper element's (a mirrored
-      // rectangle below the diagonal holds C(j, i) of pairs j < i).
-      sum += static_cast<std::uint64_t>(c) * (mirror && j < i ? checksum_weight(j, i) : checksum_weight(i, j));
-      Kokkos::atomic_add(&histogram(c * bins / (cols + 1)), std::uint64_t(j == i || !mirror ? 1 : 2));
-    }
-    row_sums(i) += row;
-    Kokkos::atomic_add(&checksum(), sum);
-  }
-};
-
-// Column j of the window is row j's C(j, i) (triangular: i < j).
-template <class Counts, class Sums>
-struct SummaryCols {
-  Counts counts;
-  Sums row_sums;
-  std::int64_t r0, r1, c0, width;
-  bool triangular;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t j) const {
-    std::int64_t col = 0;
-    const std::int64_t end = triangular && j < r1 ? j : r1;
-    for (std::int64_t i = r0; i < end; ++i) col += counts((i - r0) * width + (j - c0));
-    row_sums(j) += col;
-  }
-};
-
-// row_sums(i) += sum_j C(i, j) for the part of the full matrix this window
-// determines (triangular: C(i, j >= i) for its rows, and with `mirror`
-// C(j, i) = C(i, j) for the columns j > i; a mirrored rectangle: its rows and
-// its columns; else its rows); histogram of those elements of the full matrix
-// (bin = c * bins / (cols + 1)); adds to `checksum` (a device scalar) the sum
-// over the unordered pairs it holds, i <= j (all i, j with two inputs), of
-// C(i, j) * checksum_weight(i, j) (mod 2^64). A replicated slice: the triangle
-// from its first row on. Asynchronous on `exec`.
-template <class Exec, class Counts, class Sums, class Hist, class Checksum>
-void summarise_slice(const Exec& exec, const Counts& counts, const OutputWindow& g, std::int64_t cols,
-                     const Sums& row_sums, const Hist& histogram, const Checksum& checksum) {
-  const std::int64_t bins = histogram.extent(0);
-  Kokkos::parallel_for("kmini::gram::summary_rows", Kokkos::RangePolicy<Exec>(exec, g.r0, g.r1),
-                       SummaryRows<Counts, Sums, Hist, Checksum>{counts, row_sums, histogram, checksum, g.r0, g.c0,
-                                                                 g.c1, g.width(), cols, bins, g.triangular, g.mirror});
-  if (!g.mirror) return;
-  const std::int64_t first = g.triangular ? g.r0 + 1 : g.c0;
-  Kokkos::parallel_for("kmini::gram::summary_cols", Kokkos::RangePolicy<Exec>(exec, first, g.c1),
-                       SummaryCols<Counts, Sums>{counts, row_sums, g.r0, g.r1, g.c0, g.width(), g.triangular});
-}
-
-// The same, returning the window's checksum (waits for it).
-template <class Exec, class Counts, class Sums, class Hist>
-std::uint64_t summarise_slice(const Exec& exec, const Counts& counts, const OutputWindow& g, std::int64_t cols,
-                              const Sums& row_sums, const Hist& histogram) {
-  Kokkos::View<std::uint64_t, typename Sums::memory_space> sum("kmini::gram::checksum");
-  summarise_slice(exec, counts, g, cols, row_sums, histogram, sum);
-  std::uint64_t value = 0;
-  Kokkos::deep_copy(exec, Kokkos::View<std::uint64_t, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&value), sum);
-  exec.fence();
-  return value;
 }
 
 }  // namespace kmini::gram

@@ -2,10 +2,10 @@
 """Runs one kmini kernel and the same problem in plain numpy, checks that they
 agree and prints the speed ratio.
 
-usage: scripts/compare_numpy.py KERNEL [options of scripts/compare_numpy_KERNEL.py]
-       scripts/compare_numpy.py KERNEL --help
+usage: benchmarks/compare_numpy.py KERNEL [options of benchmarks/compare_numpy_KERNEL.py]
+       benchmarks/compare_numpy.py KERNEL --help
 
-Each kernel's comparison lives in scripts/compare_numpy_<kernel>.py; this
+Each kernel's comparison lives in benchmarks/compare_numpy_<kernel>.py; this
 dispatcher runs it with the same interpreter (one that has numpy).
 """
 import os

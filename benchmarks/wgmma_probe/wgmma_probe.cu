@@ -6,13 +6,13 @@
 // host AND+popcount. It decides by measurement whether a wgmma engine would
 // raise the gram tiles' roof. Standalone (no Kokkos, no MPI): plain nvcc for
 // sm_90a only (wgmma exists on sm_90a, not sm_90):
-//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I src \
-//        src/gram/probe/wgmma_probe.cu -o kmini_wgmma_probe
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
+//        benchmarks/wgmma_probe/wgmma_probe.cu -o kmini_wgmma_probe
 // Usage: kmini_wgmma_probe [--json PATH] [--seconds S] [--repeats R]
 // Prints one JSON object (to PATH with --json) and one summary line on stderr.
 // Exit: 0 measured and exact; 3 measured but a check failed; 1 a CUDA error;
 // 2 bad arguments; 77 not a compute capability 9.0 device (nothing measured).
-#include "gram/probe/wgmma_layout.hpp"
+#include "wgmma_layout.hpp"
 
 #include <cuda_runtime.h>
 

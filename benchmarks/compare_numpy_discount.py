@@ -3,7 +3,7 @@
 arrays (the deck's arange inputs), checks that cv agrees bitwise, and prints
 the time ratio.
 
-usage: scripts/compare_numpy_discount.py [--kmini build/bin/kmini]
+usage: benchmarks/compare_numpy_discount.py [--kmini build/bin/kmini]
            [--deck inputs/bench/discount.yaml] [--out DIR] [--set KEY=VALUE]...
 
 Timings are best-of-`repeat` for both sides: kmini's kernel-only time
@@ -20,7 +20,9 @@ import time
 
 import numpy as np
 
-from kmini_results import get, load, run_kmini
+# kmini_results, the scripts' shared module, is in scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from kmini_results import get, load, run_kmini  # noqa: E402
 
 
 def arange(n, dtype, shape):

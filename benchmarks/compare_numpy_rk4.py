@@ -3,7 +3,7 @@
 (the original formulation's CPU baseline), checks that the delta histories
 agree, and prints the time ratio.
 
-usage: scripts/compare_numpy.py rk4 [--kmini build/bin/kmini]
+usage: benchmarks/compare_numpy.py rk4 [--kmini build/bin/kmini]
            [--deck inputs/bench/rk4.yaml] [--n 1024] [--steps 100]
            [--precision single|double] [--out DIR] [--set KEY=VALUE]...
 
@@ -24,7 +24,9 @@ import time
 
 import numpy as np
 
-from kmini_results import kernel, load
+# kmini_results, the scripts' shared module, is in scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from kmini_results import kernel, load  # noqa: E402
 
 
 def rhs(F, G, d, kerr):

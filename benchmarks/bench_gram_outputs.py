@@ -3,7 +3,7 @@
 write.top_k (k = 16) vs write.pairs, run alternately in one script (same
 machine state), no baseline, no verification.
 
-  scripts/bench_gram_outputs.py [--kmini build/bin/kmini] [--runs 1] [--deck inputs/bench/gram.yaml] [--out DIR]
+  benchmarks/bench_gram_outputs.py [--kmini build/bin/kmini] [--runs 1] [--deck inputs/bench/gram.yaml] [--out DIR]
 
 Prints, per variant, the median over runs of: compute_seconds (best slice
 loop, the tile kernel alone), sparse_outputs_seconds (the outputs' device
@@ -15,7 +15,9 @@ import statistics
 import subprocess
 import sys
 
-from kmini_results import kernel, load
+# kmini_results, the scripts' shared module, is in scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from kmini_results import kernel, load  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -4,7 +4,7 @@ contains (gram.micro_kernel) and prints useful bit-ops/s, the fraction of the
 probe (the best micro-kernel of that build on L1-resident data) and the speed-up over the
 portable micro-kernel of the same build.
 
-  scripts/bench_gram_micro_kernels.py [--deck inputs/bench/gram.yaml] [--runs 3] [--out DIR]
+  benchmarks/bench_gram_micro_kernels.py [--deck inputs/bench/gram.yaml] [--runs 3] [--out DIR]
                                       KMINI [KMINI ...]
 
 Each figure is the best of --runs kmini runs (each already the best of the deck's

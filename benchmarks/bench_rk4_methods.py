@@ -2,7 +2,7 @@
 """rk4: method stages against method affine, per_step against per_stage, single against double,
 at a cache-resident size (n = 1024) and a memory-resident one (n = 4096), in one invocation.
 
-Usage: scripts/bench_rk4_methods.py [--kmini build/bin/kmini] [--deck inputs/bench/rk4.yaml]
+Usage: benchmarks/bench_rk4_methods.py [--kmini build/bin/kmini] [--deck inputs/bench/rk4.yaml]
                                     [--sizes 1024 4096] [--precisions single double]
                                     [--element-steps 3.4e8] [--repeat 3] [--out DIR]
 
@@ -19,7 +19,9 @@ import os
 import subprocess
 import sys
 
-from kmini_results import kernel, load
+# kmini_results, the scripts' shared module, is in scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from kmini_results import kernel, load  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--kmini", default="build/bin/kmini")

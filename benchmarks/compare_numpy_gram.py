@@ -2,7 +2,7 @@
 """The gram outside baseline: numpy's float32 GEMM (OpenBLAS, one thread) on the
 same 0/1 matrix as kmini's bit-packed Gram product, with an exact check.
 
-usage: scripts/compare_numpy_gram.py [--kmini build/bin/kmini]
+usage: benchmarks/compare_numpy_gram.py [--kmini build/bin/kmini]
            [--deck inputs/bench/gram.yaml] [--panel 512] [--out DIR]
 
 numpy draws A (rows x cols of the deck's `gram.A: {random: ...}`, its density)
@@ -30,7 +30,9 @@ import sys
 import tempfile
 import time
 
-from kmini_results import OPENBLAS_FORCING, baseline_env, kernel, load, run_kmini
+# kmini_results, the scripts' shared module, is in scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from kmini_results import OPENBLAS_FORCING, baseline_env, kernel, load, run_kmini  # noqa: E402
 
 OPENBLAS_DIRS = [d for d in (os.environ.get("KMINI_OPENBLAS_DIR"), "/usr/lib/x86_64-linux-gnu/openblas-serial",
                              "/usr/lib/x86_64-linux-gnu/openblas-pthread") if d]

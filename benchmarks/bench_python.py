@@ -4,7 +4,7 @@ and at the bench decks' sizes kmini.rk4 / kmini.discount against the CLI's timed
 kernel (results.json: rk4 loop_seconds, discount kernel.best_seconds) run by this
 script on the same machine, alternately. A benchmark, not a test.
 
-  PYTHONPATH=build/python /usr/bin/python3 scripts/bench_python.py [--kmini build/bin/kmini] [--repeat 3]
+  PYTHONPATH=build/python /usr/bin/python3 benchmarks/bench_python.py [--kmini build/bin/kmini] [--repeat 3]
 """
 import argparse
 import json
@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# kmini_results, the scripts' shared module, is in scripts/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 from kmini_results import timed_seconds  # noqa: E402
 
 import kmini  # noqa: E402

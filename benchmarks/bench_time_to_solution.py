@@ -7,7 +7,7 @@ read of the same file in 8 MiB blocks measured here (the file in the page
 cache: read once before), read + pack against it, and the share of everything
 but the computation.
 
-  scripts/bench_time_to_solution.py [--kmini build/bin/kmini] [--rows 5000] [--cols 50000]
+  benchmarks/bench_time_to_solution.py [--kmini build/bin/kmini] [--rows 5000] [--cols 50000]
       [--density 0.1] [--dir bench-tts] [--runs 3] [--launcher "taskset -c 0"] [--np 1]
 
 The users' size is --rows 10000 --cols 100000 (a 1 GB A.npy); the default runs
