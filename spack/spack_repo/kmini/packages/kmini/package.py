@@ -110,8 +110,11 @@ class Kmini(CMakePackage, CudaPackage):
         if spec.satisfies("+cuda"):
             args.append(self.define("CMAKE_CXX_COMPILER", self._nvcc_wrapper()))
             args.append(self.define("KMINI_REQUIRE_BACKEND", "CUDA"))
-            # The wgmma probe needs a Hopper nvcc target (sm_90a) of its own.
+            # The wgmma probe needs a Hopper nvcc target (sm_90a) of its own. It is compiled by
+            # nvcc itself: its host compiler is the one nvcc_wrapper uses, not Spack's wrapper
+            # (nvcc cannot read the host compiler's properties through it).
             args.append(self.define("KMINI_WGMMA_PROBE", spec.satisfies("cuda_arch=90")))
+            args.append(self.define("KMINI_NVCC_HOST_COMPILER", self.compiler.cxx))
         elif spec.satisfies("+openmp"):
             args.append(self.define("KMINI_REQUIRE_BACKEND", "OPENMP"))
         return args
