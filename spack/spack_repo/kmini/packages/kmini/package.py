@@ -107,6 +107,8 @@ class Kmini(CMakePackage, CudaPackage):
         if spec.satisfies("+python"):
             args.append(self.define("KMINI_PYTHON_INTERPRETER", spec["python"].command.path))
             args.append(self.define("KMINI_PYTHON_INSTALL_DIR", python_platlib))
+            # The module's tests (--test=root) set PYTHONPATH: an external numpy's directory with it.
+            args.append(self.define("KMINI_PYTHON_TEST_PATH", self._external_numpy_path() or ""))
         if spec.satisfies("+cuda"):
             args.append(self.define("CMAKE_CXX_COMPILER", self._nvcc_wrapper()))
             args.append(self.define("KMINI_REQUIRE_BACKEND", "CUDA"))
@@ -155,10 +157,6 @@ class Kmini(CMakePackage, CudaPackage):
         env.set("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.set("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         env.set("OMPI_MCA_rmaps_base_oversubscribe", "1")
-        # --test=root runs the module's tests (python.kmini) in the build tree.
-        numpy = self._external_numpy_path()
-        if numpy and self.run_tests:
-            env.append_path("PYTHONPATH", numpy)
 
     def check(self):
         """`spack install --test=root`: the quick tier (CHECK_LABELS) of the build tree."""
