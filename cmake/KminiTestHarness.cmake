@@ -54,7 +54,7 @@ function(kmini_python_mpi_test name np script)
   add_test(NAME ${name}
            COMMAND ${KMINI_TEST_LAUNCHER} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${KMINI_MPIEXEC_FLAGS}
                    ${KMINI_PYTHON_MODULE_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/${script} ${ARGN})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "PYTHONPATH=${KMINI_PYTHON_MODULE_DIR};${KMINI_MPI_ENV}"
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "PYTHONPATH=${KMINI_PYTHON_MODULE_PATH};${KMINI_MPI_ENV}"
                        LABELS "python;mpi" PROCESSORS ${np} TIMEOUT 120 SKIP_RETURN_CODE 77)
 endfunction()
 

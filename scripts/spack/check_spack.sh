@@ -10,7 +10,9 @@
 # kmini +openmp and kmini +python: concretize, install (kmini with --test=root: the recipe's
 # ctest subset), `spack test run kmini`, and the installed deck through `spack load` and
 # `kmini --data-dir`; last `kmini +cuda cuda_arch=90` against CUDA at $KMINI_SPACK_CUDA
-# (default /usr/local/cuda) as an external: concretized, and built with --cuda-build.
+# (default /usr/local/cuda) as an external: concretized, and built with --cuda-build. For
+# CUDA 13, which Spack's Kokkos recipe refuses for Kokkos <= 4.7.0, KMINI_SPACK_KOKKOS_CUDA
+# names a Kokkos that scripts/gpu/build_deps.sh built, declared as an external.
 #
 # usage: check_spack.sh [--only serial,openmp,python,cuda] [--cuda-build] [--no-test-root] [--ctest ENABLED]
 #   --no-test-root   install kmini without --test=root (the unit tests' build doubles kmini's)
@@ -134,11 +136,14 @@ spack:
   view: false
   concretizer: {unify: true}
 YAML
-  step "$name-concretize" nice -n 10 spack -e "$env" concretize -f || return
+  # --test=root at install needs the test dependencies (googletest) in the concretized spec.
+  local tests=(); [[ " $* " == *" --test=root "* ]] && tests=(--test=root)
+  step "$name-concretize" nice -n 10 spack -e "$env" concretize -f "${tests[@]}" || return
   grep -E '[ ^](kmini|kokkos|kokkos-kernels|openmpi|python)@' "$LOG/$name-concretize.log" | sed 's/^/    /' | cut -c1-160
   step "$name-install" nice -n 10 spack -e "$env" install --no-checksum --show-log-on-error "$@" || return
-  step "$name-test-run" spack -e "$env" test run kmini
-  spack -e "$env" test results -l > "$LOG/$name-test-results.log" 2>&1
+  local suite="check-$name-$(date +%Y%m%d-%H%M%S)"
+  step "$name-test-run" spack -e "$env" test run --alias "$suite" kmini
+  spack -e "$env" test results -l "$suite" > "$LOG/$name-test-results.log" 2>&1
   grep -E 'PASSED|FAILED|SKIPPED' "$LOG/$name-test-results.log" | sed 's/^/    /' | head -8
   step "$name-load-and-run" run_loaded "$env"
 }
@@ -152,10 +157,37 @@ want serial && check_variant serial "kmini" $TEST_ROOT
 want openmp && check_variant openmp "kmini +openmp"
 want python && check_variant python "kmini +python"
 if want cuda; then
+  # Spack's Kokkos recipe refuses CUDA 13 for Kokkos <= 4.7.0 (conflicts("^cuda@13:")). With
+  # KMINI_SPACK_KOKKOS_CUDA=PREFIX (a Kokkos + Kokkos Kernels that scripts/gpu/build_deps.sh
+  # built for HOPPER90, patched for CUDA 13) they are declared as externals of this environment.
   env=$OFF/check-envs/cuda; rm -rf "$env"; mkdir -p "$env"
   printf "spack:\n  specs: ['kmini +cuda cuda_arch=90']\n  develop:\n    kmini: {spec: kmini@=develop, path: %s}\n  view: false\n" \
     "$SRC" > "$env/spack.yaml"
-  if step cuda-concretize nice -n 10 spack -e "$env" concretize -f; then
+  kc=${KMINI_SPACK_KOKKOS_CUDA:-}
+  if [ -n "$kc" ]; then
+    kv=$(sed -n 's/.*PACKAGE_VERSION "\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\)".*/\1 \2 \3/p' \
+         "$kc"/lib*/cmake/Kokkos/KokkosConfigVersion.cmake 2> /dev/null | head -1)
+    [ -n "$kv" ] || { echo "KMINI_SPACK_KOKKOS_CUDA=$kc: no lib/cmake/Kokkos/KokkosConfigVersion.cmake"; exit 1; }
+    kv=$(printf '%d.%d.%02d' $kv)
+    cat >> "$env/spack.yaml" <<YAML
+  packages:
+    kokkos:
+      externals:
+      - spec: kokkos@$kv +cuda +wrapper +cuda_lambda +serial +shared +pic cuda_arch=90 cxxstd=17
+        prefix: $kc
+      buildable: false
+    kokkos-kernels:
+      externals:
+      - spec: kokkos-kernels@$kv +cuda +shared cuda_arch=90
+        prefix: $kc
+      buildable: false
+YAML
+  fi
+  cuda_major=$("${KMINI_SPACK_CUDA:-/usr/local/cuda}/bin/nvcc" --version 2> /dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  if [ -z "$kc" ] && [ "${cuda_major:-0}" -ge 13 ]; then
+    echo "==> cuda: skipped: CUDA $cuda_major, which Spack's Kokkos recipe refuses for Kokkos <= 4.7.0;" \
+         "set KMINI_SPACK_KOKKOS_CUDA to a Kokkos built by scripts/gpu/build_deps.sh"
+  elif step cuda-concretize nice -n 10 spack -e "$env" concretize -f; then
     grep -E '[ ^](kmini|kokkos|kokkos-kernels|kokkos-nvcc-wrapper|cuda)@' "$LOG/cuda-concretize.log" | cut -c1-160
     [ "$CUDA_BUILD" = 1 ] && step cuda-install nice -n 10 spack -e "$env" install --no-checksum --show-log-on-error
   else

@@ -24,9 +24,10 @@ from spack.package import *
 # passed with the new release (check_spack_package.py asserts this list).
 TESTED_KOKKOS = "4.6.01"
 
-# The quick, self-contained part of the suite that `spack install --test=root`
-# runs: unit tests (GoogleTest) and the CLI runs, no scripts or Python tools.
-CHECK_LABELS = "unit|cli"
+# What `spack install --test=root` runs of the suite: the quick tier (every kernel's
+# unit tests, the default deck from the CLI at 1 and 2 ranks, and with +python the
+# module's tests); the rest needs the project's Python tools.
+CHECK_LABELS = "quick"
 
 
 class Kmini(CMakePackage, CudaPackage):
@@ -70,7 +71,9 @@ class Kmini(CMakePackage, CudaPackage):
     extends("python", when="+python")
     depends_on("python@3.8:", when="+python", type=("build", "link", "run"))
     depends_on("py-pybind11@2.10:", when="+python", type="build")
-    depends_on("py-numpy", when="+python", type=("build", "run"))
+    # The module imports numpy when it is imported (nothing at build time); the quick
+    # tier's python.kmini uses it under --test=root.
+    depends_on("py-numpy", when="+python", type=("run", "test"))
 
     depends_on(f"kokkos@{TESTED_KOKKOS}")
     depends_on(f"kokkos-kernels@{TESTED_KOKKOS}")
@@ -104,14 +107,50 @@ class Kmini(CMakePackage, CudaPackage):
         if spec.satisfies("+python"):
             args.append(self.define("KMINI_PYTHON_INTERPRETER", spec["python"].command.path))
             args.append(self.define("KMINI_PYTHON_INSTALL_DIR", python_platlib))
+            # The module's tests (--test=root) set PYTHONPATH: an external numpy's directory with it.
+            args.append(self.define("KMINI_PYTHON_TEST_PATH", self._external_numpy_path() or ""))
         if spec.satisfies("+cuda"):
-            args.append(self.define("CMAKE_CXX_COMPILER", self["kokkos"].kokkos_cxx))
+            args.append(self.define("CMAKE_CXX_COMPILER", self._nvcc_wrapper()))
             args.append(self.define("KMINI_REQUIRE_BACKEND", "CUDA"))
-            # The wgmma probe needs a Hopper nvcc target (sm_90a) of its own.
+            # The wgmma probe needs a Hopper nvcc target (sm_90a) of its own. It is compiled by
+            # nvcc itself: its host compiler is the one nvcc_wrapper uses, not Spack's wrapper
+            # (nvcc cannot read the host compiler's properties through it).
             args.append(self.define("KMINI_WGMMA_PROBE", spec.satisfies("cuda_arch=90")))
+            args.append(self.define("KMINI_NVCC_HOST_COMPILER", self.compiler.cxx))
         elif spec.satisfies("+openmp"):
             args.append(self.define("KMINI_REQUIRE_BACKEND", "OPENMP"))
         return args
+
+    def _nvcc_wrapper(self):
+        """Kokkos' nvcc_wrapper, the C++ compiler of a +cuda build: Spack's Kokkos names
+        the one it was built with; an external Kokkos (a site's build, e.g. for a CUDA
+        that Spack's Kokkos recipe refuses) brings its own in its bin/ when it has one."""
+        kokkos = self.spec["kokkos"]
+        if not kokkos.external:
+            return self["kokkos"].kokkos_cxx
+        own = join_path(kokkos.prefix.bin, "nvcc_wrapper")
+        return own if os.path.isfile(own) else self["kokkos-nvcc-wrapper"].kokkos_cxx
+
+    def _external_numpy_path(self):
+        """The directory of an external py-numpy's module (e.g. Debian's python3-numpy
+        in /usr/lib/python3/dist-packages), which Spack's Python venv does not see;
+        None for a Spack-built numpy, which the venv puts on PYTHONPATH itself."""
+        if not self.spec.satisfies("+python ^py-numpy") or not self.spec["py-numpy"].external:
+            return None
+        prefix = self.spec["py-numpy"].prefix
+        ver = self.spec["python"].version.up_to(2)
+        for lib in ("lib", "lib64"):
+            for py in (f"python{ver}", "python3"):
+                for site in ("site-packages", "dist-packages"):
+                    path = join_path(prefix, lib, py, site)
+                    if os.path.isfile(join_path(path, "numpy", "__init__.py")):
+                        return path
+        return None
+
+    def setup_run_environment(self, env):
+        numpy = self._external_numpy_path()
+        if numpy:
+            env.append_path("PYTHONPATH", numpy)
 
     def setup_build_environment(self, env):
         # Open MPI refuses root (build containers) and more ranks than cores unless told.
@@ -120,8 +159,7 @@ class Kmini(CMakePackage, CudaPackage):
         env.set("OMPI_MCA_rmaps_base_oversubscribe", "1")
 
     def check(self):
-        """`spack install --test=root`: the unit and CLI tests (CHECK_LABELS) of
-        the build tree; the rest of the suite needs the project's Python tools."""
+        """`spack install --test=root`: the quick tier (CHECK_LABELS) of the build tree."""
         with working_dir(self.build_directory):
             ctest = which("ctest", required=True)
             ctest("--output-on-failure", "-j", str(make_jobs), "-L", CHECK_LABELS)
@@ -170,9 +208,16 @@ class Kmini(CMakePackage, CudaPackage):
                 self._verified_run(deck, ranks)
 
     def test_python(self):
-        """import kmini from the installed Python module"""
+        """the installed module kmini: imported from the prefix, discount equal to numpy's product"""
         if not self.spec.satisfies("+python"):
             raise SkipTest("built without +python")
         python = self.spec["python"].command
-        out = python("-c", "import kmini, numpy; print(kmini.__file__)", output=str)
+        script = (
+            "import numpy as np, kmini\n"
+            "m = np.random.default_rng(0).random((300, 5))\n"
+            "d = np.random.default_rng(1).random((20, 300, 5))\n"
+            "assert np.array_equal(kmini.discount(m, d), m * d)\n"
+            "print(kmini.__file__)"
+        )
+        out = python("-c", script, output=str)
         assert out.strip().startswith(str(self.prefix)), out
