@@ -244,6 +244,7 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
   c.row_slice = planned ? p.slice_rows : slice_height(a, p);
   c.memory_budget = planned && p.memory_budget > 0 ? p.memory_budget : std::numeric_limits<double>::max();
   c.similarity = p.similarity;
+  c.empty_similarity = p.empty_similarity;
   c.upper = p.upper;
   if (p.dense) c.write_c = "C";
   if (p.pairs) c.write_pairs = "pairs";

@@ -9,6 +9,7 @@
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_host_pack.hpp"
+#include "io/fps.hpp"
 #include "io/npy.hpp"
 
 #include <fcntl.h>
@@ -35,6 +36,12 @@ std::vector<std::uint8_t> host_rows(const Source& a, std::int64_t r0, std::int64
   } else if (a.kind == Source::Kind::Unpacked) {
     npy::Info info = npy::read_info(a.path);
     npy::read_elements(info, std::uint64_t(r0 * a.cols), std::uint64_t(n * a.cols), out.data());
+  } else if (a.kind == Source::Kind::Fps) {  // bit k: bit k % 8 of byte k / 8, least significant first
+    const std::int64_t nb = a.fps->bytes_per_row();
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n * nb));
+    fps::read_rows(*a.fps, r0, n, bytes.data());
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < a.cols; ++k) out[i * a.cols + k] = (bytes[i * nb + k / 8] >> (k % 8)) & 1;
   } else {
     const std::int64_t nb = (a.cols + 7) / 8;
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n * nb));
@@ -58,7 +65,7 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
       if (data[e] > 1)
         throw UsageError(a.path + ": element (" + std::to_string(r0 + e / a.cols) + ", " + std::to_string(e % a.cols) +
                          ") is " + std::to_string(int(data[e])) + " (expected 0 or 1)");
-  } else if (a.cols % 8 != 0) {
+  } else if (a.kind == Source::Kind::Packed && a.cols % 8 != 0) {  // (Fps: checked by its decoding)
     const std::int64_t nb = (a.cols + 7) / 8;
     const std::uint8_t pad_mask = static_cast<std::uint8_t>((1u << (8 - a.cols % 8)) - 1);
     for (std::int64_t i = 0; i < n; ++i)
@@ -73,11 +80,20 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
 
 RowShare read_share(std::int64_t rows, int rank, int ranks) { return block_range(rows, rank, ranks); }
 
-std::int64_t file_row_bytes(const Source& a) { return a.kind == Source::Kind::Packed ? (a.cols + 7) / 8 : a.cols; }
+std::int64_t file_row_bytes(const Source& a) {
+  return a.kind == Source::Kind::Packed || a.kind == Source::Kind::Fps ? (a.cols + 7) / 8 : a.cols;
+}
+
+double file_bytes_per_row(const Source& a) {
+  if (a.kind != Source::Kind::Fps) return double(file_row_bytes(a));
+  return double(a.fps->offsets.back() - a.fps->offsets.front()) / double(a.rows);
+}
 
 std::int64_t read_block_rows(const Source& a) {
   if (a.kind == Source::Kind::Random) return 0;
-  return std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / file_row_bytes(a)));
+  // FPS: a block of records' text (up to the longest line each) is decoded into packed bytes.
+  const std::int64_t per_row = a.kind == Source::Kind::Fps ? a.fps->longest_line : file_row_bytes(a);
+  return std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / per_row));
 }
 
 namespace {
@@ -169,7 +185,7 @@ void pack_block(const ExecSpace& exec, const Source& a, const Packed& packed, co
   if constexpr (compat::device_is_host_accessible) {
     Word* out = packed.data() + dest * static_cast<std::int64_t>(packed.extent(1));
     const auto stride = static_cast<std::int64_t>(packed.extent(1));
-    if (a.kind == Source::Kind::Packed) {
+    if (a.kind == Source::Kind::Packed || a.kind == Source::Kind::Fps) {
       check_file_block(a, bytes, r0, n);  // the padding bits: one byte per row
       host_pack::pack_packed_block(bytes, n, file_row_bytes(a), out, stride);
     } else if (host_pack::pack_unpacked_block(bytes, n, a.cols, out, stride)) {
@@ -183,7 +199,7 @@ void pack_block(const ExecSpace& exec, const Source& a, const Packed& packed, co
   auto dev_n = Kokkos::subview(staging.dev, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
   auto host_n = Kokkos::subview(staging.host, std::make_pair(std::int64_t(0), n), Kokkos::ALL());
   Kokkos::deep_copy(exec, dev_n, host_n);
-  if (a.kind == Source::Kind::Packed) pack_packed_bytes(exec, packed, dev_n, dest);
+  if (a.kind == Source::Kind::Packed || a.kind == Source::Kind::Fps) pack_packed_bytes(exec, packed, dev_n, dest);
   else pack_unpacked_bytes(exec, packed, dev_n, dest);
 }
 
@@ -200,6 +216,22 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
     reads.push_back({first + at, std::min(block, count - at), dest + at});
 }
 
+// Where the rows of a read are in the file: fixed-size rows of a .npy, or
+// the lines of FPS records (from the index).
+struct FileRange {
+  std::uint64_t offset = 0;
+  std::int64_t bytes = 0;
+};
+FileRange file_range(const Source& a, const RowRead& r) {
+  if (a.kind != Source::Kind::Fps) {
+    const std::int64_t row_bytes = file_row_bytes(a);
+    return {std::uint64_t(r.first * row_bytes), r.count * row_bytes};
+  }
+  const auto& at = a.fps->offsets;
+  const std::uint64_t begin = at[static_cast<std::size_t>(r.first)];
+  return {begin, static_cast<std::int64_t>(at[static_cast<std::size_t>(r.first + r.count)] - begin)};
+}
+
 // Reads this rank's share of a file's rows block by block (BlockReader),
 // checks every value and packs the rows into `packed` (pack_block). Over
 // several ranks every rank takes part in every round, also after a problem of
@@ -207,7 +239,8 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
 // a collective. Adds to `t` this rank's time in the reads alone and its bytes read.
 void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const Packed& packed, const Staging& staging,
                   const std::vector<RowRead>& reads, ReadTimes& t) {
-  const std::int64_t row_bytes = file_row_bytes(a);
+  const bool fps = a.kind == Source::Kind::Fps;
+  std::vector<char> text(fps ? static_cast<std::size_t>(read_block_rows(a) * a.fps->longest_line) : 0);
   auto rounds = static_cast<std::int64_t>(reads.size());
   const BlockReader file(comm, a);
   if (!file.solo()) MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm);
@@ -221,17 +254,20 @@ void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const P
     if constexpr (!compat::device_is_host_accessible) exec.fence();  // the previous block's pack is done with it
     const Kokkos::Timer read_timer;
     std::string error;
+    const FileRange range = file_range(a, r);
+    const std::int64_t want = reading ? range.bytes : 0;
     const std::int64_t got =
-        file.read(std::uint64_t(r.first * row_bytes), staging.host.data(), reading ? r.count * row_bytes : 0, error);
+        file.read(range.offset, fps ? static_cast<void*>(text.data()) : staging.host.data(), want, error);
     if (!reading) continue;
     t.read_seconds += read_timer.seconds();
     t.read_bytes += got;
-    if (!error.empty() || got != r.count * row_bytes) {
+    if (!error.empty() || got != want) {
       io_problem = a.path + ": read of rows " + std::to_string(r.first) + ".." + std::to_string(r.first + r.count - 1) +
                    " failed (" + (!error.empty() ? error : std::to_string(got) + " bytes") + ")";
       continue;
     }
     try {
+      if (fps) fps::decode_rows(*a.fps, text.data(), r.first, r.count, staging.host.data());
       pack_block(exec, a, packed, staging, r.first, r.count, r.dest);
     } catch (const UsageError& e) {
       bad_value.emplace(e);
