@@ -35,11 +35,12 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 // The keyword arguments that are gram's deck keys: their defaults, limits,
 // options and help are the declaration's (gram_declaration.cpp).
-const std::vector<Argument> kArguments = {{"similarity", "similarity"},      {"top_k", "write.top_k.k"},
-                                          {"pairs_min", "write.pairs.min"},  {"count_at_least", "write.count_at_least"},
-                                          {"triangle", "triangle"},          {"memory_budget", "memory_budget"},
-                                          {"slice_rows", "row_slice"},       {"distribution", "distribution"},
-                                          {"ring_schedule", "ring_schedule"}};
+const std::vector<Argument> kArguments = {
+    {"similarity", "similarity"},       {"top_k", "write.top_k.k"},
+    {"pairs_min", "write.pairs.min"},   {"count_at_least", "write.count_at_least"},
+    {"triangle", "triangle"},           {"memory_budget", "memory_budget"},
+    {"slice_rows", "row_slice"},        {"distribution", "distribution"},
+    {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"}};
 
 const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
 
@@ -169,11 +170,9 @@ py::array records_array(const std::vector<char>& bytes, const py::dtype& dtype, 
 kmini::gram::ComputeParams gram_params(const py::object& similarity_obj, const py::object& dense_obj,
                                        const py::object& triangle_obj, const py::object& distribution_obj,
                                        const py::object& schedule_obj) {
-  using kmini::gram::Similarity;
   kmini::gram::ComputeParams p;
   const std::string similarity = declared_choice_arg(similarity_obj, "similarity", key("similarity"));
-  for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
-    if (similarity == kmini::gram::similarity_name(k)) p.similarity = k;
+  kmini::gram::similarity_from_name(similarity, p.similarity);  // a declared name or alias
   const std::string triangle = declared_choice_arg(triangle_obj, "triangle", key("triangle"));
   p.dense = bool_arg(dense_obj, "dense");
   p.upper = triangle == "upper";
@@ -332,11 +331,12 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
                 const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                 const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                 const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                const py::object& schedule_obj, bool summary) {
+                const py::object& schedule_obj, bool summary, const py::object& empty_obj) {
   check_running("gram");
   // One process holds the whole problem whatever the distribution (a ring of one rank).
   kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
   p.summary = summary;
+  p.empty_similarity = declared_real_arg(empty_obj, "empty_similarity", key("empty_similarity"));
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
   const GramInput a = gram_input(a_obj, "A", cols);
   std::optional<GramInput> b;
@@ -543,6 +543,7 @@ void agree_params(const OverRanks& o, MPI_Comm comm) {
                     {"distribution", static_cast<std::int64_t>(p.distribution)},
                     {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},
                     {"top_k", p.top_k},
+                    {"empty_similarity", bits_of(p.empty_similarity)},
                     {"pairs_min", p.pairs ? bits_of(p.pairs_min) : -1},
                     {"count_at_least", static_cast<std::int64_t>(at_least)},
                     {"slice_rows", o.auto_rows ? -1 : p.slice_rows}});
@@ -598,7 +599,8 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
                      const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                      const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                      const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                     const py::object& schedule_obj, const py::object& comm_obj, bool summary) {
+                     const py::object& schedule_obj, const py::object& comm_obj, bool summary,
+                     const py::object& empty_obj) {
   check_running("gram");
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
@@ -607,6 +609,7 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
   try {
     convert_own(o, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
     o.p.summary = summary;
+    o.p.empty_similarity = declared_real_arg(empty_obj, "empty_similarity", key("empty_similarity"));
   } catch (...) {
     failed = std::current_exception();
   }
@@ -733,11 +736,11 @@ void bind_gram(py::module_& m) {
   m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("comm"), py::arg("summary") = false);
+        py::arg("comm"), py::arg("summary") = false, py::arg("empty_similarity") = 0.0);
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("summary") = false);
+        py::arg("summary") = false, py::arg("empty_similarity") = 0.0);
 }
 
 }  // namespace kmini::python
