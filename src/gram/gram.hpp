@@ -64,6 +64,7 @@ struct Config {
   // The same as tab-separated text with the rows' IDs (gram_text.cpp); optional.
   std::string write_pairs_text, write_top_k_text;
   std::int64_t top_k = 0;
+  double top_k_min = 0;                // the lists keep only partners with a value >= this (0: all)
   std::vector<double> count_at_least;  // thresholds (in the deck's order)
   bool two_inputs() const { return b.rows > 0; }
   bool float_values() const { return similarity != Similarity::Counts; }

@@ -252,6 +252,7 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
   if (p.top_k > 0) c.write_top_k = "top_k";
   if (p.summary) c.write_summary = "summary";
   c.top_k = p.top_k;
+  c.top_k_min = p.top_k_min;
   c.count_at_least = p.count_at_least;
   c.engine = kAutoEngine;
   c.distribution = p.distribution;

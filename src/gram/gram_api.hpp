@@ -54,6 +54,7 @@ struct ComputeParams {
   bool dense = true;                           // C itself (int32 counts, else float32)
   bool upper = false;                          // dense C as the packed upper triangle (one input)
   std::int64_t top_k = 0;                      // > 0: the k best partners of every row of A
+  double top_k_min = 0;                        // ... of those with a value >= this (write.top_k.min)
   bool pairs = false;                          // the pairs with value >= pairs_min
   double pairs_min = 0;
   std::vector<double> count_at_least;  // the number of pairs at or above each (deck order)

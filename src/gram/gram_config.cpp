@@ -139,6 +139,9 @@ void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
     const DeckNode t = w.child(d.key("write.top_k"));
     c.write_top_k = t.output_path(d.key("write.top_k.path"));
     c.write_top_k_text = t.output_path(d.key("write.top_k.text"));
+    c.top_k_min = t.real(d.key("write.top_k.min"));
+    const std::string expected = unreachable_threshold(c.similarity, c.top_k_min);
+    if (!expected.empty()) t.fail("min", expected);
     // Every row has targets partners (targets - 1 without itself).
     c.top_k =
         t.required_integer(d.key("write.top_k.k"), std::max<std::int64_t>(1, c.targets() - (c.two_inputs() ? 0 : 1)));

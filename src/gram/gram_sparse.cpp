@@ -309,8 +309,10 @@ void SparseOutputs::finish_top_k() {
   std::vector<char> records;
   records.reserve(static_cast<std::size_t>(nrows * k) * 12);
   for (std::int64_t e = 0; e < nrows * k; ++e) {
+    // write.top_k.min: the k best at or above it are the lists' entries that
+    // reach it (a list is best first: the others are its tail, left missing).
     const TopKEntry& t = lists[static_cast<std::size_t>(e)];
-    append_top_k_entry(records, c_.similarity, t.j, t.value);
+    append_top_k_entry(records, c_.similarity, t.value >= c_.top_k_min ? t.j : -1, t.value);
   }
   std::vector<TopKEntry>().swap(lists);
   const Kokkos::Timer write_timer;

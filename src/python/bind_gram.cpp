@@ -40,7 +40,8 @@ const std::vector<Argument> kArguments = {
     {"pairs_min", "write.pairs.min"},   {"count_at_least", "write.count_at_least"},
     {"triangle", "triangle"},           {"memory_budget", "memory_budget"},
     {"slice_rows", "row_slice"},        {"distribution", "distribution"},
-    {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"}};
+    {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"},
+    {"top_k_min", "write.top_k.min"}};
 
 const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
 
@@ -217,6 +218,17 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
                           ", expected 'slices' or 'auto' (the circulant computes top_k and count_at_least only)");
 }
 
+// empty_similarity= and top_k_min=, as the deck's gram.empty_similarity and
+// gram.write.top_k.min (a minimum no value reaches refused as pairs_min is).
+void search_options(kmini::gram::ComputeParams& p, const py::object& empty_obj, const py::object& top_k_min_obj) {
+  p.empty_similarity = declared_real_arg(empty_obj, "empty_similarity", key("empty_similarity"));
+  p.top_k_min = declared_real_arg(top_k_min_obj, "top_k_min", key("write.top_k.min"));
+  const std::string expected = kmini::gram::unreachable_threshold(p.similarity, p.top_k_min);
+  if (!expected.empty())
+    throw py::value_error("top_k_min: got " + kmini::format_g(p.top_k_min, 17) + " with similarity='" +
+                          kmini::gram::similarity_name(p.similarity) + "', expected " + expected);
+}
+
 // Memory as in the CLI: dense C only when asked for and within the budget;
 // else slices of as many rows as the budget allows (bisection: the bytes
 // grow with the slice height), so a top-k of 10^5 rows never builds C.
@@ -331,12 +343,13 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
                 const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                 const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                 const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                const py::object& schedule_obj, bool summary, const py::object& empty_obj) {
+                const py::object& schedule_obj, bool summary, const py::object& empty_obj,
+                const py::object& top_k_min_obj) {
   check_running("gram");
   // One process holds the whole problem whatever the distribution (a ring of one rank).
   kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
   p.summary = summary;
-  p.empty_similarity = declared_real_arg(empty_obj, "empty_similarity", key("empty_similarity"));
+  search_options(p, empty_obj, top_k_min_obj);
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
   const GramInput a = gram_input(a_obj, "A", cols);
   std::optional<GramInput> b;
@@ -544,6 +557,7 @@ void agree_params(const OverRanks& o, MPI_Comm comm) {
                     {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},
                     {"top_k", p.top_k},
                     {"empty_similarity", bits_of(p.empty_similarity)},
+                    {"top_k_min", bits_of(p.top_k_min)},
                     {"pairs_min", p.pairs ? bits_of(p.pairs_min) : -1},
                     {"count_at_least", static_cast<std::int64_t>(at_least)},
                     {"slice_rows", o.auto_rows ? -1 : p.slice_rows}});
@@ -600,7 +614,7 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
                      const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                      const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
                      const py::object& schedule_obj, const py::object& comm_obj, bool summary,
-                     const py::object& empty_obj) {
+                     const py::object& empty_obj, const py::object& top_k_min_obj) {
   check_running("gram");
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
@@ -609,7 +623,7 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
   try {
     convert_own(o, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
     o.p.summary = summary;
-    o.p.empty_similarity = declared_real_arg(empty_obj, "empty_similarity", key("empty_similarity"));
+    search_options(o.p, empty_obj, top_k_min_obj);
   } catch (...) {
     failed = std::current_exception();
   }
@@ -736,11 +750,11 @@ void bind_gram(py::module_& m) {
   m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("comm"), py::arg("summary") = false, py::arg("empty_similarity") = 0.0);
+        py::arg("comm"), py::arg("summary") = false, py::arg("empty_similarity") = 0.0, py::arg("top_k_min") = 0.0);
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("summary") = false, py::arg("empty_similarity") = 0.0);
+        py::arg("summary") = false, py::arg("empty_similarity") = 0.0, py::arg("top_k_min") = 0.0);
 }
 
 }  // namespace kmini::python

@@ -79,6 +79,20 @@ def test_gram_on_fingerprints_carries_ids_and_equals_numpy(tmp_path):
         kmini.gram(fp, cols=64)
 
 
+def test_top_k_min_keeps_the_k_best_at_or_above_it():
+    rng = np.random.default_rng(9)
+    A, B = rng.random((30, 200)) < 0.3, rng.random((50, 200)) < 0.3
+    full = kmini.gram(A, B, similarity="tanimoto", top_k=6).top_k
+    cut = kmini.gram(A, B, similarity="tanimoto", top_k=6, top_k_min=0.2).top_k
+    t = tanimoto(A, B)
+    for i in range(len(A)):
+        kept = [int(j) for j in full[i]["j"] if t[i, j] >= 0.2]
+        assert list(cut[i]["j"]) == kept + [-1] * (6 - len(kept))
+    assert (cut["j"] == -1).any() and (cut["j"] >= 0).any()
+    with pytest.raises(ValueError, match=r"top_k_min: got 1\.5 with similarity='jaccard', expected a value in \["):
+        kmini.gram(A, similarity="tanimoto", top_k=2, top_k_min=1.5)
+
+
 @pytest.mark.parametrize("empty", [0.0, 1.0])
 @pytest.mark.parametrize("similarity", ["tanimoto", "dice", "cosine"])
 def test_two_empty_fingerprints_score_empty_similarity(similarity, empty):

@@ -7,7 +7,11 @@ first), and the encoding is checked against RDKit's own FPS text
 (DataStructs.BitVectToFPSText). kmini reads the file at 1 and 2 ranks; C
 (counts and Tanimoto), the top-k lists and the pairs are checked against
 numpy on the on-bits matrix and against RDKit's BulkTanimotoSimilarity, and
-the counts are byte-identical to those of the same matrix as a .npy file.
+the counts are byte-identical to those of the same matrix as a .npy file;
+the text outputs (IDs, float32 scores) hold the .npy files' records and are
+byte-identical at 1 and 2 ranks; tanimoto, empty_similarity (two empty
+records: RDKit's 1.0 and the default 0) and top-k with a minimum score,
+queries (A) against targets (B).
 Malformed files are exit 2 with one line naming file:line, nothing written.
 
 usage: check_gram_fps.py KMINI MPIEXEC [MPIEXEC FLAGS...]
@@ -134,11 +138,11 @@ def read_tsv(path, header):
     return [line.split("\t") for line in lines[1:]]
 
 
-def check_top_k(T, top, k, self_excluded):
-    for i in range(T.shape[0]):  # the k best j (j != i with one input), ties by ascending j
+def check_top_k(T, top, k, self_excluded, least=0.0):
+    for i in range(T.shape[0]):  # the k best j (j != i with one input) at or above least, ties by ascending j
         js = [j for j in range(T.shape[1]) if not (self_excluded and j == i)]
-        order = sorted(js, key=lambda j: (-T[i, j], j))[:k]  # the double values kmini orders by
-        assert list(top[i]["j"]) == order, (i, list(top[i]["j"]), order)
+        order = [j for j in sorted(js, key=lambda j: (-T[i, j], j))[:k] if T[i, j] >= least]  # kmini's doubles
+        assert list(top[i]["j"]) == order + [-1] * (k - len(order)), (i, list(top[i]["j"]), order)
 
 
 def check_texts(out, top, pairs, ids, target_ids):
@@ -189,17 +193,19 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
                             "--set", "gram.write.C=T.npy"])
     _, t0 = tanimoto(M)
     assert np.array_equal(np.load(os.path.join(out_0, "T.npy")), t0.astype(np.float32))
-    # Queries (A) against targets (B).
+    # Queries (A) against targets (B); the 3 best at or above 0.3 (chemfp's -k 3 -t 0.3).
     out_q = os.path.join(tmp, f"run_q_{ranks}")
     kmini_ok(ranks, out_q, ["--set", f"gram.A={{file: {queries}}}", "--set", f"gram.B={{file: {path}}}",
                             "--set", "gram.similarity=tanimoto", "--set", "gram.empty_similarity=1",
-                            "--set", "gram.write.top_k={path: top.npy, k: 3, text: top.tsv}"])
+                            "--set", "gram.write.top_k={path: top.npy, k: 3, min: 0.3, text: top.tsv}"])
     nq = QUERIES
     top_q = np.load(os.path.join(out_q, "top.npy"))
-    check_top_k(t1[-nq:], top_q, 3, False)
+    check_top_k(t1[-nq:], top_q, 3, False, 0.3)
+    assert (top_q["j"] == -1).any() and (top_q["j"] >= 0).any(), "0.3 should cut some lists short"
     check_texts(out_q, top_q, None, ids[-nq:], ids)
     print(f"{ranks} rank(s): counts, Tanimoto (numpy; RDKit's BulkTanimotoSimilarity on all {len(M)} rows, "
-          f"2 empty), top-{k}, pairs >= 0.7 and queries against targets exact, with IDs in the text files; "
+          f"2 empty), top-{k}, pairs >= 0.7 and queries against targets (top-3 >= 0.3) exact, with IDs in the "
+          "text files; "
           "C byte-identical to the .npy input's")
     return [os.path.join(d, f) for d, f in ((out_t, "top.tsv"), (out_t, "pairs.tsv"), (out_q, "top.tsv"))]
 

@@ -94,7 +94,7 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
          memory_budget: Union[Number, str] = "auto", slice_rows: Union[int, str, None] = "auto",
          write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None, comm: Any = None,
          distribution: str = "replicated", ring_schedule: str = "auto",
-         empty_similarity: Number = 0.0) -> GramResult:
+         empty_similarity: Number = 0.0, top_k_min: Number = 0.0) -> GramResult:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     A, B: bool/uint8 0/1 elements, or with cols= np.packbits(A, axis=1) bytes
@@ -106,6 +106,7 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     target_ids is None: the columns are every rank's rows). similarity: counts (int32),
     jaccard (also named tanimoto), dice, cosine (float32); two rows without
     ones score empty_similarity (0, or 1 as RDKit's BulkTanimotoSimilarity).
+    top_k_min: each row's top_k best at or above it (the others missing).
     Returns a GramResult (a named tuple) with C (dense=True;
     triangle='upper': the packed upper triangle), top_k (rows x k records j,
     value), pairs (records i, j, value >= pairs_min), counts (pairs at or
@@ -159,12 +160,12 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     if comm is not None:
         res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,
                                           triangle, memory_budget, slice_rows, distribution, ring_schedule, summary,
-                                          empty_similarity)
+                                          empty_similarity, top_k_min)
         if B is None:  # the columns are every rank's rows
             target_ids = None
     else:
         res = _kmini.gram(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle, memory_budget,
-                          slice_rows, distribution, ring_schedule, summary, empty_similarity)
+                          slice_rows, distribution, ring_schedule, summary, empty_similarity, top_k_min)
     if files:
         _over_ranks.write_outputs(res, files, comm, triangle)
     return gram_result(res, ids, target_ids)
