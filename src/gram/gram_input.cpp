@@ -216,6 +216,19 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
     reads.push_back({first + at, std::min(block, count - at), dest + at});
 }
 
+// FPS rows decoded into bytes hold column k in bit k % 8 (least significant
+// first); the packed path takes numpy's packbits order, column k in bit
+// 7 - k % 8: reversed here, so that every input form (and A against B of
+// another form) puts column k in the same bit of the packed words.
+void fps_to_packbits_order(std::uint8_t* bytes, std::int64_t n) {
+  for (std::int64_t e = 0; e < n; ++e) {
+    unsigned b = bytes[e];
+    b = ((b >> 4) | (b << 4)) & 0xFFu;
+    b = ((b >> 2) & 0x33u) | ((b & 0x33u) << 2);
+    bytes[e] = static_cast<std::uint8_t>(((b >> 1) & 0x55u) | ((b & 0x55u) << 1));
+  }
+}
+
 // Where the rows of a read are in the file: fixed-size rows of a .npy, or
 // the lines of FPS records (from the index).
 struct FileRange {
@@ -240,6 +253,7 @@ FileRange file_range(const Source& a, const RowRead& r) {
 void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const Packed& packed, const Staging& staging,
                   const std::vector<RowRead>& reads, ReadTimes& t) {
   const bool fps = a.kind == Source::Kind::Fps;
+  const std::int64_t row_bytes = file_row_bytes(a);
   std::vector<char> text(fps ? static_cast<std::size_t>(read_block_rows(a) * a.fps->longest_line) : 0);
   auto rounds = static_cast<std::int64_t>(reads.size());
   const BlockReader file(comm, a);
@@ -267,7 +281,10 @@ void read_my_rows(const ExecSpace& exec, MPI_Comm comm, const Source& a, const P
       continue;
     }
     try {
-      if (fps) fps::decode_rows(*a.fps, text.data(), r.first, r.count, staging.host.data());
+      if (fps) {
+        fps::decode_rows(*a.fps, text.data(), r.first, r.count, staging.host.data());
+        fps_to_packbits_order(staging.host.data(), r.count * row_bytes);
+      }
       pack_block(exec, a, packed, staging, r.first, r.count, r.dest);
     } catch (const UsageError& e) {
       bad_value.emplace(e);

@@ -159,6 +159,7 @@ std::unique_ptr<RecordSink> detail::record_files(MPI_Comm comm, const Config& c,
                                                  const std::function<std::string(const std::string&)>& text_path) {
   auto files = std::make_unique<RecordFiles>(comm, c, pairs_path, top_k_path);
   files->text_path = text_path;
+  if (!files->text_path) files->text_path = [](const std::string& p) { return p; };
   return files;
 }
 

@@ -170,6 +170,12 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
     kmini_ok(ranks, out_npy, ["--set", f"gram.A={{file: {npy_path}}}", "--set", "gram.write.C=C.npy"])
     with open(os.path.join(out, "C.npy"), "rb") as a, open(os.path.join(out_npy, "C.npy"), "rb") as b:
         assert a.read() == b.read(), "FPS and .npy inputs give different C files"
+    # A from the FPS file against B from the .npy file, and the other way: each column the same bit.
+    for a_file, b_file in ((path, npy_path), (npy_path, path)):
+        out_mixed = os.path.join(tmp, f"run_mixed_{ranks}")
+        kmini_ok(ranks, out_mixed, ["--set", f"gram.A={{file: {a_file}}}", "--set", f"gram.B={{file: {b_file}}}",
+                                    "--set", "gram.write.C=C.npy"])
+        assert np.array_equal(np.load(os.path.join(out_mixed, "C.npy")), c), "FPS against .npy differs from numpy"
     # Tanimoto with RDKit's score of two empty fingerprints (1.0); top-k and pairs >= 0.7 with IDs.
     out_t, k = os.path.join(tmp, f"run_t_{ranks}"), 5
     kmini_ok(ranks, out_t, ["--set", f"gram.A={{file: {path}}}", "--set", "gram.similarity=tanimoto",
@@ -206,7 +212,7 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
     print(f"{ranks} rank(s): counts, Tanimoto (numpy; RDKit's BulkTanimotoSimilarity on all {len(M)} rows, "
           f"2 empty), top-{k}, pairs >= 0.7 and queries against targets (top-3 >= 0.3) exact, with IDs in the "
           "text files; "
-          "C byte-identical to the .npy input's")
+          "C byte-identical to the .npy input's, and FPS against .npy (both ways) exact")
     return [os.path.join(d, f) for d, f in ((out_t, "top.tsv"), (out_t, "pairs.tsv"), (out_q, "top.tsv"))]
 
 
