@@ -152,8 +152,8 @@ kmini_cli_test(gram.bad.pairs_min EXIT 2
 kmini_cli_test(gram.bad.pairs_min_missing EXIT 2 STDERR "gram.write.pairs.min: missing, expected a number"
                ARGS ${_small} --set "gram.write.pairs={path: p.npy}")
 kmini_cli_test(gram.bad.similarity EXIT 2
-               STDERR "gram.similarity: got 'tanimoto', expected one of counts \\| jaccard \\| dice \\| cosine"
-               ARGS ${_small} --set gram.similarity=tanimoto)
+               STDERR "gram.similarity: got 'hamming', expected one of counts \\| jaccard \\| dice \\| cosine \\| tanimoto"
+               ARGS ${_small} --set gram.similarity=hamming)
 kmini_cli_test(gram.bad.count_at_least EXIT 2
                STDERR "gram.write.count_at_least: got '\\[0.5, x\\]', expected a list of at most 64 finite numbers >= 0"
                ARGS ${_small} --set "gram.write.count_at_least=[0.5, x]")
