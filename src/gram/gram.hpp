@@ -7,24 +7,30 @@
 // thresholds) are produced slice by slice.
 #include "gram/gram_params.hpp"
 #include "gram/gram_similarity.hpp"
+#include "io/fps.hpp"
 #include "kernel/kernel.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace kmini::gram {
 
-// Where A comes from.
+// Where A comes from. Fps: a fingerprint file (io/fps.hpp), its index
+// (records' offsets and IDs) read once when the deck is configured.
 struct Source {
-  enum class Kind { Random, Unpacked, Packed } kind = Kind::Random;
+  enum class Kind { Random, Unpacked, Packed, Fps } kind = Kind::Random;
   std::int64_t rows = 0, cols = 0;
   double density = 0.5;    // random
   std::uint64_t seed = 1;  // random
-  std::string path;        // unpacked / packed .npy
+  std::string path;        // unpacked / packed .npy, or .fps
   std::uint64_t data_offset = 0;
   bool bool_dtype = false;
+  std::shared_ptr<const fps::Index> fps;  // Fps
+  // The name of row i in text outputs: its ID (Fps), else the row number.
+  std::string row_id(std::int64_t i) const { return fps ? fps->ids[static_cast<std::size_t>(i)] : std::to_string(i); }
 };
 
 // gram.distribution: every rank holds all of packed A (and B), or a 1/P
@@ -49,12 +55,16 @@ struct Config {
   double memory_budget = 0;                    // bytes of device memory for packed A + one slice
   bool budget_given = false;                   // memory_budget set in the deck (not auto)
   Similarity similarity = Similarity::Counts;  // counts: int32 values, else float32
+  double empty_similarity = 0;                 // the similarity of two empty rows (0/0)
   bool upper = false;                          // triangle: upper (packed rows i, j >= i)
   std::string write_c, write_summary;
   std::string write_pairs;  // pairs with value >= pairs_min
   double pairs_min = 0;
   std::string write_top_k;  // the top_k best partners of every row of A
+  // The same as tab-separated text with the rows' IDs (gram_text.cpp); optional.
+  std::string write_pairs_text, write_top_k_text;
   std::int64_t top_k = 0;
+  double top_k_min = 0;                // the lists keep only partners with a value >= this (0: all)
   std::vector<double> count_at_least;  // thresholds (in the deck's order)
   bool two_inputs() const { return b.rows > 0; }
   bool float_values() const { return similarity != Similarity::Counts; }

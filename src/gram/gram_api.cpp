@@ -243,6 +243,7 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
   c.row_slice = planned ? p.slice_rows : slice_height(a, p);
   c.memory_budget = planned && p.memory_budget > 0 ? p.memory_budget : std::numeric_limits<double>::max();
   c.similarity = p.similarity;
+  c.empty_similarity = p.empty_similarity;
   c.upper = p.upper;
   if (p.dense) c.write_c = "C";
   if (p.pairs) c.write_pairs = "pairs";
@@ -250,6 +251,7 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
   if (p.top_k > 0) c.write_top_k = "top_k";
   if (p.summary) c.write_summary = "summary";
   c.top_k = p.top_k;
+  c.top_k_min = p.top_k_min;
   c.count_at_least = p.count_at_least;
   c.engine = kAutoEngine;
   c.distribution = p.distribution;

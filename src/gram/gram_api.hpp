@@ -50,9 +50,11 @@ constexpr int kMaxCountThresholds = 64;
 // nothing of size rows x targets exists unless `dense` asks for it.
 struct ComputeParams {
   Similarity similarity = Similarity::Counts;  // the values of C, the pairs and the lists
+  double empty_similarity = 0;                 // the similarity of two empty rows (gram.empty_similarity)
   bool dense = true;                           // C itself (int32 counts, else float32)
   bool upper = false;                          // dense C as the packed upper triangle (one input)
   std::int64_t top_k = 0;                      // > 0: the k best partners of every row of A
+  double top_k_min = 0;                        // ... of those with a value >= this (write.top_k.min)
   bool pairs = false;                          // the pairs with value >= pairs_min
   double pairs_min = 0;
   std::vector<double> count_at_least;  // the number of pairs at or above each (deck order)

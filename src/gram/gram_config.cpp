@@ -7,10 +7,12 @@
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_outputs.hpp"
+#include "io/fps.hpp"
 #include "io/npy.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,23 @@ using detail::kMaxDim;
 using detail::kMaxSlices;
 
 namespace {
+
+// An FPS fingerprint file: its index (every record's form, IDs unique) is
+// read here, so that a malformed file is exit 2 before anything runs.
+void read_fps_source(const DeckNode& a, Source& src) {
+  try {
+    auto index = std::make_shared<fps::Index>(fps::read_index(src.path));
+    src.kind = Source::Kind::Fps;
+    src.rows = index->rows();
+    src.cols = index->num_bits;
+    if (src.rows > kMaxDim || src.cols > kMaxDim)
+      throw UsageError(src.path + ": " + std::to_string(src.rows) + " records of " + std::to_string(src.cols) +
+                       " bits (expected at most " + std::to_string(kMaxDim) + " of each)");
+    src.fps = std::move(index);
+  } catch (const UsageError& e) {
+    throw UsageError(a.located("file") + ": " + e.what());
+  }
+}
 
 // Reads one input (gram.A or gram.B): a random matrix or a file. `size` gets
 // where its rows come from, `cols_setting` where its column count does.
@@ -42,6 +61,11 @@ void read_source(const DeckNode& a, const std::string& m, Source& src, std::stri
   size = a.located("file");
   cols_setting = size;
   const bool packed = a.boolean(d.key(m + ".packed"));
+  if (fps::is_fps(src.path)) {
+    if (packed) a.fail("packed", "false with an FPS file (its header or its records give the width)");
+    read_fps_source(a, src);
+    return;
+  }
   if (packed) {
     src.cols = a.integer(d.key(m + ".cols"));
     cols_setting = a.located("cols");
@@ -96,9 +120,8 @@ void read_inputs(const DeckNode& s, const KernelDeclaration& d, Config& c, std::
 
 // gram.similarity, gram.triangle and gram.write.
 void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
-  const std::string sim = s.choice(d.key("similarity"));
-  for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
-    if (sim == similarity_name(k)) c.similarity = k;
+  similarity_from_name(s.choice(d.key("similarity")), c.similarity);  // a declared name: one of them
+  c.empty_similarity = s.real(d.key("empty_similarity"));
   c.upper = s.choice(d.key("triangle")) == "upper";
   if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
   const DeckNode w = s.child(d.key("write"));
@@ -108,12 +131,17 @@ void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
     const DeckNode p = w.child(d.key("write.pairs"));
     c.write_pairs = p.output_path(d.key("write.pairs.path"));
     c.pairs_min = p.real(d.key("write.pairs.min"));
+    c.write_pairs_text = p.output_path(d.key("write.pairs.text"));
     const std::string expected = unreachable_threshold(c.similarity, c.pairs_min);
     if (!expected.empty()) p.fail("min", expected);
   }
   if (w.has("top_k")) {
     const DeckNode t = w.child(d.key("write.top_k"));
     c.write_top_k = t.output_path(d.key("write.top_k.path"));
+    c.write_top_k_text = t.output_path(d.key("write.top_k.text"));
+    c.top_k_min = t.real(d.key("write.top_k.min"));
+    const std::string expected = unreachable_threshold(c.similarity, c.top_k_min);
+    if (!expected.empty()) t.fail("min", expected);
     // Every row has targets partners (targets - 1 without itself).
     c.top_k =
         t.required_integer(d.key("write.top_k.k"), std::max<std::int64_t>(1, c.targets() - (c.two_inputs() ? 0 : 1)));
@@ -201,7 +229,9 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   add_output(w, "C", c.write_c);
   add_output(w, "summary", c.write_summary);
   if (!c.write_pairs.empty()) add_output(w.child("pairs"), "path", c.write_pairs);
+  if (!c.write_pairs_text.empty()) add_output(w.child("pairs"), "text", c.write_pairs_text);
   if (!c.write_top_k.empty()) add_output(w.child("top_k"), "path", c.write_top_k);
+  if (!c.write_top_k_text.empty()) add_output(w.child("top_k"), "text", c.write_top_k_text);
   check_slices(s, env);
 }
 

@@ -3,12 +3,21 @@
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_outputs.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
 namespace kmini::gram {
 
 namespace {
+
+// gram.similarity's choices: the similarities' names, then their aliases.
+std::vector<std::string> similarity_names() {
+  std::vector<std::string> names;
+  for (Similarity k : kSimilarities) names.emplace_back(similarity_name(k));
+  for (const SimilarityAlias& a : kSimilarityAliases) names.emplace_back(a.name);
+  return names;
+}
 
 // gram.A and gram.B take the same forms.
 void add_input(std::vector<DeckKey>& keys, const std::string& m, const std::string& what) {
@@ -19,10 +28,40 @@ void add_input(std::vector<DeckKey>& keys, const std::string& m, const std::stri
   keys.push_back(DeckKey::integer(m + ".random.cols", 4096, 1, max_dim).with("columns", "Columns of " + m));
   keys.push_back(DeckKey::real(m + ".random.density", 0.5, 0.0, 1.0).with("", "Probability of a 1"));
   keys.push_back(DeckKey::integer(m + ".random.seed", 1, 0).with("", "Seed of the random entries"));
-  keys.push_back(DeckKey::text(m + ".file").with("", m + " from a 2-D .npy file: bool or uint8 0/1, or packed bits"));
+  keys.push_back(DeckKey::text(m + ".file")
+                     .with("", m + " from a 2-D .npy file (bool or uint8 0/1, or packed bits) or a chemfp FPS "
+                                   "fingerprint file (.fps or a #FPS1 header: one row per record, IDs kept)"));
   keys.push_back(DeckKey::boolean(m + ".packed", false)
                      .with("", "The file holds np.packbits rows (uint8, rows x ceil(cols/8), big bit order)"));
   keys.push_back(DeckKey::integer(m + ".cols", Json(), 1, max_dim).must().with("columns", "Columns of a packed file"));
+}
+
+// gram.write.pairs' and gram.write.top_k's keys (the records and their text
+// with IDs), after those two sections.
+void add_sparse_outputs(std::vector<DeckKey>& keys) {
+  const double max_dim = static_cast<double>(detail::kMaxDim);
+  const std::vector<DeckKey> outputs = {
+      DeckKey::output_path("write.pairs.path", {".npy"}).must().with("", "The pairs as a .npy file of records"),
+      DeckKey::real("write.pairs.min", Json(), 0, std::numeric_limits<double>::max())
+          .must()
+          .with("", "The least value of a pair written"),
+      DeckKey::output_path("write.pairs.text", {".tsv", ".txt"})
+          .with("",
+                "The pairs also as tab-separated text: query_id, target_id, score (IDs from FPS files, else "
+                "row numbers), a header line first"),
+      DeckKey::output_path("write.top_k.path", {".npy"}).must().with("", "The top-k lists as a .npy file of records"),
+      DeckKey::integer("write.top_k.k", Json(), 1, max_dim).must().with("partners", "Partners per row"),
+      DeckKey::real("write.top_k.min", 0.0, 0, std::numeric_limits<double>::max())
+          .with("",
+                "Only partners whose value is at least this: each row's k best at or above it (fewer where "
+                "fewer reach it; chemfp's -k with -t); 0: no minimum"),
+      DeckKey::output_path("write.top_k.text", {".tsv", ".txt"})
+          .with("",
+                "The lists also as tab-separated text: query_id, rank (from 1), target_id, score (IDs from FPS "
+                "files, else row numbers), a header line first"),
+  };
+  const auto sections = std::find_if(keys.begin(), keys.end(), [](const DeckKey& k) { return k.key == "write.top_k"; });
+  keys.insert(sections + 1, outputs.begin(), outputs.end());
 }
 
 }  // namespace
@@ -41,20 +80,16 @@ const KernelDeclaration& declaration() {
         DeckKey::byte_size("memory_budget", "auto", 1e18)
             .or_auto()
             .with("bytes", "Device memory for a slice of C; auto is half of what this rank may use"),
-        DeckKey::choice("similarity", "counts", {"counts", "jaccard", "dice", "cosine"})
-            .with("", "What C holds: the counts, or a similarity computed from them"),
+        DeckKey::choice("similarity", "counts", similarity_names())
+            .with("", "What C holds: the counts, or a similarity computed from them (tanimoto: jaccard)"),
+        DeckKey::real("empty_similarity", 0.0, 0.0, 1.0)
+            .with("", "The similarity of two rows without ones (0/0): 0, or 1 as RDKit's BulkTanimotoSimilarity gives"),
         DeckKey::choice("triangle", "full", {"full", "upper"}).with("", "upper: only j >= i (symmetric C only)"),
         DeckKey::section("write", "Output files (relative to --out unless absolute)"),
         DeckKey::output_path("write.C", {".npy"}).with("", "C as a .npy file"),
         DeckKey::output_path("write.summary", {".json"}).with("", "A JSON summary of C (sums, histogram, checksums)"),
         DeckKey::section("write.pairs", "Every pair whose value is at least min"),
-        DeckKey::output_path("write.pairs.path", {".npy"}).must().with("", "The pairs as a .npy file of records"),
-        DeckKey::real("write.pairs.min", Json(), 0, std::numeric_limits<double>::max())
-            .must()
-            .with("", "The least value of a pair written"),
         DeckKey::section("write.top_k", "Each row's k largest partners"),
-        DeckKey::output_path("write.top_k.path", {".npy"}).must().with("", "The top-k lists as a .npy file of records"),
-        DeckKey::integer("write.top_k.k", Json(), 1, max_dim).must().with("partners", "Partners per row"),
         DeckKey::real_list("write.count_at_least", 0.0, kMaxThresholds)
             .with("", "Count the entries of C at least each of these values"),
         DeckKey::boolean("baseline", false).with("", "Also time KokkosBlas::gemm on float copies of A"),
@@ -79,6 +114,7 @@ const KernelDeclaration& declaration() {
             .with("", "The ring's order: circulant block pairs (no C written) or slices; auto picks"),
     };
     keys.insert(keys.end(), rest.begin(), rest.end());
+    add_sparse_outputs(keys);
     k.fom = {"useful_bit_ops_per_s", "bitop/s",
              "one AND+popcount bit pair of a requested entry of C (rows x targets x cols)", kRoofPopcount, true};
     k.decks = {"inputs/gram.yaml",

@@ -9,6 +9,7 @@
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_host_pack.hpp"
+#include "io/fps.hpp"
 #include "io/npy.hpp"
 
 #include <fcntl.h>
@@ -35,6 +36,12 @@ std::vector<std::uint8_t> host_rows(const Source& a, std::int64_t r0, std::int64
   } else if (a.kind == Source::Kind::Unpacked) {
     npy::Info info = npy::read_info(a.path);
     npy::read_elements(info, std::uint64_t(r0 * a.cols), std::uint64_t(n * a.cols), out.data());
+  } else if (a.kind == Source::Kind::Fps) {  // bit k: bit k % 8 of byte k / 8, least significant first
+    const std::int64_t nb = a.fps->bytes_per_row();
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n * nb));
+    fps::read_rows(*a.fps, r0, n, bytes.data());
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < a.cols; ++k) out[i * a.cols + k] = (bytes[i * nb + k / 8] >> (k % 8)) & 1;
   } else {
     const std::int64_t nb = (a.cols + 7) / 8;
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n * nb));
@@ -58,7 +65,7 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
       if (data[e] > 1)
         throw UsageError(a.path + ": element (" + std::to_string(r0 + e / a.cols) + ", " + std::to_string(e % a.cols) +
                          ") is " + std::to_string(int(data[e])) + " (expected 0 or 1)");
-  } else if (a.cols % 8 != 0) {
+  } else if (a.kind == Source::Kind::Packed && a.cols % 8 != 0) {  // (Fps: checked by its decoding)
     const std::int64_t nb = (a.cols + 7) / 8;
     const std::uint8_t pad_mask = static_cast<std::uint8_t>((1u << (8 - a.cols % 8)) - 1);
     for (std::int64_t i = 0; i < n; ++i)
@@ -73,11 +80,20 @@ void check_file_block(const Source& a, const std::uint8_t* data, std::int64_t r0
 
 RowShare read_share(std::int64_t rows, int rank, int ranks) { return block_range(rows, rank, ranks); }
 
-std::int64_t file_row_bytes(const Source& a) { return a.kind == Source::Kind::Packed ? (a.cols + 7) / 8 : a.cols; }
+std::int64_t file_row_bytes(const Source& a) {
+  return a.kind == Source::Kind::Packed || a.kind == Source::Kind::Fps ? (a.cols + 7) / 8 : a.cols;
+}
+
+double file_bytes_per_row(const Source& a) {
+  if (a.kind != Source::Kind::Fps) return double(file_row_bytes(a));
+  return double(a.fps->offsets.back() - a.fps->offsets.front()) / double(a.rows);
+}
 
 std::int64_t read_block_rows(const Source& a) {
   if (a.kind == Source::Kind::Random) return 0;
-  return std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / file_row_bytes(a)));
+  // FPS: a block of records' text (up to the longest line each) is decoded into packed bytes.
+  const std::int64_t per_row = a.kind == Source::Kind::Fps ? a.fps->longest_line : file_row_bytes(a);
+  return std::max<std::int64_t>(1, std::min(a.rows, kReadBlockBytes / per_row));
 }
 
 namespace {
@@ -108,6 +124,48 @@ Staging make_staging(const Source& a) {
   return s;
 }
 
+// One read of a rank: `count` rows of the file from `first`, packed at row
+// `dest` of this rank's packed rows (count <= the staging block).
+struct RowRead {
+  std::int64_t first = 0, count = 0, dest = 0;
+};
+
+// The reads of rows [first, first + count) into packed rows from `dest`, block by block.
+void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t count, std::int64_t dest,
+               std::int64_t block) {
+  for (std::int64_t at = 0; at < count; at += block)
+    reads.push_back({first + at, std::min(block, count - at), dest + at});
+}
+
+// FPS rows decoded into bytes hold column k in bit k % 8 (least significant
+// first); the packed path takes numpy's packbits order, column k in bit
+// 7 - k % 8: reversed here, so that every input form (and A against B of
+// another form) puts column k in the same bit of the packed words.
+void fps_to_packbits_order(std::uint8_t* bytes, std::int64_t n) {
+  for (std::int64_t e = 0; e < n; ++e) {
+    unsigned b = bytes[e];
+    b = ((b >> 4) | (b << 4)) & 0xFFu;
+    b = ((b >> 2) & 0x33u) | ((b & 0x33u) << 2);
+    bytes[e] = static_cast<std::uint8_t>(((b >> 1) & 0x55u) | ((b & 0x55u) << 1));
+  }
+}
+
+// Where the rows of a read are in the file: fixed-size rows of a .npy, or
+// the lines of FPS records (from the index).
+struct FileRange {
+  std::uint64_t offset = 0;
+  std::int64_t bytes = 0;
+};
+FileRange file_range(const Source& a, const RowRead& r) {
+  if (a.kind != Source::Kind::Fps) {
+    const std::int64_t row_bytes = file_row_bytes(a);
+    return {std::uint64_t(r.first * row_bytes), r.count * row_bytes};
+  }
+  const auto& at = a.fps->offsets;
+  const std::uint64_t begin = at[static_cast<std::size_t>(r.first)];
+  return {begin, static_cast<std::int64_t>(at[static_cast<std::size_t>(r.first + r.count)] - begin)};
+}
+
 // A file's bytes for this rank's reads, with pread: each rank reads its own
 // contiguous rows, so no collective is needed (nor wanted: an I/O error on one
 // rank inside a collective MPI-IO read left the others waiting).
@@ -120,11 +178,13 @@ class BlockReader {
   BlockReader(const BlockReader&) = delete;
   BlockReader& operator=(const BlockReader&) = delete;
 
-  // Rows [first, first + count) of the file into dst; a RuntimeFailure naming
-  // the rows and the OS's reason, or the bytes found, where that fails.
-  void read(std::int64_t first, std::int64_t count, void* dst) const {
-    const std::int64_t row = file_row_bytes(a_), bytes = count * row;
-    const std::uint64_t at = a_.data_offset + std::uint64_t(first * row);
+  // The file's bytes of read `r` (file_range) into dst; a RuntimeFailure
+  // naming the rows and the OS's reason, or the bytes found, where that fails.
+  // Returns the bytes read.
+  std::int64_t read(const RowRead& r, void* dst) const {
+    const FileRange range = file_range(a_, r);
+    const std::int64_t first = r.first, count = r.count, bytes = range.bytes;
+    const std::uint64_t at = a_.data_offset + range.offset;
     std::int64_t got = 0;
     while (got < bytes) {
       const ssize_t n = ::pread(fd_, static_cast<char*>(dst) + got, static_cast<std::size_t>(bytes - got),
@@ -137,6 +197,7 @@ class BlockReader {
                              " bytes (the file is shorter than its header says: " + "was it cut while being read?)");
       got += n;
     }
+    return got;
   }
 
  private:
@@ -154,7 +215,7 @@ void pack_block_on_host(const Source& a, const Packed& packed, const std::uint8_
                         std::int64_t n, std::int64_t dest) {
   Word* out = packed.data() + dest * static_cast<std::int64_t>(packed.extent(1));
   const auto stride = static_cast<std::int64_t>(packed.extent(1));
-  if (a.kind == Source::Kind::Packed) {
+  if (a.kind == Source::Kind::Packed || a.kind == Source::Kind::Fps) {
     check_file_block(a, bytes, r0, n);  // the padding bits: one byte per row
     host_pack::pack_packed_block(bytes, n, file_row_bytes(a), out, stride);
   } else if (host_pack::pack_unpacked_block(bytes, n, a.cols, out, stride)) {
@@ -170,23 +231,11 @@ void pack_block_on_device(const ExecSpace& exec, const Source& a, const Packed& 
                           const Staging::Host& host, std::int64_t r0, std::int64_t n, std::int64_t dest) {
   const auto rows = std::make_pair(std::int64_t(0), n);
   auto dev_n = Kokkos::subview(staging.dev, rows, Kokkos::ALL());
-  if (a.kind == Source::Kind::Packed) check_file_block(a, host.data(), r0, n);
+  const bool packbits = a.kind == Source::Kind::Packed || a.kind == Source::Kind::Fps;
+  if (packbits) check_file_block(a, host.data(), r0, n);
   Kokkos::deep_copy(exec, dev_n, Kokkos::subview(host, rows, Kokkos::ALL()));
-  if (a.kind == Source::Kind::Packed) pack_packed_bytes(exec, packed, dev_n, dest);
+  if (packbits) pack_packed_bytes(exec, packed, dev_n, dest);
   else pack_unpacked_bytes(exec, packed, dev_n, dest, staging.bad);
-}
-
-// One read of a rank: `count` rows of the file from `first`, packed at row
-// `dest` of this rank's packed rows (count <= the staging block).
-struct RowRead {
-  std::int64_t first = 0, count = 0, dest = 0;
-};
-
-// The reads of rows [first, first + count) into packed rows from `dest`, block by block.
-void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t count, std::int64_t dest,
-               std::int64_t block) {
-  for (std::int64_t at = 0; at < count; at += block)
-    reads.push_back({first + at, std::min(block, count - at), dest + at});
 }
 
 // Where a device pack saw a value above 1: reads this rank's rows again on the
@@ -194,7 +243,7 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
 [[noreturn]] void name_bad_value(const Source& a, const Staging& staging, const std::vector<RowRead>& reads) {
   const BlockReader file(a);
   for (const RowRead& r : reads) {
-    file.read(r.first, r.count, staging.host[0].data());
+    file.read(r, staging.host[0].data());
     check_file_block(a, staging.host[0].data(), r.first, r.count);
   }
   throw RuntimeFailure(a.path + ": a value above 1 was seen while packing but not when read again " +
@@ -207,6 +256,8 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
 // the reads alone and its bytes read.
 void read_my_rows(const ExecSpace& exec, const Source& a, const Packed& packed, const Staging& staging,
                   const std::vector<RowRead>& reads, ReadTimes& t) {
+  const bool fps = a.kind == Source::Kind::Fps;
+  std::vector<char> text(fps ? static_cast<std::size_t>(read_block_rows(a) * a.fps->longest_line) : 0);
   const BlockReader file(a);
   struct Fence {  // no staging buffer is freed under a copy still in flight
     const ExecSpace& exec;
@@ -216,9 +267,12 @@ void read_my_rows(const ExecSpace& exec, const Source& a, const Packed& packed, 
     const RowRead& r = reads[k];
     const Staging::Host& host = staging.host[k % staging.host.size()];
     const Kokkos::Timer read_timer;
-    file.read(r.first, r.count, host.data());
+    t.read_bytes += file.read(r, fps ? static_cast<void*>(text.data()) : host.data());
     t.read_seconds += read_timer.seconds();
-    t.read_bytes += r.count * file_row_bytes(a);
+    if (fps) {  // hex text to bytes: bad digits or bits past num_bits are a UsageError naming file:line
+      fps::decode_rows(*a.fps, text.data(), r.first, r.count, host.data());
+      fps_to_packbits_order(host.data(), r.count * file_row_bytes(a));
+    }
     if constexpr (compat::device_is_host_accessible) {
       pack_block_on_host(a, packed, host.data(), r.first, r.count, r.dest);
     } else {

@@ -60,17 +60,16 @@ void print_files(std::ostream& os, const Config& c, const Plan& p, int ranks) {
   for (const auto& [name, src] : {std::make_pair("A", &c.a), std::make_pair("B", &c.b)}) {
     if (src->kind == Source::Kind::Random || src->rows == 0) continue;
     if (p.ring()) {
-      os << "    read " << name << ": " << format_bytes(double(src->rows) * double(detail::file_row_bytes(*src)))
-         << " from " << src->path << ", each rank reads the rows it holds (" << (ranks == 1 ? "pread" : "MPI-IO")
-         << ")\n";
+      os << "    read " << name << ": " << format_bytes(double(src->rows) * detail::file_bytes_per_row(*src))
+         << " from " << src->path << ", each rank reads the rows it holds (pread)\n";
       continue;
     }
-    // Each rank reads a disjoint block of rows (collective MPI-IO; one rank: pread); the packed rows are allgathered.
-    const double row_bytes = double(detail::file_row_bytes(*src));
+    // Each rank reads a disjoint block of rows (pread); the packed rows are allgathered.
+    const double row_bytes = detail::file_bytes_per_row(*src);
     const double most = double(detail::read_share(src->rows, 0, ranks).count) * row_bytes;
     os << "    read " << name << ": " << format_bytes(double(src->rows) * row_bytes) << " from " << src->path
        << ", at most " << format_bytes(most) << " per rank (rows split over " << ranks << " rank(s), "
-       << (ranks == 1 ? "pread" : "MPI-IO") << "), then packed rows allgathered ("
+       << "pread), then packed rows allgathered ("
        << format_bytes(double(src->rows) * double(words_allocated(src->cols)) * sizeof(Word)) << " on every rank)\n";
   }
   if (!c.write_c.empty())

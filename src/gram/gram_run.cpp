@@ -7,6 +7,7 @@
 #include "gram/gram_sparse.hpp"
 #include "gram/impl/gram_compute.hpp"
 #include "gram/impl/gram_detail.hpp"
+#include "gram/impl/gram_text.hpp"
 #include "io/npy.hpp"
 #include "kernel/phases.hpp"
 
@@ -104,6 +105,8 @@ void DenseFile::reshape(const Slice& s, const SliceGeometry& g) {
 
 // write.pairs and write.top_k: .npy files for all ranks. The pairs' file is
 // opened at the first round, once the outputs' buffers are allocated.
+// write.pairs.text and write.top_k.text (when asked for): the same records as
+// tab-separated text with the rows' IDs (impl/gram_text.hpp).
 class RecordFiles final : public RecordSink {
  public:
   RecordFiles(MPI_Comm comm, const Config& c, std::string pairs_path, std::string top_k_path)
@@ -111,10 +114,12 @@ class RecordFiles final : public RecordSink {
   void pairs(std::uint64_t first, std::uint64_t n, const char* records) override {
     open_pairs();
     pairs_->write_elements_round(first, n, records);
+    if (pairs_text_) pairs_text_->append(static_cast<std::int64_t>(first), pairs_lines(c_, n, records));
   }
   void commit_pairs(std::int64_t total) override {
     open_pairs();
     pairs_->commit(total);
+    if (pairs_text_) pairs_text_->commit();
   }
   void top_k(std::int64_t row0, std::int64_t rows, std::int64_t k, std::int64_t all_rows,
              const char* records) override {
@@ -124,25 +129,38 @@ class RecordFiles final : public RecordSink {
     writer.write_elements_independent(static_cast<std::uint64_t>(row0 * k), static_cast<std::uint64_t>(rows * k),
                                       records);
     writer.commit();
+    if (c_.write_top_k_text.empty()) return;
+    TextFile text(comm_, text_path(c_.write_top_k_text), kTopKTextHeader);
+    text.append(row0, top_k_lines(c_, row0, rows, k, records));
+    text.commit();
   }
+  // The text files' paths, resolved as the .npy files' are (against --out).
+  std::function<std::string(const std::string&)> text_path;
 
  private:
   void open_pairs() {
-    if (!pairs_)
-      pairs_ = std::make_unique<npy::DistributedWriter>(comm_, pairs_path_, pair_record_type(c_.similarity),
-                                                        npy::DistributedWriter::GrowingLength{});
+    if (pairs_) return;
+    pairs_ = std::make_unique<npy::DistributedWriter>(comm_, pairs_path_, pair_record_type(c_.similarity),
+                                                      npy::DistributedWriter::GrowingLength{});
+    if (!c_.write_pairs_text.empty())
+      pairs_text_ = std::make_unique<TextFile>(comm_, text_path(c_.write_pairs_text), kPairsTextHeader);
   }
   MPI_Comm comm_;
   const Config& c_;
   std::string pairs_path_, top_k_path_;
   std::unique_ptr<npy::DistributedWriter> pairs_;
+  std::unique_ptr<TextFile> pairs_text_;
 };
 
 }  // namespace
 
 std::unique_ptr<RecordSink> detail::record_files(MPI_Comm comm, const Config& c, const std::string& pairs_path,
-                                                 const std::string& top_k_path) {
-  return std::make_unique<RecordFiles>(comm, c, pairs_path, top_k_path);
+                                                 const std::string& top_k_path,
+                                                 const std::function<std::string(const std::string&)>& text_path) {
+  auto files = std::make_unique<RecordFiles>(comm, c, pairs_path, top_k_path);
+  files->text_path = text_path;
+  if (!files->text_path) files->text_path = [](const std::string& p) { return p; };
+  return files;
 }
 
 namespace {
@@ -201,7 +219,8 @@ KernelReport GramKernel::run(RunContext& ctx) {
   std::unique_ptr<DenseFile> dense;
   if (!c.write_c.empty() && !plan.circulant())
     dense = std::make_unique<DenseFile>(team, c, plan, ctx.output_path(c.write_c));
-  const auto records = record_files(team.comm, c, ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k));
+  const auto records = record_files(team.comm, c, ctx.output_path(c.write_pairs), ctx.output_path(c.write_top_k),
+                                    [&ctx](const std::string& p) { return ctx.output_path(p); });
   Outputs outputs;
   outputs.dense = dense.get();
   outputs.records = records.get();

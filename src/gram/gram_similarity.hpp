@@ -1,16 +1,21 @@
 #pragma once
 // The similarity of two rows a, b of 0/1 values from c = popcount(a & b) and
 // their counts of ones |a|, |b|, in double (what the sparse outputs compare);
-// stored as float32 (counts: int32). 0 when the denominator is 0.
+// stored as float32 (counts: int32). Two empty rows (0/0) score `empty`
+// (gram.empty_similarity: 0 by default, 1 as RDKit's BulkTanimotoSimilarity
+// gives); an empty row against a non-empty one scores 0.
 #include "core/kokkos_compat.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
 
 namespace kmini::gram {
 
 enum class Similarity { Counts, Jaccard, Dice, Cosine };
+inline constexpr Similarity kSimilarities[] = {Similarity::Counts, Similarity::Jaccard, Similarity::Dice,
+                                               Similarity::Cosine};
 
 inline const char* similarity_name(Similarity s) {
   switch (s) {
@@ -21,23 +26,53 @@ inline const char* similarity_name(Similarity s) {
   }
 }
 
+// Other names of the similarities, accepted wherever a name is (the deck's
+// gram.similarity, Python's similarity=): tanimoto is cheminformatics' name
+// of the Jaccard similarity of fingerprints.
+struct SimilarityAlias {
+  const char* name;
+  Similarity kind;
+};
+inline constexpr SimilarityAlias kSimilarityAliases[] = {{"tanimoto", Similarity::Jaccard}};
+
+// The similarity a name or an alias names; false where none does.
+inline bool similarity_from_name(const std::string& name, Similarity& out) {
+  for (Similarity k : kSimilarities) {
+    if (name != similarity_name(k)) continue;
+    out = k;
+    return true;
+  }
+  for (const SimilarityAlias& a : kSimilarityAliases) {
+    if (name != a.name) continue;
+    out = a.kind;
+    return true;
+  }
+  return false;
+}
+
 // counts: c; jaccard: c / (|a| + |b| - c); dice: 2c / (|a| + |b|);
 // cosine: c / sqrt(|a| |b|). A zero denominator means two empty rows (one
-// for cosine), so c = 0: dividing by 1 instead gives the 0 without a branch
-// around the division (the scans over a slice vectorise).
-KOKKOS_INLINE_FUNCTION double similarity_value(Similarity s, std::int64_t c, std::int64_t na, std::int64_t nb) {
+// for cosine), so c = 0: dividing by 1 instead gives the 0, and `empty` is
+// selected where both rows are empty, without a branch around the division
+// (the scans over a slice vectorise).
+KOKKOS_INLINE_FUNCTION double similarity_value(Similarity s, std::int64_t c, std::int64_t na, std::int64_t nb,
+                                               double empty = 0.0) {
+  const bool both_empty = na + nb == 0;
   switch (s) {
     case Similarity::Jaccard: {
       const std::int64_t u = na + nb - c;
-      return double(c) / double(u > 0 ? u : 1);
+      const double v = double(c) / double(u > 0 ? u : 1);
+      return both_empty ? empty : v;
     }
     case Similarity::Dice: {
       const std::int64_t d = na + nb;
-      return 2.0 * double(c) / double(d > 0 ? d : 1);
+      const double v = 2.0 * double(c) / double(d > 0 ? d : 1);
+      return both_empty ? empty : v;
     }
     case Similarity::Cosine: {
       const std::int64_t p = na * nb;
-      return double(c) / compat::sqrt(double(p > 0 ? p : 1));
+      const double v = double(c) / compat::sqrt(double(p > 0 ? p : 1));
+      return both_empty ? empty : v;
     }
     default: return double(c);
   }

@@ -137,7 +137,7 @@ void SparseOutputs::add_round(const Slice* slice, const IntView& counts, const I
   FencedTimer<ExecSpace> timer(exec_);
   const SliceGeometry g = slice ? plan_.geometry(*slice, c_.two_inputs()) : SliceGeometry{};
   with_similarity(c_.similarity, [&](auto kind) {
-    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g);
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g, c_.empty_similarity);
     if (slice && counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
     if (slice && top_k_) top_k_slice(exec_, values, g, static_cast<int>(c_.top_k), dev_->best_j, dev_->best_v);
     if (pairs_) write_pairs(slice, g, values);
@@ -152,7 +152,7 @@ void SparseOutputs::add_window(const CirculantWindow& w, std::int64_t col_list0,
   FencedTimer<ExecSpace> timer(exec_);
   const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
   with_similarity(c_.similarity, [&](auto kind) {
-    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g);
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g, c_.empty_similarity);
     if (counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
     if (!top_k_) return;
     const auto k = static_cast<int>(c_.top_k);
@@ -309,8 +309,10 @@ void SparseOutputs::finish_top_k() {
   std::vector<char> records;
   records.reserve(static_cast<std::size_t>(nrows * k) * 12);
   for (std::int64_t e = 0; e < nrows * k; ++e) {
+    // write.top_k.min: the k best at or above it are the lists' entries that
+    // reach it (a list is best first: the others are its tail, left missing).
     const TopKEntry& t = lists[static_cast<std::size_t>(e)];
-    append_top_k_entry(records, c_.similarity, t.j, t.value);
+    append_top_k_entry(records, c_.similarity, t.value >= c_.top_k_min ? t.j : -1, t.value);
   }
   std::vector<TopKEntry>().swap(lists);
   const Kokkos::Timer write_timer;

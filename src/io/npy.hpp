@@ -155,6 +155,11 @@ class DistributedWriter {
   // is reserved, the header is written by commit(length).
   struct GrowingLength {};
   DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, GrowingLength);
+  // Bytes without a .npy header (a text file whose length is known only at
+  // the end: lines appended round by round at offsets the ranks agree on),
+  // written and committed as a GrowingLength array of uint8.
+  struct RawBytes {};
+  DistributedWriter(MPI_Comm comm, std::string path, RawBytes);
   ~DistributedWriter();
   DistributedWriter(const DistributedWriter&) = delete;
   DistributedWriter& operator=(const DistributedWriter&) = delete;
@@ -179,6 +184,7 @@ class DistributedWriter {
   ElementType element_;
   Shape shape_;
   bool growing_ = false;
+  bool raw_ = false;  // RawBytes: no header
   std::uint64_t header_bytes_ = 0;
   termination::TemporaryFile registration_;  // removed on SIGTERM/SIGINT
   MPI_File fh_{};

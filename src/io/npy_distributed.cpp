@@ -88,6 +88,11 @@ DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, const Elem
   open(0);
 }
 
+DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, RawBytes)
+    : comm_(comm), path_(output_target(path)), element_(DType::U1), shape_{0}, growing_(true), raw_(true) {
+  open(0);
+}
+
 void DistributedWriter::open(std::uint64_t total) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
@@ -98,7 +103,7 @@ void DistributedWriter::open(std::uint64_t total) {
   MPI_Bcast(temp_.data(), len, MPI_CHAR, 0, comm_);
   // A growing array's header is written by commit(length); its length does
   // not depend on the length (see make_header).
-  const std::string header = make_header(element_, shape_);
+  const std::string header = raw_ ? std::string() : make_header(element_, shape_);
   header_bytes_ = header.size();
 
   // Every rank registers the name (any of them may be the one SIGTERM reaches first).
@@ -241,14 +246,14 @@ void DistributedWriter::commit(std::int64_t length) {
   if (!growing_ && (shape_.size() != 1 || shape_[0] != length))
     error_ = "commit(" + std::to_string(length) + ") of an array of shape " + shape_string(shape_);
   shape_ = {length};
-  const std::string header = make_header(element_, shape_);
+  const std::string header = raw_ ? std::string() : make_header(element_, shape_);
   if (error_.empty() && header.size() != header_bytes_)  // 10^21 elements: not a file anyone writes
     error_ = "a header of " + std::to_string(header.size()) + " bytes where " + std::to_string(header_bytes_) +
              " were left for it";
   // Writes after the header have moved the view: back to plain bytes (collective).
   if (open_)
     check(MPI_File_set_view(fh_, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), nullptr, -1, "MPI_File_set_view");
-  if (open_ && error_.empty() && rank == 0) {
+  if (open_ && error_.empty() && rank == 0 && !raw_) {
     MPI_Status st;
     check(MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st), &st,
           static_cast<long long>(header.size()), "header write");

@@ -33,11 +33,13 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 // The keyword arguments that are gram's deck keys: their defaults, limits,
 // options and help are the declaration's (gram_declaration.cpp).
-const std::vector<Argument> kArguments = {{"similarity", "similarity"},      {"top_k", "write.top_k.k"},
-                                          {"pairs_min", "write.pairs.min"},  {"count_at_least", "write.count_at_least"},
-                                          {"triangle", "triangle"},          {"memory_budget", "memory_budget"},
-                                          {"slice_rows", "row_slice"},       {"distribution", "distribution"},
-                                          {"ring_schedule", "ring_schedule"}};
+const std::vector<Argument> kArguments = {
+    {"similarity", "similarity"},       {"top_k", "write.top_k.k"},
+    {"pairs_min", "write.pairs.min"},   {"count_at_least", "write.count_at_least"},
+    {"triangle", "triangle"},           {"memory_budget", "memory_budget"},
+    {"slice_rows", "row_slice"},        {"distribution", "distribution"},
+    {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"},
+    {"top_k_min", "write.top_k.min"}};
 
 const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
 
@@ -62,11 +64,9 @@ py::array records_array(const std::vector<char>& bytes, const py::dtype& dtype, 
 kmini::gram::ComputeParams gram_params(const py::object& similarity_obj, const py::object& dense_obj,
                                        const py::object& triangle_obj, const py::object& distribution_obj,
                                        const py::object& schedule_obj) {
-  using kmini::gram::Similarity;
   kmini::gram::ComputeParams p;
   const std::string similarity = declared_choice_arg(similarity_obj, "similarity", key("similarity"));
-  for (Similarity k : {Similarity::Counts, Similarity::Jaccard, Similarity::Dice, Similarity::Cosine})
-    if (similarity == kmini::gram::similarity_name(k)) p.similarity = k;
+  kmini::gram::similarity_from_name(similarity, p.similarity);  // a declared name or alias
   const std::string triangle = declared_choice_arg(triangle_obj, "triangle", key("triangle"));
   p.dense = bool_arg(dense_obj, "dense");
   p.upper = triangle == "upper";
@@ -109,6 +109,17 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
   if (p.ring_schedule == kmini::gram::RingSchedule::Circulant && (p.dense || p.pairs))
     throw py::value_error(std::string("ring_schedule: got 'circulant' with ") + (p.dense ? "dense=True" : "pairs_min") +
                           ", expected 'slices' or 'auto' (the circulant computes top_k and count_at_least only)");
+}
+
+// empty_similarity= and top_k_min=, as the deck's gram.empty_similarity and
+// gram.write.top_k.min (a minimum no value reaches refused as pairs_min is).
+void search_options(kmini::gram::ComputeParams& p, const py::object& empty_obj, const py::object& top_k_min_obj) {
+  p.empty_similarity = declared_real_arg(empty_obj, "empty_similarity", key("empty_similarity"));
+  p.top_k_min = declared_real_arg(top_k_min_obj, "top_k_min", key("write.top_k.min"));
+  const std::string expected = kmini::gram::unreachable_threshold(p.similarity, p.top_k_min);
+  if (!expected.empty())
+    throw py::value_error("top_k_min: got " + kmini::format_g(p.top_k_min, 17) + " with similarity='" +
+                          kmini::gram::similarity_name(p.similarity) + "', expected " + expected);
 }
 
 // Memory as in the CLI: dense C only when asked for and within the budget;
@@ -225,11 +236,13 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
                 const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                 const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                 const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                const py::object& schedule_obj, bool summary) {
+                const py::object& schedule_obj, bool summary, const py::object& empty_obj,
+                const py::object& top_k_min_obj) {
   check_running("gram");
   // One process holds the whole problem whatever the distribution (a ring of one rank).
   kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
   p.summary = summary;
+  search_options(p, empty_obj, top_k_min_obj);
   const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
   const GramInput a = gram_input(a_obj, "A", cols);
   std::optional<GramInput> b;
@@ -355,7 +368,8 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
                      const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
                      const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
                      const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                     const py::object& schedule_obj, const py::object& comm_obj, bool summary) {
+                     const py::object& schedule_obj, const py::object& comm_obj, bool summary,
+                     const py::object& empty_obj, const py::object& top_k_min_obj) {
   check_running("gram");
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
@@ -366,6 +380,7 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
     convert_own(o, keep, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj, distribution_obj,
                 schedule_obj);
     o.p.summary = summary;
+    search_options(o.p, empty_obj, top_k_min_obj);
   } catch (...) {
     failed = std::current_exception();
   }
@@ -398,11 +413,11 @@ void bind_gram(py::module_& m) {
   m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("comm"), py::arg("summary") = false);
+        py::arg("comm"), py::arg("summary") = false, py::arg("empty_similarity") = 0.0, py::arg("top_k_min") = 0.0);
   m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
         py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
         py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("summary") = false);
+        py::arg("summary") = false, py::arg("empty_similarity") = 0.0, py::arg("top_k_min") = 0.0);
 }
 
 }  // namespace kmini::python

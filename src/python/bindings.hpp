@@ -7,5 +7,6 @@ namespace kmini::python {
 void bind_discount(pybind11::module_& m);
 void bind_rk4(pybind11::module_& m);
 void bind_gram(pybind11::module_& m);
+void bind_fps(pybind11::module_& m);  // kmini.read_fps: FPS fingerprint files
 
 }  // namespace kmini::python

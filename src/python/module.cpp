@@ -51,6 +51,7 @@ PYBIND11_MODULE(_kmini, m) {
   kmini::python::bind_discount(m);
   kmini::python::bind_rk4(m);
   kmini::python::bind_gram(m);
+  kmini::python::bind_fps(m);
   m.def("_input_pointer", &input_pointer, py::arg("array"), py::arg("dtype"));
   m.def("_finalize", &kmini::python::finalize, "Ends Kokkos (registered with atexit); later calls are a RuntimeError.");
   m.def("_finalize_at_exit", &kmini::python::finalize_at_exit,

@@ -21,7 +21,7 @@ kmini_cli_test(gram.jaccard_upper EXIT 0 VERIFIED gram FILES J.npy
                ARGS ${G}/A_file.yaml --set gram.similarity=jaccard --set gram.triangle=upper --set gram.write.C=J.npy)
 kmini_cli_test(gram.bad.value EXIT 2 STDERR "bad_value.npy: element \\(1, 2\\) is 2 \\(expected 0 or 1\\)"
                ARGS ${G}/A_file.yaml --set gram.A.file=${G}/bad_value.npy)
-# A is read once over the ranks (collective MPI-IO): a bad value in the last
+# A is read once over the ranks (each rank its own rows): a bad value in the last
 # rank's rows is the same one-line error on every rank; the plan shows the read.
 foreach(np 2 3)
   kmini_cli_test(mpi.gram.bad.value_late_row.np${np} NP ${np} EXIT 2
@@ -30,7 +30,7 @@ foreach(np 2 3)
 endforeach()
 kmini_cli_test(mpi.gram.form.packed.np3 NP 3 EXIT 0 VERIFIED gram RANKS 3 ARGS ${G}/A_packed.yaml)
 kmini_cli_test(mpi.gram.dry_run_read.np3 NP 3 EXIT 0
-               STDOUT "read A: 4.7[0-9]* KiB from .*A_37x130_bool.npy, at most 1.6[0-9]* KiB per rank \\(rows split over 3 rank\\(s\\), MPI-IO\\), then packed rows allgathered"
+               STDOUT "read A: 4.7[0-9]* KiB from .*A_37x130_bool.npy, at most 1.6[0-9]* KiB per rank \\(rows split over 3 rank\\(s\\), pread\\), then packed rows allgathered"
                ARGS ${G}/A_file.yaml --dry-run)
 kmini_cli_test(gram.bad.padding EXIT 2 STDERR "bad_padding.npy: row 1 has 1 bits past column 13"
                ARGS ${G}/A_packed.yaml --set gram.A.file=${G}/bad_padding.npy --set gram.A.cols=13)
@@ -152,8 +152,8 @@ kmini_cli_test(gram.bad.pairs_min EXIT 2
 kmini_cli_test(gram.bad.pairs_min_missing EXIT 2 STDERR "gram.write.pairs.min: missing, expected a number"
                ARGS ${_small} --set "gram.write.pairs={path: p.npy}")
 kmini_cli_test(gram.bad.similarity EXIT 2
-               STDERR "gram.similarity: got 'tanimoto', expected one of counts \\| jaccard \\| dice \\| cosine"
-               ARGS ${_small} --set gram.similarity=tanimoto)
+               STDERR "gram.similarity: got 'hamming', expected one of counts \\| jaccard \\| dice \\| cosine \\| tanimoto"
+               ARGS ${_small} --set gram.similarity=hamming)
 kmini_cli_test(gram.bad.count_at_least EXIT 2
                STDERR "gram.write.count_at_least: got '\\[0.5, x\\]', expected a list of at most 64 finite numbers >= 0"
                ARGS ${_small} --set "gram.write.count_at_least=[0.5, x]")

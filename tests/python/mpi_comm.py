@@ -219,6 +219,27 @@ if size > 1:
     except ValueError as e:
         check("B: not the same on every rank with distribution='replicated'" in str(e), f"gram B: {e}")
 
+# Fingerprints (kmini.read_fps's form) over ranks: each rank its block of records; its ids, B's target_ids;
+# tanimoto with empty_similarity=1 (row 12 is empty) and top_k_min, as one process gives them.
+def as_words(M):
+    words = np.zeros((len(M), 3), np.uint64)
+    for i, k in zip(*np.nonzero(M)):
+        words[i, k // 64] |= np.uint64(1) << np.uint64(k % 64)
+    return words
+
+
+fp_mine = kmini.Fingerprints([f"m{i}" for i in rows], as_words(A_all)[rows], 150, "", "")
+fp_b = kmini.Fingerprints([f"t{j}" for j in range(11)], as_words(B_all), 150, "", "")
+kw = dict(similarity="tanimoto", top_k=4, top_k_min=0.2, empty_similarity=1.0)
+whole = kmini.gram(A_all, **kw)
+got = kmini.gram(fp_mine, comm=comm, **kw)
+check(got.ids == fp_mine.ids and got.target_ids is None, "gram Fingerprints over ranks: ids")
+check(np.array_equal(got.top_k, whole.top_k[rows]) and np.array_equal(got.C, whole.C[rows]),
+      "gram Fingerprints over ranks: top_k_min, empty_similarity")
+got_b = kmini.gram(fp_mine, fp_b, comm=comm, **kw)
+check(got_b.target_ids == fp_b.ids and np.array_equal(got_b.top_k, kmini.gram(A_all, B_all, **kw).top_k[rows]),
+      "gram Fingerprints against B over ranks")
+
 # columns that differ between the ranks: every rank sees it and raises the same error
 if size > 1:
     try:

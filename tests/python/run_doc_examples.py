@@ -3,7 +3,9 @@
 
 Each block runs in its own interpreter (this one), in a fresh temporary directory, with the
 environment it was given (PYTHONPATH holds the build's module). A block right after a line
-`<!-- no-test -->` is skipped (for fragments that are not meant to run alone). A page that does not
+`<!-- no-test -->` is skipped (for fragments that are not meant to run alone), and so is one right
+after `<!-- page-test -->`: the page's own test runs it after the page's commands, whose files it
+reads (tests/scripts/run_doc_page.py). A page that does not
 exist is not an error: the set of pages is whatever docs/ holds.
 
 Usage: run_doc_examples.py SOURCE_DIR [--list]
@@ -16,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 FENCE = re.compile(r"^```python\s*$")
-SKIP = "<!-- no-test -->"
+SKIP = ("<!-- no-test -->", "<!-- page-test -->")
 
 
 def blocks(path):
@@ -31,7 +33,7 @@ def blocks(path):
                 i += 1
             if i == len(lines):
                 raise SystemExit(f"{path}:{start}: a ```python block is never closed")
-            if previous != SKIP:
+            if previous not in SKIP:
                 out.append((start + 1, "\n".join(lines[start:i]) + "\n"))
         i += 1
     return out

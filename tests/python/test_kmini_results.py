@@ -11,7 +11,7 @@ def test_gram_returns_a_gram_result_with_every_output():
     res = kmini.gram(A, top_k=3, pairs_min=20, count_at_least=[15])
     assert isinstance(res, kmini.GramResult)
     assert res._fields == ("C", "top_k", "pairs", "counts", "row_counts", "slices", "distribution",
-                           "ring_schedule", "summary")
+                           "ring_schedule", "summary", "ids", "target_ids")
     C = A.astype(np.int32) @ A.T.astype(np.int32)
     np.testing.assert_array_equal(res.C, C)
     np.testing.assert_array_equal(res.row_counts, A.sum(axis=1))
@@ -20,6 +20,7 @@ def test_gram_returns_a_gram_result_with_every_output():
     assert len(res.pairs) == np.count_nonzero(upper >= 20)
     assert res.top_k.shape == (12, 3) and res.distribution == "replicated"
     assert res.ring_schedule is None and res.summary is None
+    assert res.ids is None and res.target_ids is None  # arrays have no IDs (Fingerprints do)
     assert res[0] is res.C  # a tuple too
 
 

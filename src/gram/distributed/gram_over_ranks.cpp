@@ -111,6 +111,8 @@ void agree_params(const OverRanks& o, MPI_Comm comm) {
                     {"distribution", static_cast<std::int64_t>(p.distribution)},
                     {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},
                     {"top_k", p.top_k},
+                    {"empty_similarity", bits_of(p.empty_similarity)},
+                    {"top_k_min", bits_of(p.top_k_min)},
                     {"pairs_min", p.pairs ? bits_of(p.pairs_min) : -1},
                     {"count_at_least", static_cast<std::int64_t>(at_least)},
                     {"slice_rows", o.auto_rows ? -1 : p.slice_rows}});

@@ -53,8 +53,11 @@ class RecordSink {
 
 // The CLI's record sink: write.pairs and write.top_k as .npy files for all
 // ranks of `comm` (gram_run.cpp).
+// write.pairs.text and write.top_k.text, where the config asks, go where
+// text_path resolves their paths (none given: as they are).
 std::unique_ptr<RecordSink> record_files(MPI_Comm comm, const Config& c, const std::string& pairs_path,
-                                         const std::string& top_k_path);
+                                         const std::string& top_k_path,
+                                         const std::function<std::string(const std::string&)>& text_path = {});
 
 // Where a computation's outputs go, and what it is asked besides.
 struct Outputs {

@@ -81,6 +81,8 @@ using RowShare = BlockRange;
 RowShare read_share(std::int64_t rows, int rank, int ranks);
 // Bytes of one row in the file (packbits rows for packed inputs).
 std::int64_t file_row_bytes(const Source& a);
+// Bytes of the file per row, as read (FPS: its records' lines on average).
+double file_bytes_per_row(const Source& a);
 // Rows per read (the staging block): about kReadBlockBytes, 0 for a random input.
 std::int64_t read_block_rows(const Source& a);
 // Ring plans: each rank packs only the rows it holds (Plan::a_chunks, b_chunks).

@@ -32,9 +32,10 @@ struct SliceValues {
   Counts counts;
   Ones ones_a, ones_b;  // ones of A's rows, of the columns' rows (B's, or A's)
   std::int64_t r0, col0, width;
+  double empty;  // the similarity of two empty rows (gram.empty_similarity)
 
-  SliceValues(const Counts& c, const Ones& a, const Ones& b, const OutputWindow& g)
-      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()) {}
+  SliceValues(const Counts& c, const Ones& a, const Ones& b, const OutputWindow& g, double empty_ = 0.0)
+      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()), empty(empty_) {}
   static constexpr bool is_count = Kind == Similarity::Counts;
   // Row li's counts from column j on.
   KOKKOS_INLINE_FUNCTION const std::int32_t* row_counts(std::int64_t li, std::int64_t j) const {
@@ -46,7 +47,7 @@ struct SliceValues {
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t li, std::int64_t j) const {
     const std::int64_t c = counts(li * width + (j - col0));
     if constexpr (Kind == Similarity::Counts) return double(c);
-    return similarity_value(Kind, c, ones_a(r0 + li), ones_b(j));
+    return similarity_value(Kind, c, ones_a(r0 + li), ones_b(j), empty);
   }
 };
 

@@ -19,10 +19,11 @@ import numpy as np
 
 from . import _kmini
 from ._kmini import _finalize  # noqa: F401  (the atexit handler, for tests)
-from ._results import GramResult, RK4Result, gram_result
+from ._results import Fingerprints, GramResult, RK4Result, gram_result
 
 __version__: str = _kmini.__version__
-__all__ = ["gram", "rk4", "discount", "info", "GramResult", "RK4Result", "__version__"]
+__all__ = ["gram", "rk4", "discount", "info", "read_fps", "GramResult", "RK4Result", "Fingerprints",
+           "__version__"]
 
 if hasattr(_kmini, "DeviceArray"):
     DeviceArray = _kmini.DeviceArray
@@ -65,19 +66,48 @@ def rk4(F0: Any, G0: Any, *, steps: int = 100, dt: Number = 1e-3, g: Union[Numbe
     return RK4Result(*_kmini.rk4(F0, G0, steps, dt, g, kerr, coupling, method, precision, delta0, comm))
 
 
+def read_fps(path: Union[str, "os.PathLike[str]"]) -> Fingerprints:
+    """A chemfp FPS fingerprint file: its IDs and its fingerprints as uint64 words.
+
+    Returns a Fingerprints (ids, words, num_bits, type, software), read and
+    checked as the CLI reads a deck's gram.A.file: a malformed line, hex of
+    odd length or of another width than #num_bits, a missing or repeated ID,
+    bits set past num_bits are a ValueError naming the file and line. Pass it
+    as A or B of kmini.gram (its words with cols=num_bits, no copy); the
+    result's ids and target_ids are then the records' IDs.
+    """
+    return Fingerprints(*_kmini._read_fps(os.fspath(path)))
+
+
+def _fingerprint_input(X: Any, cols: Optional[int], name: str) -> tuple:
+    """A Fingerprints argument as its words and cols=num_bits (cols= must agree); other arguments as they are."""
+    if not isinstance(X, Fingerprints):
+        return X, cols, None
+    if cols is not None and cols != X.num_bits:
+        raise ValueError(f"cols: got {cols}, expected {X.num_bits} (the num_bits of {name}'s fingerprints) or None")
+    return X.words, X.num_bits, X.ids
+
+
 def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str = "counts",
          top_k: Optional[int] = None, pairs_min: Optional[Number] = None,
          count_at_least: Optional[Iterable[Number]] = None, dense: bool = True, triangle: str = "full",
          memory_budget: Union[Number, str] = "auto", slice_rows: Union[int, str, None] = "auto",
          write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]] = None, comm: Any = None,
-         distribution: str = "replicated", ring_schedule: str = "auto") -> GramResult:
+         distribution: str = "replicated", ring_schedule: str = "auto",
+         empty_similarity: Number = 0.0, top_k_min: Number = 0.0) -> GramResult:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     A, B: bool/uint8 0/1 elements, or with cols= np.packbits(A, axis=1) bytes
     or uint64 words (column k in bit k % 64 of word k // 64; either byte
     order); with cols= the packed forms (bytes, words) may differ between A
-    and B (cols= is for both). similarity: counts (int32),
-    jaccard, dice, cosine (float32). Returns a GramResult (a named tuple) with C (dense=True;
+    and B (cols= is for both); or a Fingerprints (kmini.read_fps), whose IDs
+    the result then carries (ids: A's; target_ids: B's, or A's with one
+    input; with comm= ids are this rank's rows' and, with one input,
+    target_ids is None: the columns are every rank's rows). similarity: counts (int32),
+    jaccard (also named tanimoto), dice, cosine (float32); two rows without
+    ones score empty_similarity (0, or 1 as RDKit's BulkTanimotoSimilarity).
+    top_k_min: each row's top_k best at or above it (the others missing).
+    Returns a GramResult (a named tuple) with C (dense=True;
     triangle='upper': the packed upper triangle), top_k (rows x k records j,
     value), pairs (records i, j, value >= pairs_min), counts (pairs at or
     above each count_at_least threshold), row_counts, slices, distribution and
@@ -119,17 +149,26 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     from . import _over_ranks
     if comm is not None:
         _over_ranks.check_comm(comm)
+    A, cols_a, ids = _fingerprint_input(A, cols, "A")
+    B, cols_b, b_ids = _fingerprint_input(B, cols_a, "B")
+    cols = cols_b if cols_b is not None else cols_a
+    target_ids = b_ids if B is not None else ids
+    if B is not None and b_ids is None:
+        target_ids = None
     files = _over_ranks.agree_write(write, dense, top_k, pairs_min, comm)
     summary = "summary" in files
     if comm is not None:
         res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,
-                                          triangle, memory_budget, slice_rows, distribution, ring_schedule, summary)
+                                          triangle, memory_budget, slice_rows, distribution, ring_schedule, summary,
+                                          empty_similarity, top_k_min)
+        if B is None:  # the columns are every rank's rows
+            target_ids = None
     else:
         res = _kmini.gram(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle, memory_budget,
-                          slice_rows, distribution, ring_schedule, summary)
+                          slice_rows, distribution, ring_schedule, summary, empty_similarity, top_k_min)
     if files:
         _over_ranks.write_outputs(res, files, comm, triangle)
-    return gram_result(res)
+    return gram_result(res, ids, target_ids)
 
 
 def _python_default(entry: dict) -> Any:

@@ -26,10 +26,12 @@ def check_comm(comm: Any) -> None:
 
 def gram_over_ranks(A: Any, B: Any, comm: Any, cols: Any, similarity: Any, top_k: Any, pairs_min: Any,
                     count_at_least: Any, dense: Any, triangle: Any, memory_budget: Any,
-                    slice_rows: Any, distribution: Any, ring_schedule: Any, summary: bool) -> SimpleNamespace:
+                    slice_rows: Any, distribution: Any, ring_schedule: Any, summary: bool,
+                    empty_similarity: Any = 0.0, top_k_min: Any = 0.0) -> SimpleNamespace:
     check_comm(comm)
     return _kmini._gram_over(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle,
-                             memory_budget, slice_rows, distribution, ring_schedule, comm, summary)
+                             memory_budget, slice_rows, distribution, ring_schedule, comm, summary, empty_similarity,
+                             top_k_min)
 
 
 def check_write(write: Any, dense: Any, top_k: Any, pairs_min: Any) -> dict:

@@ -2,7 +2,7 @@
 tuples, so fields read by name and a tuple unpacks as before."""
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -28,11 +28,23 @@ class GramResult(NamedTuple):
     distribution: str  # the plan that ran: 'replicated' or 'ring'
     ring_schedule: Optional[str]  # with the ring: 'slices' or 'circulant'
     summary: Optional[Dict[str, Any]]  # with write={'summary': ...}: the summary file's JSON
+    ids: Optional[List[str]] = None  # A given as Fingerprints (kmini.read_fps): the IDs of C's rows
+    target_ids: Optional[List[str]] = None  # ... and of its columns (B's, or A's again): top_k's and pairs' j
 
 
-def gram_result(ns: Any) -> GramResult:
+class Fingerprints(NamedTuple):
+    """What kmini.read_fps returns: an FPS file's records as kmini.gram takes them (A or B, no copy)."""
+
+    ids: List[str]  # one per record, in the file's order (unique)
+    words: npt.NDArray[np.uint64]  # records x ceil(num_bits / 64): bit k of a fingerprint in bit k % 64 of word k // 64
+    num_bits: int  # the fingerprints' width (#num_bits=, else 4 x the hex digits)
+    type: str  # the header's #type= ('' when absent)
+    software: str  # the header's #software= ('' when absent)
+
+
+def gram_result(ns: Any, ids: Optional[List[str]] = None, target_ids: Optional[List[str]] = None) -> GramResult:
     """The compiled module's result (attributes; summary as JSON text) as a GramResult."""
     import json
     summary = json.loads(ns.summary) if ns.summary else None
     return GramResult(ns.C, ns.top_k, ns.pairs, ns.counts, ns.row_counts, ns.slices, ns.distribution,
-                      ns.ring_schedule, summary)
+                      ns.ring_schedule, summary, ids, target_ids)
