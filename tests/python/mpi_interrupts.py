@@ -36,7 +36,7 @@ def outcome_of(call):
     """What stopped call (KeyboardInterrupt, RuntimeError: ..., finished) and after how many seconds; a signal
     still pending when the call returned (caught by the outer handler) is reported too."""
     start = time.monotonic()
-    what = "finished"
+    what, seconds = "finished", None
     try:
         try:
             call()
@@ -46,9 +46,9 @@ def outcome_of(call):
             what = f"RuntimeError: {e}"
         seconds = time.monotonic() - start
         time.sleep(0.2)  # a pending signal arrives here
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # also where it lands between the call's end and the clock
         what += " (then KeyboardInterrupt)"
-    return what, seconds
+    return what, time.monotonic() - start if seconds is None else seconds
 
 
 def fields(n=4096, seed=0):

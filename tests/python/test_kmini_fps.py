@@ -139,3 +139,17 @@ def test_malformed_files_are_value_errors_naming_the_line(tmp_path, text, messag
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
         kmini.read_fps(path)
+
+
+def test_fingerprints_made_by_hand_are_checked_like_a_file(tmp_path):
+    """A Fingerprints built by slicing carries one unique ID per row, as read_fps's does: a mismatch is refused."""
+    rng = np.random.default_rng(5)
+    M = random_bits(rng, 12, 100, 0.3)
+    fp = kmini.read_fps(matrix_fps(tmp_path, M)[0])
+    with pytest.raises(ValueError, match="A: 3 IDs for 5 fingerprints, expected one ID per row"):
+        kmini.gram(kmini.Fingerprints(fp.ids[:3], fp.words[:5], fp.num_bits, "", ""), similarity="tanimoto")
+    twice = fp.ids[:4] + [fp.ids[1]]
+    with pytest.raises(ValueError, match="B: ID 'mol-1' at rows 1 and 4, expected unique IDs"):
+        kmini.gram(fp, kmini.Fingerprints(twice, fp.words[:5], fp.num_bits, "", ""), similarity="tanimoto")
+    ok = kmini.gram(kmini.Fingerprints(fp.ids[2:7], fp.words[2:7], fp.num_bits, "", ""), similarity="tanimoto")
+    assert ok.ids == fp.ids[2:7]

@@ -85,7 +85,19 @@ def _fingerprint_input(X: Any, cols: Optional[int], name: str) -> tuple:
         return X, cols, None
     if cols is not None and cols != X.num_bits:
         raise ValueError(f"cols: got {cols}, expected {X.num_bits} (the num_bits of {name}'s fingerprints) or None")
-    return X.words, X.num_bits, X.ids
+    rows = np.shape(X.words)[0] if np.ndim(X.words) == 2 else None
+    if rows is None:
+        raise TypeError(f"{name}: Fingerprints.words of shape {np.shape(X.words)}, expected (records, words)")
+    ids = list(X.ids)
+    if len(ids) != rows:
+        raise ValueError(f"{name}: {len(ids)} IDs for {rows} fingerprints, expected one ID per row")
+    first = {}
+    for i, ident in enumerate(ids):
+        if ident in first:
+            raise ValueError(f"{name}: ID {ident!r} at rows {first[ident]} and {i}, expected unique IDs "
+                             "(as read_fps and the CLI require)")
+        first[ident] = i
+    return X.words, X.num_bits, ids
 
 
 def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str = "counts",
@@ -156,6 +168,8 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     if B is not None and b_ids is None:
         target_ids = None
     files = _over_ranks.agree_write(write, dense, top_k, pairs_min, comm)
+    if comm is not None:
+        _over_ranks.agree_own_rows(ids, comm)
     summary = "summary" in files
     if comm is not None:
         res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,
