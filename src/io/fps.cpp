@@ -3,6 +3,9 @@
 #include "io/fps.hpp"
 
 #include "core/errors.hpp"
+#include "io/input_file.hpp"
+
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -83,6 +86,10 @@ void read_record_line(Index& x, const std::string& line, std::int64_t number,
 
 bool is_fps(const std::string& path) {
   if (ends_with_fps(path)) return true;
+  struct stat st {};
+  // Only a regular file's first line is looked at: opening a FIFO would wait
+  // for a writer (the .npy reader then refuses what is not a regular file).
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   std::ifstream in(path, std::ios::binary);
   char head[5] = {};
   in.read(head, 5);
@@ -90,6 +97,7 @@ bool is_fps(const std::string& path) {
 }
 
 Index read_index(const std::string& path) {
+  io::require_regular_file(path, "an FPS file");  // a FIFO or a device: refused before it is opened
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(path + ": cannot open for reading (" + std::strerror(errno) + ")");
   Index x;

@@ -32,7 +32,8 @@ std::vector<std::string> bad_choice_forms(const KeySpec& k) {
   if (k.type == T::OutputPath) {
     std::vector<std::string> v;
     const std::string stem = last_of(k.path) == "path" ? "ck" : last_of(k.path);
-    v.push_back(stem + ".txt");
+    const bool txt_allowed = std::find(k.names.begin(), k.names.end(), ".txt") != k.names.end();
+    v.push_back(stem + (txt_allowed ? ".csv" : ".txt"));  // a suffix the key does not allow
     v.push_back(stem);
     v.push_back(stem + k.names[0] + ".bak");
     std::string upper = k.names[0];
