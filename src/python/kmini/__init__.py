@@ -168,8 +168,6 @@ def gram(A: Any, B: Any = None, *, cols: Optional[int] = None, similarity: str =
     if B is not None and b_ids is None:
         target_ids = None
     files = _over_ranks.agree_write(write, dense, top_k, pairs_min, comm)
-    if comm is not None:
-        _over_ranks.agree_own_rows(ids, comm)
     summary = "summary" in files
     if comm is not None:
         res = _over_ranks.gram_over_ranks(A, B, comm, cols, similarity, top_k, pairs_min, count_at_least, dense,

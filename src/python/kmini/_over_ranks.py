@@ -82,20 +82,6 @@ def agree_write(write: Any, dense: Any, top_k: Any, pairs_min: Any, comm: Any) -
     return files
 
 
-def agree_own_rows(ids: Any, comm: Any) -> None:
-    """With comm=, each rank passes its own rows of A: two ranks passing fingerprints with the same IDs
-    have each passed the whole file (or the same block), a ValueError on every rank before anything is computed."""
-    import hashlib
-    digest = hashlib.sha256("\n".join(ids).encode()).hexdigest() if ids else None  # IDs hold no newline
-    seen: dict = {}
-    for q, d in enumerate(comm.allgather(digest)):
-        if d is not None and d in seen:
-            raise ValueError(f"A: ranks {seen[d]} and {q} passed the same fingerprints (the same IDs); with comm=, "
-                             "each rank passes its own rows of A (e.g. Fingerprints(fp.ids[a:b], fp.words[a:b], ...))")
-        if d is not None:
-            seen[d] = q
-
-
 def write_outputs(res: SimpleNamespace, files: dict, comm: Any, triangle: Any) -> None:
     """The CLI's .npy files of res, this rank's rows at their place (collective with comm)."""
     def place(n: int) -> Tuple[int, int]:  # this rank's first element, and the total
