@@ -19,7 +19,6 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -142,12 +141,7 @@ void add_reads(std::vector<RowRead>& reads, std::int64_t first, std::int64_t cou
 // 7 - k % 8: reversed here, so that every input form (and A against B of
 // another form) puts column k in the same bit of the packed words.
 void fps_to_packbits_order(std::uint8_t* bytes, std::int64_t n) {
-  for (std::int64_t e = 0; e < n; ++e) {
-    unsigned b = bytes[e];
-    b = ((b >> 4) | (b << 4)) & 0xFFu;
-    b = ((b >> 2) & 0x33u) | ((b & 0x33u) << 2);
-    bytes[e] = static_cast<std::uint8_t>(((b >> 1) & 0x55u) | ((b & 0x55u) << 1));
-  }
+  for (std::int64_t e = 0; e < n; ++e) bytes[e] = static_cast<std::uint8_t>(reversed_bits(bytes[e]));
 }
 
 // Where the rows of a read are in the file: fixed-size rows of a .npy, or
@@ -194,7 +188,7 @@ class BlockReader {
       if (n == 0)
         throw RuntimeFailure(rows(first, count) + " ended after " + std::to_string(got) + " of " +
                              std::to_string(bytes) +
-                             " bytes (the file is shorter than its header says: " + "was it cut while being read?)");
+                             " bytes (the file is shorter than its header says: was it cut while being read?)");
       got += n;
     }
     return got;

@@ -97,6 +97,14 @@ void pack_unpacked_bytes(const Exec& exec, const Packed& a, const Bytes& bytes, 
                        PackUnpackedBytes<Packed, Bytes>{a, bytes, cols, nw, row0, bad});
 }
 
+// A byte's bits in reverse order: packbits puts the first column in the high
+// bit of a byte; a word has it in bit 0.
+KOKKOS_INLINE_FUNCTION unsigned reversed_bits(unsigned v) {
+  v = ((v & 0xF0u) >> 4) | ((v & 0x0Fu) << 4);
+  v = ((v & 0xCCu) >> 2) | ((v & 0x33u) << 2);
+  return ((v & 0xAAu) >> 1) | ((v & 0x55u) << 1);
+}
+
 template <class Packed, class Bytes>
 struct PackPackedBytes {
   Packed a;
@@ -107,15 +115,9 @@ struct PackPackedBytes {
     Word word = 0;
     for (int b = 0; b < 8; ++b) {
       const std::int64_t at = w * 8 + b;
-      if (at < nbytes) word |= Word(reversed(bytes(r, at))) << (8 * b);
+      if (at < nbytes) word |= Word(reversed_bits(bytes(r, at))) << (8 * b);
     }
     a(row0 + r, w) = word;
-  }
-  // packbits puts the first column in the high bit of a byte; a word has it in bit 0.
-  KOKKOS_INLINE_FUNCTION static unsigned reversed(unsigned v) {
-    v = ((v & 0xF0u) >> 4) | ((v & 0x0Fu) << 4);
-    v = ((v & 0xCCu) >> 2) | ((v & 0x33u) << 2);
-    return ((v & 0xAAu) >> 1) | ((v & 0x55u) << 1);
   }
 };
 
