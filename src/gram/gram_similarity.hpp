@@ -57,22 +57,22 @@ inline bool similarity_from_name(const std::string& name, Similarity& out) {
 // (the scans over a slice vectorise).
 KOKKOS_INLINE_FUNCTION double similarity_value(Similarity s, std::int64_t c, std::int64_t na, std::int64_t nb,
                                                double empty = 0.0) {
-  const bool both_empty = na + nb == 0;
+  // Selects as arithmetic (a zero denominator plus one; `empty` times the
+  // flag), so that compilers vectorise the scans rather than branch.
+  const std::int64_t both_empty = na + nb == 0 ? 1 : 0;
+  const double not_empty = double(1 - both_empty), if_empty = double(both_empty) * empty;
   switch (s) {
     case Similarity::Jaccard: {
       const std::int64_t u = na + nb - c;
-      const double v = double(c) / double(u > 0 ? u : 1);
-      return both_empty ? empty : v;
+      return double(c) / double(u + (u == 0 ? 1 : 0)) * not_empty + if_empty;
     }
     case Similarity::Dice: {
       const std::int64_t d = na + nb;
-      const double v = 2.0 * double(c) / double(d > 0 ? d : 1);
-      return both_empty ? empty : v;
+      return 2.0 * double(c) / double(d + (d == 0 ? 1 : 0)) * not_empty + if_empty;
     }
     case Similarity::Cosine: {
       const std::int64_t p = na * nb;
-      const double v = double(c) / compat::sqrt(double(p > 0 ? p : 1));
-      return both_empty ? empty : v;
+      return double(c) / compat::sqrt(double(p + (p == 0 ? 1 : 0))) * not_empty + if_empty;
     }
     default: return double(c);
   }

@@ -5,8 +5,8 @@
 #include "core/solo.hpp"
 #include "core/timer.hpp"
 #include "gram/impl/gram_compute.hpp"
-#include "gram/impl/gram_outputs.hpp"
 #include "gram/impl/gram_records.hpp"
+#include "gram/impl/gram_top_k.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -244,11 +244,10 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
     Kokkos::deep_copy(exec_, dev_->host_j, dev_->pair_j);
     Kokkos::deep_copy(exec_, dev_->host_v, dev_->pair_v);
     exec_.fence();
-    records.clear();
-    records.reserve(static_cast<std::size_t>(n) * 20);
-    for (std::int64_t e = 0; e < n; ++e) {
-      append_pair(records, c_.similarity, dev_->host_i(e), dev_->host_j(e), dev_->host_v(e));
-    }
+    records.resize(static_cast<std::size_t>(n) * kPairRecordBytes);
+    char* out = records.data();
+    for (std::int64_t e = 0; e < n; ++e)
+      out = put_pair(out, c_.similarity, dev_->host_i(e), dev_->host_j(e), dev_->host_v(e));
     const Kokkos::Timer write_timer;
     records_->pairs(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n), records.data());
     write_seconds_ += write_timer.seconds();

@@ -12,30 +12,40 @@
 
 namespace kmini::gram {
 
+// A record's fields at `at`, each returning where the next one goes.
+inline char* put_i8(char* at, std::int64_t v) {
+  std::memcpy(at, &v, 8);
+  return at + 8;
+}
+
+// `value` as a record's value field: int32 counts, float32 otherwise.
+inline char* put_value(char* at, Similarity s, double value) {
+  if (s == Similarity::Counts) {
+    const auto v = static_cast<std::int32_t>(value);
+    std::memcpy(at, &v, 4);
+  } else {
+    const auto v = static_cast<float>(value);
+    std::memcpy(at, &v, 4);
+  }
+  return at + 4;
+}
+
+// One record of the pairs file: (i, j, value), kPairRecordBytes bytes.
+inline constexpr std::size_t kPairRecordBytes = 20;
+inline char* put_pair(char* at, Similarity s, std::int64_t i, std::int64_t j, double value) {
+  return put_value(put_i8(put_i8(at, i), j), s, value);
+}
+
 inline void append_i8(std::vector<char>& out, std::int64_t v) {
   char bytes[8];
-  std::memcpy(bytes, &v, 8);
+  put_i8(bytes, v);
   out.insert(out.end(), bytes, bytes + 8);
 }
 
-// Appends `value` as a record's value field: int32 counts, float32 otherwise.
 inline void append_value(std::vector<char>& out, Similarity s, double value) {
   char bytes[4];
-  if (s == Similarity::Counts) {
-    const auto v = static_cast<std::int32_t>(value);
-    std::memcpy(bytes, &v, 4);
-  } else {
-    const auto v = static_cast<float>(value);
-    std::memcpy(bytes, &v, 4);
-  }
+  put_value(bytes, s, value);
   out.insert(out.end(), bytes, bytes + 4);
-}
-
-// One record of the pairs file: (i, j, value).
-inline void append_pair(std::vector<char>& out, Similarity s, std::int64_t i, std::int64_t j, double value) {
-  append_i8(out, i);
-  append_i8(out, j);
-  append_value(out, s, value);
 }
 
 // One entry of a top-k list: (j, value); a missing partner (j = -1) is

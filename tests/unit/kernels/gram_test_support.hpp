@@ -5,8 +5,8 @@
 #include "gram/gram.hpp"
 #include "gram/gram_sparse.hpp"
 #include "gram/impl/gram_kernels.hpp"
-#include "gram/impl/gram_outputs.hpp"
 #include "gram/impl/gram_reference.hpp"
+#include "gram/impl/gram_top_k.hpp"
 #include "io/npy.hpp"
 #include "unit/test_support.hpp"
 

@@ -82,8 +82,10 @@ struct SparseResult {
   std::vector<reference::Pair> pairs, top_k;  // top_k: rows x k
   std::vector<std::int64_t> at_least;         // for the thresholds as given
 };
+// lanes: the columns an iteration of the mirror's top-k scan (kTopKColLanes:
+// 256 on hosts, 1 on devices); 0 takes the backend's.
 SparseResult run_sparse(const Inputs& in, Similarity kind, std::int64_t h, double min, int k,
-                        const std::vector<double>& thresholds) {
+                        const std::vector<double>& thresholds, int lanes = 0) {
   const std::int64_t rows = in.a.rows, targets = in.two ? in.b.rows : rows;
   IntView counts("c", h * targets);
   std::vector<double> sorted = thresholds;
@@ -104,7 +106,12 @@ SparseResult run_sparse(const Inputs& in, Similarity kind, std::int64_t h, doubl
     with_similarity(kind, [&](auto kind_constant) {
       const SliceValues<IntView, IntView, decltype(kind_constant)::value> values(counts, in.ones_a, in.ones_b, g);
       count_at_least(Exec(), values, g, thr, bins);
-      top_k_slice(Exec(), values, g, k, best_j, best_v);
+      using Values = std::decay_t<decltype(values)>;
+      if (lanes == 1)
+        top_k_slice<Exec, Values, decltype(best_j), decltype(best_v), 1>(Exec(), values, g, k, best_j, best_v);
+      else if (lanes == 256)
+        top_k_slice<Exec, Values, decltype(best_j), decltype(best_v), 256>(Exec(), values, g, k, best_j, best_v);
+      else top_k_slice(Exec(), values, g, k, best_j, best_v);
       collect_all_pairs(values, g, min, per_row, offsets, out.pairs);
     });
   }
@@ -221,6 +228,30 @@ TEST(TEST_CATEGORY, Gram_TopKOfLongRowsMatchesHostReference) {
   for (int k : {16, 64})
     for (std::int64_t h : {std::int64_t(40), std::int64_t(7)})
       expect_sparse_matches_reference(ab, "counts", h, 10.0, k, {4.0});
+}
+
+// The mirror's top-k scan a column at a time (the device path) and 256
+// columns at a time (the host path) fill every list with the same partners in
+// the same order, ties included: mirrors narrower and wider than a chunk, not
+// multiples of its 16 lanes, starting anywhere; k above and below the group
+// bound's.
+TEST(TEST_CATEGORY, Gram_TopKColumnLanesAgree) {
+  for (std::int64_t rows : {std::int64_t(37), std::int64_t(300), std::int64_t(601)}) {
+    const Inputs in = make_inputs(random_source(rows, 20, 0.3, 23), nullptr, {0, rows / 2});
+    for (const Similarity kind : {Similarity::Counts, Similarity::Jaccard, Similarity::Cosine})
+      for (int k : {1, 5, 16, 65})
+        for (std::int64_t h : {std::int64_t(7), std::int64_t(64), rows}) {
+          const SparseResult one = run_sparse(in, kind, h, 2.0, k, {}, 1),
+                             blocks = run_sparse(in, kind, h, 2.0, k, {}, 256);
+          ASSERT_EQ(one.top_k.size(), blocks.top_k.size());
+          for (std::size_t e = 0; e < one.top_k.size(); ++e) {
+            const auto &a = one.top_k[e], &b = blocks.top_k[e];
+            ASSERT_TRUE(a.i == b.i && a.j == b.j && a.value == b.value)
+                << "rows " << rows << " k " << k << " h " << h << " entry " << e << ": (" << a.j << ", " << a.value
+                << ") against (" << b.j << ", " << b.value << ")";
+          }
+        }
+  }
 }
 
 TEST(TEST_CATEGORY, Gram_ABTransposeMatchesHostReference) {
