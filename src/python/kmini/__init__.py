@@ -67,8 +67,9 @@ def info() -> Dict[str, Any]:
     return _kmini.info()
 
 
-def discount(mult_by: ArrayInput, discount: ArrayInput, *, out: Optional[Union[npt.NDArray[np.floating[Any]],
-             CudaArrayLike]] = None, stores: Stores = "auto") -> Union[npt.NDArray[np.floating[Any]], _kmini.DeviceArray]:
+def discount(mult_by: ArrayInput, discount: ArrayInput, *,
+             out: Optional[Union[npt.NDArray[np.floating[Any]], CudaArrayLike]] = None,
+             stores: Stores = "auto") -> Union[npt.NDArray[np.floating[Any]], _kmini.DeviceArray]:
     """cv[d, i, n] = mult_by[i, n] * discount[d, i, n].
 
     float32 when both inputs are float32, else float64 (exact conversions only).
@@ -83,7 +84,7 @@ def discount(mult_by: ArrayInput, discount: ArrayInput, *, out: Optional[Union[n
         An array of the result's dtype and shape, C-contiguous, sharing no memory with the inputs:
         written in place and returned.
     stores : {options}
-        As the deck's discount.stores ('streaming': a host build for a CPU with AVX).
+        'streaming' needs a host build for a CPU with AVX.
 
     Returns
     -------
@@ -117,17 +118,13 @@ def rk4(F0: ArrayInput, G0: ArrayInput, *, steps: Integer = 100, dt: Real = 1e-3
         The fields at the start, complex (any shape, the same for both). With `comm`, this rank's
         elements.
     steps : int
-        RK4 steps.
     dt : float
-        The step.
     g : float or 'auto'
         'auto': 1 / the number of elements (of every rank).
     kerr : float
-        The Kerr coefficient (method='affine' needs 0).
+        method='affine' needs 0.
     coupling : {options}
-        'per_step': delta of the step's start; 'per_stage': of every stage.
     method : {options}
-        How the step is computed.
     precision : {options} or None
         The precision of F and G; None: F0's dtype's (complex64: 'single').
     delta0 : complex

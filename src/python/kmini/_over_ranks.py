@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import reprlib
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import _kmini
 
@@ -33,7 +33,7 @@ def gram_over_ranks(A: object, B: object, options: Dict[str, Any], comm: MPI.Int
     return _kmini._gram_over(A, B, options, comm)
 
 
-def check_write(write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]], dense: bool, top_k: object,
+def check_write(write: Optional[Mapping[str, Union[str, os.PathLike[str]]]], dense: bool, top_k: object,
                 pairs_min: object) -> Dict[str, str]:
     """write= as {output: path}, checked as the CLI checks its gram.write.* keys before anything is computed."""
     if write is None:
@@ -57,7 +57,7 @@ def check_write(write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]], d
     return files
 
 
-def agree_write(write: Optional[Mapping[str, Union[str, "os.PathLike[str]"]]], dense: bool, top_k: object,
+def agree_write(write: Optional[Mapping[str, Union[str, os.PathLike[str]]]], dense: bool, top_k: object,
                 pairs_min: object, comm: Optional[MPI.Intracomm]) -> Dict[str, str]:
     """check_write, and with comm agreed by every rank before anything is
     computed: a rank's refusal is its own error there and a RuntimeError naming
