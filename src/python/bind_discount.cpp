@@ -19,6 +19,9 @@ namespace kmini::python {
 
 namespace {
 
+// The keyword arguments that are discount's deck keys (discount_declaration.cpp).
+const std::vector<Argument> kArguments = {{"stores", "stores"}};
+
 template <class T>
 using HostRow = Kokkos::View<T*, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class T>
@@ -123,11 +126,12 @@ py::object discount_on_device_arrays(const py::handle& mult_obj, const py::handl
 
 // float32 when both inputs are float32, else float64 (as numpy's multiply).
 py::object discount(const py::object& mult_by, const py::object& discount, const py::object& out,
-                    const py::object& stores_obj) {
+                    const py::object& options) {
   check_running("discount");
+  const Options o(options, "discount", option_names(kArguments, {}));
   kmini::discount::ApplyParams params;
   using S = kmini::discount::ApplyParams::Stores;
-  const std::string stores = declared_choice_arg(stores_obj, "stores", kmini::discount::declaration().key("stores"));
+  const std::string stores = declared_choice_arg(o["stores"], "stores", kmini::discount::declaration().key("stores"));
   params.stores = stores == "auto" ? S::Auto : stores == "regular" ? S::Regular : S::Streaming;
   if (params.stores == S::Streaming && !kmini::discount::streaming_stores_available())
     throw py::value_error("stores: 'streaming' is not in this build (a host build for a CPU with AVX)");
@@ -148,12 +152,9 @@ py::object discount(const py::object& mult_by, const py::object& discount, const
 
 }  // namespace
 
-// The keyword arguments that are discount's deck keys (discount_declaration.cpp).
-const std::vector<Argument> kArguments = {{"stores", "stores"}};
-
 void bind_discount(py::module_& m) {
   m.def("_discount_arguments", [] { return declared_arguments(kmini::discount::declaration(), kArguments); });
-  m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::arg("out"), py::arg("stores"));
+  m.def("discount", &discount, py::arg("mult_by"), py::arg("discount"), py::arg("out"), py::arg("options"));
 }
 
 }  // namespace kmini::python

@@ -41,6 +41,9 @@ const std::vector<Argument> kArguments = {
     {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"},
     {"top_k_min", "write.top_k.min"}};
 
+// gram's options: the declared arguments' and its own (not deck keys).
+const std::vector<std::string> kOptions = option_names(kArguments, {"cols", "dense", "summary"});
+
 const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
 
 // The structured dtype of the CLI's .npy records (gram_sparse.cpp), little-endian.
@@ -61,29 +64,28 @@ py::array records_array(const std::vector<char>& bytes, const py::dtype& dtype, 
 }
 
 // gram's arguments but the arrays' memory: the library's parameters.
-kmini::gram::ComputeParams gram_params(const py::object& similarity_obj, const py::object& dense_obj,
-                                       const py::object& triangle_obj, const py::object& distribution_obj,
-                                       const py::object& schedule_obj) {
+kmini::gram::ComputeParams gram_params(const Options& o) {
   kmini::gram::ComputeParams p;
-  const std::string similarity = declared_choice_arg(similarity_obj, "similarity", key("similarity"));
+  const std::string similarity = declared_choice_arg(o["similarity"], "similarity", key("similarity"));
   kmini::gram::similarity_from_name(similarity, p.similarity);  // a declared name or alias
-  const std::string triangle = declared_choice_arg(triangle_obj, "triangle", key("triangle"));
-  p.dense = bool_arg(dense_obj, "dense");
+  const std::string triangle = declared_choice_arg(o["triangle"], "triangle", key("triangle"));
+  p.dense = bool_arg(o["dense"], "dense");
   p.upper = triangle == "upper";
   using kmini::gram::Distribution;
   using kmini::gram::RingSchedule;
-  const std::string distribution = declared_choice_arg(distribution_obj, "distribution", key("distribution"));
+  const std::string distribution = declared_choice_arg(o["distribution"], "distribution", key("distribution"));
   for (Distribution d : {Distribution::Replicated, Distribution::Ring, Distribution::Auto})
     if (distribution == kmini::gram::distribution_name(d)) p.distribution = d;
-  const std::string schedule = declared_choice_arg(schedule_obj, "ring_schedule", key("ring_schedule"));
+  const std::string schedule = declared_choice_arg(o["ring_schedule"], "ring_schedule", key("ring_schedule"));
   for (RingSchedule r : {RingSchedule::Auto, RingSchedule::Slices, RingSchedule::Circulant})
     if (schedule == kmini::gram::ring_schedule_name(r)) p.ring_schedule = r;
   return p;
 }
 
 // The outputs asked for beyond C: top_k, pairs_min, count_at_least, slice_rows.
-void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, const py::object& top_k,
-                  const py::object& pairs_min, const py::object& count_at_least, const py::object& slice_rows) {
+void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, const Options& o) {
+  const py::object &top_k = o["top_k"], &pairs_min = o["pairs_min"];
+  const py::object &count_at_least = o["count_at_least"], &slice_rows = o["slice_rows"];
   if (!top_k.is_none()) p.top_k = integer_arg(top_k, "top_k", 1, std::max<std::int64_t>(1, rows_b - (two ? 0 : 1)));
   if (!pairs_min.is_none()) {
     p.pairs = true;
@@ -113,9 +115,9 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
 
 // empty_similarity= and top_k_min=, as the deck's gram.empty_similarity and
 // gram.write.top_k.min (a minimum no value reaches refused as pairs_min is).
-void search_options(kmini::gram::ComputeParams& p, const py::object& empty_obj, const py::object& top_k_min_obj) {
-  p.empty_similarity = declared_real_arg(empty_obj, "empty_similarity", key("empty_similarity"));
-  p.top_k_min = declared_real_arg(top_k_min_obj, "top_k_min", key("write.top_k.min"));
+void search_options(kmini::gram::ComputeParams& p, const Options& o) {
+  p.empty_similarity = declared_real_arg(o["empty_similarity"], "empty_similarity", key("empty_similarity"));
+  p.top_k_min = declared_real_arg(o["top_k_min"], "top_k_min", key("write.top_k.min"));
   const std::string expected = kmini::gram::unreachable_threshold(p.similarity, p.top_k_min);
   if (!expected.empty())
     throw py::value_error("top_k_min: got " + kmini::format_g(p.top_k_min, 17) + " with similarity='" +
@@ -232,18 +234,19 @@ py::object result_namespace(const py::object& C, const kmini::gram::ComputeResul
   return ns;
 }
 
-py::object gram(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
-                const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
-                const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
-                const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                const py::object& schedule_obj, bool summary, const py::object& empty_obj,
-                const py::object& top_k_min_obj) {
+// cols= as the columns of packed rows, or -1 (unpacked elements).
+std::int64_t cols_of(const Options& o) {
+  return o["cols"].is_none() ? -1 : integer_arg(o["cols"], "cols", 0, kMaxInt64 / 2);
+}
+
+py::object gram(const py::object& a_obj, const py::object& b_obj, const py::object& options) {
   check_running("gram");
+  const Options o(options, "gram", kOptions);
   // One process holds the whole problem whatever the distribution (a ring of one rank).
-  kmini::gram::ComputeParams p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
-  p.summary = summary;
-  search_options(p, empty_obj, top_k_min_obj);
-  const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
+  kmini::gram::ComputeParams p = gram_params(o);
+  p.summary = o["summary"].cast<bool>();
+  search_options(p, o);
+  const std::int64_t cols = cols_of(o);
   const GramInput a = gram_input(a_obj, "A", cols);
   std::optional<GramInput> b;
   if (!b_obj.is_none()) {
@@ -254,14 +257,14 @@ py::object gram(const py::object& a_obj, const py::object& b_obj, const py::obje
     if (p.upper) throw py::value_error("triangle: got 'upper' with B, expected 'full' (A B^T has no symmetry)");
   }
   const std::int64_t rows_b = b ? b->m.rows : a.m.rows;
-  gram_outputs(p, rows_b, b.has_value(), top_k, pairs_min, count_at_least, slice_rows);
+  gram_outputs(p, rows_b, b.has_value(), o);
   // Sizes from the arguments, checked before they are multiplied.
   const kmini::gram::ApiMatrix* bm = b ? &b->m : nullptr;
   const std::int64_t dense_elements = p.dense ? checked_bytes(a.m.rows, rows_b, "gram: dense C of rows x targets") : 0;
   checked_bytes(dense_elements, 4, "gram: dense C");
   checked_bytes(a.m.rows, std::max<std::int64_t>(p.top_k, 1) * 16, "gram: top_k lists of rows x k");
   GramMemory memory{p, a.m, bm};
-  memory.budget = budget_of(budget_obj);
+  memory.budget = budget_of(o["memory_budget"]);
   memory.dense_bytes = 4.0 * double(kmini::gram::dense_elements(a.m, bm, p));
   memory.fit(p);
   void* dense_out = nullptr;
@@ -288,10 +291,9 @@ GramInput host_input(const py::object& obj, const char* name, std::int64_t cols)
 
 // This rank's arrays (held in `keep`) and choices, checked on their own.
 void convert_own(OverRanks& o, std::vector<GramInput>& keep, const py::object& a_obj, const py::object& b_obj,
-                 const py::object& cols_obj, const py::object& similarity_obj, const py::object& dense_obj,
-                 const py::object& triangle_obj, const py::object& distribution_obj, const py::object& schedule_obj) {
-  o.p = gram_params(similarity_obj, dense_obj, triangle_obj, distribution_obj, schedule_obj);
-  const std::int64_t cols = cols_obj.is_none() ? -1 : integer_arg(cols_obj, "cols", 0, kMaxInt64 / 2);
+                 const Options& options) {
+  o.p = gram_params(options);
+  const std::int64_t cols = cols_of(options);
   if (!b_obj.is_none() && o.p.upper)
     throw py::value_error("triangle: got 'upper' with B, expected 'full' (A B^T has no symmetry)");
   keep.push_back(host_input(a_obj, "A", cols));
@@ -320,16 +322,14 @@ void over_ranks(F&& f) {
 
 // The outputs, the memory (the whole problem's slices, this rank's dense C)
 // and the values; dense C allocated, `dense_out` its data.
-py::object prepare_over(OverRanks& o, const py::object& top_k, const py::object& pairs_min,
-                        const py::object& count_at_least, const py::object& budget_obj, const py::object& slice_rows,
-                        void*& dense_out) {
+py::object prepare_over(OverRanks& o, const Options& options, void*& dense_out) {
   const std::int64_t rows_b = o.targets(), mine = o.a.rows;
-  gram_outputs(o.p, rows_b, o.b.has_value(), top_k, pairs_min, count_at_least, slice_rows);
+  gram_outputs(o.p, rows_b, o.b.has_value(), options);
   o.auto_rows = o.p.slice_rows == 0;
   const std::int64_t dense_elements = o.p.dense ? checked_bytes(mine, rows_b, "gram: dense C of rows x targets") : 0;
   checked_bytes(dense_elements, 4, "gram: dense C");
   checked_bytes(o.rows.total(), std::max<std::int64_t>(o.p.top_k, 1) * 16, "gram: top_k lists of rows x k");
-  o.budget = budget_of(budget_obj);
+  o.budget = budget_of(options["memory_budget"]);
   o.dense_bytes = 4.0 * double(kmini::gram::dense_elements(o.rows, o.a, rows_b, o.p));
   if (!o.planned()) {
     GramMemory memory{o.p, o.whole, o.whole_bm()};
@@ -364,23 +364,19 @@ kmini::gram::ComputeResult run_over(const OverRanks& o, void* dense_out, MPI_Com
 
 // gram with comm=: each rank's arguments converted and checked, agreed by
 // every rank (one refusal stops all), then one collective library call.
-py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py::object& cols_obj,
-                     const py::object& similarity_obj, const py::object& top_k, const py::object& pairs_min,
-                     const py::object& count_at_least, const py::object& dense_obj, const py::object& triangle_obj,
-                     const py::object& budget_obj, const py::object& slice_rows, const py::object& distribution_obj,
-                     const py::object& schedule_obj, const py::object& comm_obj, bool summary,
-                     const py::object& empty_obj, const py::object& top_k_min_obj) {
+py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py::object& options,
+                     const py::object& comm_obj) {
   check_running("gram");
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "gram", &given);
+  const Options opts(options, "gram", kOptions);
   OverRanks o;
   std::vector<GramInput> keep;
   std::exception_ptr failed;
   try {
-    convert_own(o, keep, a_obj, b_obj, cols_obj, similarity_obj, dense_obj, triangle_obj, distribution_obj,
-                schedule_obj);
-    o.p.summary = summary;
-    search_options(o.p, empty_obj, top_k_min_obj);
+    convert_own(o, keep, a_obj, b_obj, opts);
+    o.p.summary = opts["summary"].cast<bool>();
+    search_options(o.p, opts);
   } catch (...) {
     failed = std::current_exception();
   }
@@ -389,7 +385,7 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
   void* dense_out = nullptr;
   py::object C;
   try {
-    C = prepare_over(o, top_k, pairs_min, count_at_least, budget_obj, slice_rows, dense_out);
+    C = prepare_over(o, opts, dense_out);
   } catch (...) {
     failed = std::current_exception();
   }
@@ -410,14 +406,8 @@ py::object gram_over(const py::object& a_obj, const py::object& b_obj, const py:
 void bind_gram(py::module_& m) {
   m.def("_gram_arguments", [] { return declared_arguments(kmini::gram::declaration(), kArguments); });
   bind_gram_write(m);
-  m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
-        py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
-        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("comm"), py::arg("summary") = false, py::arg("empty_similarity") = 0.0, py::arg("top_k_min") = 0.0);
-  m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("cols"), py::arg("similarity"), py::arg("top_k"),
-        py::arg("pairs_min"), py::arg("count_at_least"), py::arg("dense"), py::arg("triangle"),
-        py::arg("memory_budget"), py::arg("slice_rows"), py::arg("distribution"), py::arg("ring_schedule"),
-        py::arg("summary") = false, py::arg("empty_similarity") = 0.0, py::arg("top_k_min") = 0.0);
+  m.def("_gram_over", &gram_over, py::arg("A"), py::arg("B"), py::arg("options"), py::arg("comm"));
+  m.def("gram", &gram, py::arg("A"), py::arg("B"), py::arg("options"));
 }
 
 }  // namespace kmini::python

@@ -211,10 +211,10 @@ py::tuple rk4_on_device_arrays(const py::handle& f0, const py::handle& g0, Args 
   return py::make_tuple(py::cast(std::move(F)), py::cast(std::move(G)), delta);
 }
 
-py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& steps, const py::object& dt,
-              const py::object& g, const py::object& kerr, const py::object& coupling, const py::object& method,
-              const py::object& precision, const py::object& delta0, const py::object& comm_obj) {
+py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& options, const py::object& comm_obj) {
   check_running("rk4");
+  const Options o(options, "rk4", option_names(kArguments, {}));
+  const py::object &g = o["g"], &precision = o["precision"];
   bool given = false;
   const MPI_Comm comm = comm_of(comm_obj, "rk4", &given);
   Args a;
@@ -224,25 +224,25 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
   try {
     kmini::rk4::IntegrateParams& q = a.q;
     // Python's int: steps + 1 (the history's length) must fit as well.
-    q.steps = integer_arg(steps, "steps", static_cast<std::int64_t>(key("steps").rule.min),
+    q.steps = integer_arg(o["steps"], "steps", static_cast<std::int64_t>(key("steps").rule.min),
                           std::numeric_limits<std::int64_t>::max() - 1);
-    q.dt = declared_real_arg(dt, "dt", key("dt"));
+    q.dt = declared_real_arg(o["dt"], "dt", key("dt"));
     if (py::isinstance<py::str>(g) && key("g").auto_word) {
       choice_arg(g, "g", {"auto"});
       a.g_auto = true;
     } else {
       q.g = declared_real_arg(g, "g", key("g"));
     }
-    q.kerr = declared_real_arg(kerr, "kerr", key("kerr"));
-    q.per_stage = declared_choice_arg(coupling, "coupling", key("coupling")) == "per_stage";
-    const std::string m = declared_choice_arg(method, "method", key("method"));
+    q.kerr = declared_real_arg(o["kerr"], "kerr", key("kerr"));
+    q.per_stage = declared_choice_arg(o["coupling"], "coupling", key("coupling")) == "per_stage";
+    const std::string m = declared_choice_arg(o["method"], "method", key("method"));
     using M = kmini::rk4::IntegrateParams::Method;
     q.method = m == "affine" ? M::Affine : m == "stages" ? M::Stages : M::Auto;
     if (q.method == M::Affine && q.kerr != 0)
       throw py::value_error(
           "method: got 'affine', expected 'auto' or 'stages' (kerr != 0 makes the model nonlinear; "
           "affine needs kerr = 0)");
-    q.delta0 = complex_arg(delta0, "delta0");
+    q.delta0 = complex_arg(o["delta0"], "delta0");
     if (!given) ensure_mpi("rk4");  // the integrator sums over MPI_COMM_SELF
     a.on_device = has_cuda_array_interface(f0) || has_cuda_array_interface(g0);
     if (a.on_device) refuse_device_arrays_on_host({{"F0", f0}, {"G0", g0}});
@@ -283,8 +283,7 @@ py::tuple rk4(const py::object& f0, const py::object& g0, const py::object& step
 
 void bind_rk4(py::module_& m) {
   m.def("_rk4_arguments", [] { return declared_arguments(kmini::rk4::declaration(), kArguments); });
-  m.def("rk4", &rk4, py::arg("F0"), py::arg("G0"), py::arg("steps"), py::arg("dt"), py::arg("g"), py::arg("kerr"),
-        py::arg("coupling"), py::arg("method"), py::arg("precision"), py::arg("delta0"), py::arg("comm"));
+  m.def("rk4", &rk4, py::arg("F0"), py::arg("G0"), py::arg("options"), py::arg("comm"));
 }
 
 }  // namespace kmini::python

@@ -5,9 +5,11 @@
 #include "core/format.hpp"
 #include "deck/deck.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace kmini::python {
 
@@ -308,6 +310,31 @@ std::string declared_choice_arg(const py::handle& v, const std::string& name, co
 
 double declared_real_arg(const py::handle& v, const std::string& name, const DeckKey& key) {
   return real_arg(v, name, key.rule.min, key.rule.max, key.rule.min_exclusive);
+}
+
+Options::Options(const py::handle& options, const std::string& function, const std::vector<std::string>& names) {
+  if (!py::isinstance<py::dict>(options)) type_error(function + ": options", options, "a dict of keyword arguments");
+  for (const auto& item : py::reinterpret_borrow<py::dict>(options)) {
+    const std::string name = py::str(item.first).cast<std::string>();
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw py::type_error(function + ": got an unknown option '" + name + "'");
+    values_.emplace_back(name, py::reinterpret_borrow<py::object>(item.second));
+  }
+  for (const std::string& name : names)
+    if (std::none_of(values_.begin(), values_.end(), [&](const auto& v) { return v.first == name; }))
+      throw py::type_error(function + ": the option '" + name + "' is missing");
+}
+
+const py::object& Options::operator[](const std::string& name) const {
+  for (const auto& v : values_)
+    if (v.first == name) return v.second;
+  throw std::logic_error("Options: no option " + name);
+}
+
+std::vector<std::string> option_names(const std::vector<Argument>& declared, const std::vector<std::string>& own) {
+  std::vector<std::string> names(own);
+  for (const Argument& a : declared) names.emplace_back(a.name);
+  return names;
 }
 
 std::string first_line(const std::string& text) {

@@ -12,6 +12,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kmini::python {
@@ -87,6 +88,21 @@ py::list declared_arguments(const KernelDeclaration& d, const std::vector<Argume
 std::string declared_choice_arg(const py::handle& v, const std::string& name, const DeckKey& key);
 // A real number within the declared key's limits.
 double declared_real_arg(const py::handle& v, const std::string& name, const DeckKey& key);
+
+// A kernel's keyword arguments as the package passes them: one dict keyed by
+// their names (the declared arguments' and the kernel's own), read once. Its
+// names must be exactly `names`: another set is a TypeError naming the option.
+class Options {
+ public:
+  Options(const py::handle& options, const std::string& function, const std::vector<std::string>& names);
+  // The value of `name` (one of the names).
+  const py::object& operator[](const std::string& name) const;
+
+ private:
+  std::vector<std::pair<std::string, py::object>> values_;
+};
+// The option names of a kernel: its declared arguments' and `own` (not deck keys).
+std::vector<std::string> option_names(const std::vector<Argument>& declared, const std::vector<std::string>& own);
 
 // n * size bytes, or a MemoryError naming `what` when it overflows.
 std::int64_t checked_bytes(std::int64_t n, std::int64_t size, const std::string& what);

@@ -21,8 +21,8 @@ FENCE = re.compile(r"^```python\s*$")
 SKIP = ("<!-- no-test -->", "<!-- page-test -->")
 
 
-def blocks(path):
-    """(first line number, code) of each python block of a Markdown file, skipped ones left out."""
+def blocks(path, skip=SKIP):
+    """(first line number, code) of each python block of a Markdown file, those after a `skip` line left out."""
     lines = path.read_text(encoding="utf-8").splitlines()
     out, i = [], 0
     while i < len(lines):
@@ -33,7 +33,7 @@ def blocks(path):
                 i += 1
             if i == len(lines):
                 raise SystemExit(f"{path}:{start}: a ```python block is never closed")
-            if previous not in SKIP:
+            if previous not in skip:
                 out.append((start + 1, "\n".join(lines[start:i]) + "\n"))
         i += 1
     return out

@@ -68,7 +68,10 @@ def test_defaults_are_the_declared_defaults(kernel, describe):
         want = OWN_DEFAULTS.get((kernel, name), python_value(describe[entry["key"]]))
         assert params[name].default == want, f"{kernel}({name}=...): the signature says {params[name].default!r}"
         assert function.__kwdefaults__[name] == want, name
-        assert f"{name} ({entry['key']})" in function.__doc__ and entry["help"] in function.__doc__
+        # its entry in the docstring's Parameters: the default, then the declared key and help
+        entry_line = next(line for line in function.__doc__.splitlines() if line.strip().startswith(f"{name} : "))
+        assert entry_line.endswith(f"default {want!r}") or (want is None and "optional" in entry_line), entry_line
+        assert f"The deck's {entry['key']}" in function.__doc__ and entry["help"] in function.__doc__
 
 
 @pytest.mark.parametrize("kernel", list(FUNCTIONS))

@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import reprlib
 from types import SimpleNamespace
-from typing import Any, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import _kmini
 
+if TYPE_CHECKING:
+    from mpi4py import MPI
 
-def check_comm(comm: Any) -> None:
+
+def check_comm(comm: object) -> None:
     """comm= is an mpi4py intracommunicator."""
     from mpi4py import MPI
     if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
@@ -24,17 +27,14 @@ def check_comm(comm: Any) -> None:
                         "(e.g. MPI.COMM_WORLD)")
 
 
-def gram_over_ranks(A: Any, B: Any, comm: Any, cols: Any, similarity: Any, top_k: Any, pairs_min: Any,
-                    count_at_least: Any, dense: Any, triangle: Any, memory_budget: Any,
-                    slice_rows: Any, distribution: Any, ring_schedule: Any, summary: bool,
-                    empty_similarity: Any = 0.0, top_k_min: Any = 0.0) -> SimpleNamespace:
+def gram_over_ranks(A: object, B: object, options: Dict[str, Any], comm: MPI.Intracomm) -> SimpleNamespace:
+    """The collective call of the compiled module: A, B and the options (kmini.gram's keyword arguments)."""
     check_comm(comm)
-    return _kmini._gram_over(A, B, cols, similarity, top_k, pairs_min, count_at_least, dense, triangle,
-                             memory_budget, slice_rows, distribution, ring_schedule, comm, summary, empty_similarity,
-                             top_k_min)
+    return _kmini._gram_over(A, B, options, comm)
 
 
-def check_write(write: Any, dense: Any, top_k: Any, pairs_min: Any) -> dict:
+def check_write(write: Optional[Mapping[str, Union[str, os.PathLike[str]]]], dense: bool, top_k: object,
+                pairs_min: object) -> Dict[str, str]:
     """write= as {output: path}, checked as the CLI checks its gram.write.* keys before anything is computed."""
     if write is None:
         return {}
@@ -57,7 +57,8 @@ def check_write(write: Any, dense: Any, top_k: Any, pairs_min: Any) -> dict:
     return files
 
 
-def agree_write(write: Any, dense: Any, top_k: Any, pairs_min: Any, comm: Any) -> dict:
+def agree_write(write: Optional[Mapping[str, Union[str, os.PathLike[str]]]], dense: bool, top_k: object,
+                pairs_min: object, comm: Optional[MPI.Intracomm]) -> Dict[str, str]:
     """check_write, and with comm agreed by every rank before anything is
     computed: a rank's refusal is its own error there and a RuntimeError naming
     it on the others; the ranks write the files together, so write= is the
@@ -82,7 +83,7 @@ def agree_write(write: Any, dense: Any, top_k: Any, pairs_min: Any, comm: Any) -
     return files
 
 
-def write_outputs(res: SimpleNamespace, files: dict, comm: Any, triangle: Any) -> None:
+def write_outputs(res: SimpleNamespace, files: Dict[str, str], comm: Optional[MPI.Intracomm], triangle: str) -> None:
     """The CLI's .npy files of res, this rank's rows at their place (collective with comm)."""
     def place(n: int) -> Tuple[int, int]:  # this rank's first element, and the total
         if comm is None:
