@@ -15,7 +15,7 @@ KMINI_APT_PACKAGES=(
   python3-numpy python3-matplotlib python3-yaml
   python3-dev pybind11-dev python3-pytest python3-numba
   python3-pip python3-venv python3-mpi4py mypy
-  clang-format
+  clang-format ccache
 )
 # The HIP build (scripts/gpu/build_deps.sh --backend hip, docs/amd.md): Debian's ROCm
 # compiler and runtime headers; installed only when asked for that backend.
@@ -25,6 +25,10 @@ KMINI_HIP_APT_PACKAGES=(hipcc libamdhip64-dev)
 KMINI_HIP_CLANG_APT_PACKAGES=(clang-19 lld-19 clang-tools-19 libclang-rt-19-dev hipcc libamdhip64-dev rocm-device-libs)
 
 kmini_log() { echo "[kmini] $*" >&2; }
+
+# ccache (when the build uses it) sees paths below the checkout as relative ones, so
+# a second build directory beside build/ (the pip test's) reuses build/'s objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$KMINI_ROOT}"
 
 # Thread placement for Kokkos' OpenMP backend (the openmp preset), which otherwise prints
 # a four-line OMP_PROC_BIND warning on every run: threads spread over the cores, one per
@@ -57,7 +61,9 @@ kmini_build() (
   cd "$KMINI_ROOT" || exit 1
   if [[ ! -f build/CMakeCache.txt ]]; then
     kmini_log "configuring (cmake --preset default)"
-    cmake --preset default >/dev/null || exit 1
+    local launcher=()
+    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cmake --preset default "${launcher[@]}" >/dev/null || exit 1
   fi
   kmini_log "building (cmake --build --preset default)"
   cmake --build --preset default
