@@ -3,6 +3,7 @@
 #include "io/fps.hpp"
 
 #include "core/errors.hpp"
+#include "core/text.hpp"
 #include "io/input_file.hpp"
 
 #include <sys/stat.h>
@@ -16,8 +17,11 @@ namespace kmini::fps {
 
 namespace {
 
+// An FPS file's name, compressed ones included (read_index refuses those by content).
 bool ends_with_fps(const std::string& path) {
-  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".fps") == 0;
+  for (const char* tail : {".fps", ".fps.gz", ".fps.bz2", ".fps.xz", ".fps.zst"})
+    if (ends_with(path, tail)) return true;
+  return false;
 }
 
 [[noreturn]] void fail_at(const std::string& path, std::int64_t line, const std::string& what) {
@@ -100,6 +104,11 @@ Index read_index(const std::string& path) {
   io::require_regular_file(path, "an FPS file");  // a FIFO or a device: refused before it is opened
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(path + ": cannot open for reading (" + std::strerror(errno) + ")");
+  char head[6] = {};
+  in.read(head, sizeof head);
+  io::refuse_compressed(path, head, static_cast<std::size_t>(in.gcount()), "an FPS file");
+  in.clear();
+  in.seekg(0);
   Index x;
   x.path = path;
   std::unordered_map<std::string, std::int64_t> seen;

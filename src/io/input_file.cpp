@@ -30,6 +30,25 @@ void require_kind(const std::string& path, mode_t mode, const std::string& what)
 
 }  // namespace
 
+void refuse_compressed(const std::string& path, const void* head, std::size_t n, const std::string& what) {
+  struct Magic {
+    const char* bytes;
+    std::size_t size;
+    const char* format;
+    const char* tool;
+  };
+  static const Magic kMagics[] = {{"\x1f\x8b", 2, "gzip", "gunzip"},
+                                  {"BZh", 3, "bzip2", "bunzip2"},
+                                  {"\xfd"
+                                   "7zXZ",
+                                   6, "xz", "unxz"},
+                                  {"\x28\xb5\x2f\xfd", 4, "zstd", "unzstd"}};
+  for (const Magic& m : kMagics)
+    if (n >= m.size && std::memcmp(head, m.bytes, m.size) == 0)
+      fail(path, std::string("is ") + m.format + "-compressed, expected " + what +
+                     " (kmini reads its inputs uncompressed: decompress it first, e.g. " + m.tool + ")");
+}
+
 void require_regular_file(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) fail(path, "cannot open " + what + " (" + os_error(errno) + ")");

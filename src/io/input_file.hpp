@@ -7,6 +7,7 @@
 // Why: `kmini /dev/zero` read the "deck" to the end (4.2 GB, then bad_alloc),
 // a named pipe blocked forever in open(), and a deck whose read() failed with
 // EIO (/proc/self/mem reproduces it) ran as an empty deck with exit 0.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -15,6 +16,11 @@ namespace kmini::io {
 // Throws UsageError "PATH: is a named pipe, expected <what>" unless `path` is a
 // regular file (or "PATH: cannot open <what> (No such file or directory)").
 void require_regular_file(const std::string& path, const std::string& what);
+
+// Throws UsageError "PATH: is gzip-compressed, expected <what> (uncompressed: ...)"
+// when the file's first bytes (`head`, `n` of them) are a gzip, bzip2, xz or
+// zstd stream's magic: kmini reads its inputs uncompressed.
+void refuse_compressed(const std::string& path, const void* head, std::size_t n, const std::string& what);
 
 // An input file opened read-only: O_NONBLOCK (a FIFO swapped in after the
 // check cannot block the open) and checked again on the descriptor.

@@ -168,7 +168,9 @@ Info read_info(const std::string& path) {
   const std::uint64_t size = in.size();
   char pre[12] = {};
   // Read even from an empty file: a file that cannot be read says so (/proc/self/mem: EIO).
-  if (in.read_up_to(0, pre, 8) < 8 || size < 8 || std::memcmp(pre, kMagic, kMagicLen) != 0)
+  const std::uint64_t got = in.read_up_to(0, pre, 8);
+  io::refuse_compressed(path, pre, static_cast<std::size_t>(got), "a .npy file");
+  if (got < 8 || size < 8 || std::memcmp(pre, kMagic, kMagicLen) != 0)
     bad(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
   const int major = static_cast<unsigned char>(pre[6]);
   const int minor = static_cast<unsigned char>(pre[7]);

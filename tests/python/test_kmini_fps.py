@@ -141,6 +141,18 @@ def test_malformed_files_are_value_errors_naming_the_line(tmp_path, text, messag
         kmini.read_fps(path)
 
 
+def test_a_gzipped_fps_file_is_named_as_such(tmp_path):
+    """A chemfp-style .fps.gz (gzip of a valid FPS file) is refused by its content, with how to read it."""
+    import gzip
+    text = write_fps(tmp_path / "x.fps", [("abcd", "m1"), ("0f0f", "m2")], 16).read_text()
+    for name in ("x.fps.gz", "renamed.fps"):
+        with gzip.open(tmp_path / name, "wt") as f:
+            f.write(text)
+        with pytest.raises(ValueError, match=name.replace(".", r"\.") + r": is gzip-compressed, expected an FPS file "
+                           r"\(kmini reads its inputs uncompressed: decompress it first, e\.g\. gunzip\)"):
+            kmini.read_fps(tmp_path / name)
+
+
 def test_fingerprints_made_by_hand_are_checked_like_a_file(tmp_path):
     """A Fingerprints built by slicing carries one unique ID per row, as read_fps's does: a mismatch is refused."""
     rng = np.random.default_rng(5)

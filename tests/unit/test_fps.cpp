@@ -97,4 +97,19 @@ TEST(Fps, RefusesMalformedFilesNamingTheLine) {
   EXPECT_EQ(refusal("#num_bits=16\nabcd\tx\n"), "");
 }
 
+// A compressed FPS file is named as such (by its content), not read as text.
+TEST(Fps, RefusesCompressedFilesByTheirContent) {
+  const std::string gz = write_file("kmini_test_bad.fps.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8));
+  EXPECT_TRUE(fps::is_fps(gz));
+  KMINI_EXPECT_THROW_MSG(fps::read_index(gz), UsageError,
+                         "kmini_test_bad.fps.gz: is gzip-compressed, expected an FPS file (kmini reads its inputs "
+                         "uncompressed: decompress it first, e.g. gunzip)");
+  std::remove(gz.c_str());
+  EXPECT_NE(refusal(std::string("\xfd"
+                                "7zXZ\x00\x00",
+                                8))
+                .find("kmini_test_bad.fps: is xz-compressed, expected an FPS file"),
+            std::string::npos);
+}
+
 }  // namespace kmini

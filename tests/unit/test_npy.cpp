@@ -213,6 +213,8 @@ TEST(Npy, RejectsMalformedFilesWithClearMessages) {
   const std::string p = test::work_path("bad.npy");
   test::write_bytes(p, "PK\x03\x04 not numpy at all");
   KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "bad.npy: not a .npy file (bad magic");
+  test::write_bytes(p, std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10));  // gzip's header
+  KMINI_EXPECT_THROW_MSG(npy::read_info(p), UsageError, "bad.npy: is gzip-compressed, expected a .npy file");
   std::string v3 = good;
   v3[6] = 3;
   test::write_bytes(p, v3);
