@@ -7,12 +7,15 @@
 #
 # Steps (each timed; logs in $OFF/logs-check): set up Spack if $OFF has none (02-04 of the
 # offline scripts), `spack audit packages / packages-https / configs`, then for kmini,
-# kmini +openmp and kmini +python: concretize, install (kmini with --test=root: the recipe's
-# ctest subset), `spack test run kmini`, and the installed deck through `spack load` and
+# kmini +openmp and kmini +python: concretize, install (kmini and kmini +python with
+# --test=root: the recipe's ctest subset), `spack test run kmini`, and the installed deck through `spack load` and
 # `kmini --data-dir`; last `kmini +cuda cuda_arch=90` against CUDA at $KMINI_SPACK_CUDA
 # (default /usr/local/cuda) as an external: concretized, and built with --cuda-build. For
 # CUDA 13, which Spack's Kokkos recipe refuses for Kokkos <= 4.7.0, KMINI_SPACK_KOKKOS_CUDA
 # names a Kokkos that scripts/gpu/build_deps.sh built, declared as an external.
+# KMINI_SPACK_CCACHE=1 compiles through ccache (Spack's config:ccache, base directory $OFF, so
+# that the variants' spack-build-* folders share objects); every step prints its wall time and
+# the load average (uptime) before and after.
 #
 # usage: check_spack.sh [--only serial,openmp,python,cuda] [--cuda-build] [--no-test-root] [--ctest ENABLED]
 #   --no-test-root   install kmini without --test=root (the unit tests' build doubles kmini's)
@@ -44,15 +47,18 @@ export KOKKOS_REF
 . "$OFFLINE/env.sh"
 LOG=$OFF/logs-check; mkdir -p "$LOG"
 failed=()
-step() {  # step NAME COMMAND...: run, log, print rc and wall time
-  local name=$1; shift; local t0=$SECONDS
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+step() {  # step NAME COMMAND...: run, log, print rc, wall time and the load average before/after
+  local name=$1; shift; local t0=$SECONDS l0; l0=$(load)
   echo "==> $name: $*"
   "$@" > "$LOG/$name.log" 2>&1; local rc=$?
-  echo "    rc=$rc wall=$((SECONDS - t0))s (log: $LOG/$name.log)"
+  echo "    rc=$rc wall=$((SECONDS - t0))s load=[$l0]->[$(load)] (log: $LOG/$name.log)"
   [ $rc = 0 ] || { tail -n 25 "$LOG/$name.log"; failed+=("$name"); }
   return $rc
 }
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
+CCACHE=()
+if [ "${KMINI_SPACK_CCACHE:-}" = 1 ]; then CCACHE=(-c config:ccache:true); export CCACHE_BASEDIR=$OFF; fi
 
 # --- Spack itself --------------------------------------------------------------------
 if ! [ -x "$SPACK_ROOT/bin/spack" ] || ! "$SPACK_PYTHON" -c 'import clingo' 2> /dev/null; then
@@ -140,22 +146,23 @@ YAML
   local tests=(); [[ " $* " == *" --test=root "* ]] && tests=(--test=root)
   step "$name-concretize" nice -n 10 spack -e "$env" concretize -f "${tests[@]}" || return
   grep -E '[ ^](kmini|kokkos|kokkos-kernels|openmpi|python)@' "$LOG/$name-concretize.log" | sed 's/^/    /' | cut -c1-160
-  step "$name-install" nice -n 10 spack -e "$env" install --no-checksum --show-log-on-error "$@" || return
+  step "$name-install" nice -n 10 spack "${CCACHE[@]}" -e "$env" install --no-checksum --show-log-on-error "$@" || return
   local suite="check-$name-$(date +%Y%m%d-%H%M%S)"
   step "$name-test-run" spack -e "$env" test run --alias "$suite" kmini
   spack -e "$env" test results -l "$suite" > "$LOG/$name-test-results.log" 2>&1
   grep -E 'PASSED|FAILED|SKIPPED' "$LOG/$name-test-results.log" | sed 's/^/    /' | head -8
   step "$name-load-and-run" run_loaded "$env"
+  grep -E '^(kmini [0-9]|data-dir )' "$LOG/$name-load-and-run.log" | sed 's/^/    /'
 }
-run_loaded() {  # ENV: after spack load, the installed deck named through kmini --data-dir verifies
+run_loaded() {  # ENV: after spack load, the installed deck named through kmini --data-dir verifies (run in ENV)
   ( eval "$(spack -e "$1" load --sh kmini)" && kmini --version && d=$(kmini --data-dir) && echo "data-dir $d" &&
-    cd "$(mktemp -d)" && kmini "$d/inputs/bench/stream.yaml" --set stream.n=100000 --out out &&
+    cd "$1" && kmini "$d/inputs/bench/stream.yaml" --set stream.n=100000 --out out &&
     python3 -c 'import json; k = json.load(open("out/results.json"))["kernels"]
 assert k and all(v["verified"] is True for v in k.values()), k' )
 }
 want serial && check_variant serial "kmini" $TEST_ROOT
 want openmp && check_variant openmp "kmini +openmp"
-want python && check_variant python "kmini +python"
+want python && check_variant python "kmini +python" $TEST_ROOT
 if want cuda; then
   # Spack's Kokkos recipe refuses CUDA 13 for Kokkos <= 4.7.0 (conflicts("^cuda@13:")). With
   # KMINI_SPACK_KOKKOS_CUDA=PREFIX (a Kokkos + Kokkos Kernels that scripts/gpu/build_deps.sh
@@ -189,7 +196,7 @@ YAML
          "set KMINI_SPACK_KOKKOS_CUDA to a Kokkos built by scripts/gpu/build_deps.sh"
   elif step cuda-concretize nice -n 10 spack -e "$env" concretize -f; then
     grep -E '[ ^](kmini|kokkos|kokkos-kernels|kokkos-nvcc-wrapper|cuda)@' "$LOG/cuda-concretize.log" | cut -c1-160
-    [ "$CUDA_BUILD" = 1 ] && step cuda-install nice -n 10 spack -e "$env" install --no-checksum --show-log-on-error
+    [ "$CUDA_BUILD" = 1 ] && step cuda-install nice -n 10 spack "${CCACHE[@]}" -e "$env" install --no-checksum --show-log-on-error
   else
     grep -iE 'conflict|cuda@' "$LOG/cuda-concretize.log" | head -5
   fi

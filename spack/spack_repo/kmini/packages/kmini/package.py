@@ -36,9 +36,14 @@ class Kmini(CMakePackage, CudaPackage):
     verified against a host reference on every run, with a results.json for
     scaling studies."""
 
-    # The public repository (the address to change if the project is published elsewhere).
-    homepage = "https://github.com/kmini-hpc/kmini"
-    git = "https://github.com/kmini-hpc/kmini.git"
+    # kmini has no public address yet: these two are placeholders under the reserved
+    # top-level domain .invalid (RFC 2606), which never resolves, so a fetch fails at once
+    # rather than reaching someone else's server. A site that serves kmini's repository
+    # names it in packages.yaml, without editing this file (docs/install.md):
+    #   packages: {kmini: {package_attributes: {git: "https://git.example.org/hpc/kmini.git"}}}
+    # A local checkout needs no address: `spack develop` or `spack dev-build`.
+    homepage = "https://kmini.invalid/"
+    git = "https://kmini.invalid/kmini.git"
 
     license("BSD-3-Clause")
 
