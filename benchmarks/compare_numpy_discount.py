@@ -22,7 +22,7 @@ import numpy as np
 
 # kmini_results, the scripts' shared module, is in scripts/.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
-from kmini_results import get, load, run_kmini  # noqa: E402
+from kmini_results import SPEEDUP_LINE, get, load, run_kmini  # noqa: E402
 
 
 def arange(n, dtype, shape):
@@ -93,6 +93,7 @@ def main():
     print(f"numpy mult_by * discount (allocs):  {np_alloc:8.4f} s  {nbytes / np_alloc / 1e9:6.2f} GB/s")
     print(f"ratio numpy(out=) / kmini kernel:   {np_out / kernel:8.3f}  (> 1: kmini faster)")
     print(f"ratio numpy(alloc) / kmini kernel:  {np_alloc / kernel:8.3f}")
+    print(f"{SPEEDUP_LINE} {np_out / kernel:.4g}")
     print(f"cv agrees bitwise with numpy:       {'yes' if same else 'NO'}")
     return 0 if same else 1
 

@@ -32,7 +32,7 @@ import time
 
 # kmini_results, the scripts' shared module, is in scripts/.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
-from kmini_results import OPENBLAS_FORCING, baseline_env, kernel, load, run_kmini  # noqa: E402
+from kmini_results import OPENBLAS_FORCING, SPEEDUP_LINE, baseline_env, kernel, load, run_kmini  # noqa: E402
 
 OPENBLAS_DIRS = [d for d in (os.environ.get("KMINI_OPENBLAS_DIR"), "/usr/lib/x86_64-linux-gnu/openblas-serial",
                              "/usr/lib/x86_64-linux-gnu/openblas-pthread") if d]
@@ -147,6 +147,7 @@ def main():
     print(f"numpy float32 GEMM: {numpy_rate:.3e} multiply-adds/s ({best:.3f} s for the panel)")
     print(f"C rows 0..{panel - 1} equal to numpy's: {same}")
     print(f"ratio kmini / numpy: {kmini_rate / numpy_rate:.2f}x")
+    print(f"{SPEEDUP_LINE} {kmini_rate / numpy_rate:.4g}")
     return 0 if same and m.get("verified") else 1
 
 

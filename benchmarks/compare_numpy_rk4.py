@@ -26,7 +26,7 @@ import numpy as np
 
 # kmini_results, the scripts' shared module, is in scripts/.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
-from kmini_results import kernel, load  # noqa: E402
+from kmini_results import SPEEDUP_LINE, kernel, load  # noqa: E402
 
 
 def rhs(F, G, d, kerr):
@@ -134,6 +134,7 @@ def compare(args, out):
         100 * rk4.get("fraction_of_roof", float("nan"))))
     print("numpy loop: %.4f s (%.3g element-steps/s)" % (np_seconds, args.n * args.n * args.steps / np_seconds))
     print("ratio numpy / kmini: %.1fx" % (np_seconds / kmini_seconds))
+    print(f"{SPEEDUP_LINE} {np_seconds / kmini_seconds:.4g}")
     if not err <= tol:
         print("DISAGREE")
         return 1

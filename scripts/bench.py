@@ -24,20 +24,13 @@ import statistics
 import subprocess
 import sys
 
-from kmini_results import (BASELINES, baseline_env, describe, duplicates_fom, figures, fom, get, host_load,
-                           launch_command, launch_env, require_kmini, roof_divides, roof_fraction, roof_text,
-                           run_verdict, spread, verdict_text)
+from kmini_results import (SPEEDUP_LINE, baseline_env, describe, duplicates_fom, figures, fom, get, host_load,
+                           in_run_baseline, launch_command, launch_env, require_kmini, roof_divides, roof_fraction,
+                           roof_text, run_verdict, spread, verdict_text)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# numpy comparisons: (script, regex of the ratio numpy_time / kmini_time in its output).
-NUMPY = {
-    "rk4": ("benchmarks/compare_numpy_rk4.py", r"ratio numpy / kmini:\s*([0-9.eE+-]+)x"),
-    "discount": ("benchmarks/compare_numpy_discount.py", r"ratio numpy\(out=\) / kmini kernel:\s*([0-9.eE+-]+)"),
-    # kmini's useful bit-ops/s over numpy's float32 GEMM multiply-adds/s (OpenBLAS, one thread, where installed)
-    "gram": ("benchmarks/compare_numpy_gram.py", r"ratio kmini / numpy:\s*([0-9.eE+-]+)x"),
-}
 
 
 def median(values):
@@ -64,15 +57,19 @@ def run_deck(kmini, deck, out, repeat, ranks, launcher):
     return runs
 
 
+def numpy_script(kernel):
+    """benchmarks/compare_numpy_<kernel>.py, where the kernel has one (else None)."""
+    path = os.path.join(ROOT, "benchmarks", f"compare_numpy_{kernel}.py")
+    return path if os.path.exists(path) else None
+
+
 def numpy_ratio(kernel, deck, kmini, out):
-    script, pattern = NUMPY[kernel]
-    path = os.path.join(ROOT, script)
-    if not os.path.exists(path):
-        return None, f"{script} not present", None
+    """kmini's speedup over numpy on `deck` (the script's SPEEDUP_LINE), or None with the reason."""
+    path = numpy_script(kernel)
+    script = os.path.relpath(path, ROOT)
     name = os.path.splitext(os.path.basename(deck))[0]
-    cmd = ["/usr/bin/python3", path, "--kmini", kmini, "--out", os.path.join(out, f"numpy-{name}")]
-    if kernel in ("rk4", "gram"):  # the numpy side follows the deck (rk4: model and coupling; gram: A's shape)
-        cmd += ["--deck", deck]
+    # The numpy side follows the deck (rk4: model and coupling; gram: A's shape; discount: sizes).
+    cmd = ["/usr/bin/python3", path, "--kmini", kmini, "--out", os.path.join(out, f"numpy-{name}"), "--deck", deck]
     print("  " + " ".join(cmd), flush=True)
     # The baseline runs as on a user's machine: without the OpenBLAS forcing
     # variables of the development machines (kmini_results.baseline_env; the
@@ -81,7 +78,7 @@ def numpy_ratio(kernel, deck, kmini, out):
     for line in done.stdout.splitlines():  # which OpenBLAS kernel ran (OPENBLAS_VERBOSE=2 and the script's own line)
         if line.startswith("Core: ") or line.startswith("OpenBLAS core: "):
             print("    " + line, flush=True)
-    m = re.search(pattern, done.stdout)
+    m = re.search("^" + re.escape(SPEEDUP_LINE) + r"\s*([0-9.eE+-]+)", done.stdout, re.M)
     core = re.search(r"^OpenBLAS core: (\S+)", done.stdout, re.M)  # which OpenBLAS kernel numpy ran
     core = core.group(1) if core else None
     if done.returncode == 77:  # the script's own reason, e.g. a matrix too large for numpy
@@ -168,11 +165,10 @@ def main():
                     e["fraction_of_roof"].update({"roof": divides["roof"], "divides": divides["what"],
                                                   "fom_ratio": spread(ratios)[0],
                                                   "text": roof_text(dict(divides, fom_ratio=spread(ratios)[0]))})
-            for name, path in BASELINES.get(kernel, []):
-                v = spread([get(k, path) for k in ks])[0]
-                if v is not None:
-                    e["baselines"][name] = v
-            if kernel in NUMPY and have_numpy:
+            in_run = [b for b in (in_run_baseline(k) for k in ks) if b]
+            if in_run:
+                e["baselines"][in_run[0][0]] = spread([b[1] for b in in_run])[0]
+            if numpy_script(kernel) and have_numpy:
                 ratio, why, core = numpy_ratio(kernel, deck, kmini, a.out)
                 e["baselines"]["numpy"] = ratio if ratio is not None else why
                 if core:

@@ -27,9 +27,22 @@ LEGACY_FOM = {
 # have no `roof`: their kernels wrote the fraction as one of these keys, in the kernel's entry or one
 # object below it (discount's `kernel`). Newer files carry it as kernels.<name>.roof.fraction.
 LEGACY_FRACTION_KEYS = ("fraction_of_roof", "fraction_of_peak")
+# The last line of each benchmarks/compare_numpy_<kernel>.py: kmini's speedup over numpy.
+SPEEDUP_LINE = "kmini speedup over numpy:"
+
+
+def in_run_baseline(entry):
+    """(name, kmini's speedup) of a kernel entry's in-run baseline (kernels.<name>.baseline, where
+    its deck asks for one: its `name` and kmini's `speedup` over it; older files: gram's
+    `gram_speedup`), or None."""
+    b = entry.get("baseline")
+    if not isinstance(b, dict):
+        return None
+    speedup = b.get("speedup", b.get("gram_speedup"))
+    return (b.get("name", "baseline"), speedup) if speedup is not None else None
+
+
 # Where the timed part lies in those files; newer ones carry it as kernels.<name>.fom.seconds.
-# In-run baselines: (name, path of the speedup over it).
-BASELINES = {"gram": [("KokkosBlas::gemm float", ["baseline", "gram_speedup"])]}
 LEGACY_TIME = {
     "stream": ["ops", "add_f64", "best_seconds"],
     "rk4": ["loop_seconds"],
