@@ -20,6 +20,13 @@ Environment::Environment(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // Started without a launcher, the process is an MPI singleton, and Open
+    // MPI 4's MPI_Init then starts a daemon (orted) so that the process could
+    // spawn others later; kmini never spawns, so the daemon's start-up is
+    // left out unless the user set the parameter (docs/performance.md has
+    // what it costs). Launched processes and other MPIs ignore it. Python's
+    // module does not set it: a Python program may spawn.
+    setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     owns_mpi_ = true;
