@@ -25,6 +25,14 @@ constexpr int kMaxThresholds = 64;
 constexpr std::int64_t kTopKBlock = 16;
 constexpr int kTopKGroups = 64;
 
+// The index of the lowest set bit of `mask` (not 0), cleared from it: how the
+// scans visit a run's candidates, lowest column first.
+KOKKOS_INLINE_FUNCTION int take_lowest_bit(std::uint32_t& mask) {
+  const std::uint32_t lowest = mask & (0u - mask);
+  mask ^= lowest;
+  return static_cast<int>(compat::popcount64(lowest - 1));
+}
+
 // Value of element (li, j) of a slice (row r0 + li, column j of C). The
 // similarity is a compile-time constant so the scans below vectorise
 // (with_similarity turns the run-time choice into one).
@@ -173,9 +181,7 @@ struct CollectPairs {
       std::uint32_t hits = 0;
       for (int q = 0; q < kTopKBlock; ++q) hits |= std::uint32_t(v[q] >= min ? 1 : 0) << q;
       while (hits != 0 && at < end) {
-        const std::uint32_t lowest = hits & (0u - hits);
-        hits ^= lowest;
-        const int q = static_cast<int>(compat::popcount64(lowest - 1));
+        const int q = take_lowest_bit(hits);
         keep(li, j + q, v[q], at);
       }
     }

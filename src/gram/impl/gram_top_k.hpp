@@ -135,9 +135,7 @@ KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, s
       for (int q = 0; q < n; ++q) candidates |= std::uint32_t(values(li, j0 + q) >= at_least ? 1 : 0) << q;
     }
     while (candidates != 0) {
-      const std::uint32_t lowest = candidates & (0u - candidates);
-      candidates ^= lowest;
-      const std::int64_t j = j0 + compat::popcount64(lowest - 1);
+      const std::int64_t j = j0 + take_lowest_bit(candidates);
       const double v = values(li, j);
       if (v < bound || !ranks_before(v, j, worst_v, worst_j) || (symmetric && j == i)) continue;
       offer(best_j, best_v, base, k, j, v);
@@ -243,9 +241,7 @@ struct TopKColBlocks {
     for (int q = 0; q < n; ++q) candidates |= std::uint32_t(v[q] >= worst_v[q] ? 1 : 0) << q;
     const std::int64_t i = r0 + li;
     while (candidates != 0) {
-      const std::uint32_t lowest = candidates & (0u - candidates);
-      candidates ^= lowest;
-      const int q = static_cast<int>(compat::popcount64(lowest - 1));
+      const int q = take_lowest_bit(candidates);
       if (!ranks_before(v[q], i, worst_v[q], worst_j[q])) continue;
       const std::int64_t base = (j0 + q - col_list0) * k;
       offer(col_j, col_v, base, k, i, v[q]);
