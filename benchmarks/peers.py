@@ -39,7 +39,11 @@ row's 16 best partners and the pairs at Jaccard >= 0.058:
   against the peer's similarities (torch.topk orders ties as it likes; kmini
   takes the smaller j first, so indices are compared where values differ);
   kmini's pairs record by record.
---only gram,rk4,torch picks the peers (default: all). Prints one JSON document
+Roofs with the kernels' own traffic (CuPy, float64, 2^27 elements: 1 GiB an array),
+best of 10 with CUDA events: copy (b = a) and scale (b = 3 a), one load and one store
+an element as discount's and rk4's step kernels, and add (c = a + b), two loads and
+one store as the stream kernel's add_f64; bytes counted as read plus written.
+--only gram,rk4,torch,roofs picks the peers (default: all). Prints one JSON document
 (also DIR/peers.json).
 """
 import argparse
@@ -501,6 +505,33 @@ def rk4_peers(args, report):
     report["rk4"] = out
 
 
+def roofs(args, report):
+    """Device bandwidth for one load and one store an element (copy, scale) and for two
+    loads and one store (add), in bytes read plus written per second."""
+    import cupy
+    n = 1 << 27
+    a = cupy.random.random(n)
+    b = cupy.random.random(n)
+    c = cupy.empty_like(a)
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    out = {"elements": n, "dtype": "float64", "repeats": 10}
+    ops = {"copy": (lambda: cupy.copyto(c, a), 16), "scale": (lambda: cupy.multiply(a, 3.0, out=c), 16),
+           "add": (lambda: cupy.add(a, b, out=c), 24)}
+    for name, (op, bytes_per_element) in ops.items():
+        op()
+        best = math.inf
+        for _ in range(10):
+            start.record()
+            op()
+            stop.record()
+            stop.synchronize()
+            best = min(best, cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+        out[name + "_bytes_per_s"] = n * bytes_per_element / best
+    # Checked: the last op's output against the host.
+    assert bool(cupy.allclose(c, a + b)), "add: wrong sums"
+    report["roofs"] = out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kmini", required=True)
@@ -511,13 +542,13 @@ def main():
     ap.add_argument("--rk4-steps", type=int, default=100)
     ap.add_argument("--torch-rows", type=int, default=10000)
     ap.add_argument("--torch-cols", type=int, default=100000)
-    ap.add_argument("--only", default="gram,rk4,torch", help="the peers to run, comma-separated")
+    ap.add_argument("--only", default="roofs,gram,rk4,torch", help="the peers to run, comma-separated")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     report = {}
     only = set(args.only.split(","))
     text = "{}"
-    for name, fn in (("gram", gram_peers), ("rk4", rk4_peers), ("torch", torch_peers)):
+    for name, fn in (("roofs", roofs), ("gram", gram_peers), ("rk4", rk4_peers), ("torch", torch_peers)):
         if name not in only:
             continue
         try:

@@ -13,6 +13,8 @@
 #   OUTDIR/kmini/build-<b>/   stripped binaries, the ctest files (relocated at run time);
 #                             a CUDA build's bin/kmini_wgmma_probe (sm_90a) among them
 #   OUTDIR/lib/               every non-glibc shared library the binaries need (ldd)
+#   OUTDIR/libcxx/            the C++ runtime they were built with (libstdc++, libgcc_s),
+#                             used only where the machine's is older
 #   OUTDIR/mpi/usr/...        OpenMPI (orterun, orted, components, help files) and
 #                             PMIx, in their own layout, relocated with OPAL_PREFIX
 #   OUTDIR/run_gpu.sh         the runner (scripts/gpu/run_gpu.sh): suite, decks,
@@ -94,7 +96,7 @@ case $out/ in
   "$root"/*) (cd "$root" && git check-ignore -q "${out#"$root"/}/") ||
                die "OUTDIR '$out' is inside the source tree and not git-ignored: use .gpu-bundle/NAME or a folder outside" ;;
 esac
-rm -rf "$out/kmini" "$out/lib" "$out/mpi" "$out/pykit"
+rm -rf "$out/kmini" "$out/lib" "$out/libcxx" "$out/mpi" "$out/pykit"
 mkdir -p "$out/kmini" "$out/lib"
 (cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -C "$out/kmini" -xf -
 # Files the build generated and the tests read (ctest scripts, gtest discovery
@@ -223,6 +225,14 @@ if command -v ompi_info >/dev/null; then
   fi
   echo "opal_prefix=$opal_prefix" >>"$out/mpi/layout.txt"
 fi
+
+# The C++ runtime (libstdc++, libgcc_s) apart, in libcxx/: run_gpu.sh puts it on the
+# library path only where the machine's own is older (a newer one serves both the
+# bundle and what the machine's compiler builds there: the Python module).
+mkdir -p "$out/libcxx"
+for l in "$out"/lib/libstdc++.so.* "$out"/lib/libgcc_s.so.*; do
+  if [[ -e $l ]]; then mv "$l" "$out/libcxx/"; fi
+done
 
 # CMake's own modules that the ctest files include (GoogleTestAddTests.cmake
 # for the gtest discovery at test time): the GPU machine's CMake is another.

@@ -19,15 +19,28 @@ command -v nvcc >/dev/null || die "nvcc not on PATH"
 pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 [[ -f $pyinc/Python.h ]] || die "$py has no Python.h under $pyinc (its development headers)"
+# pybind11: the interpreter's own where it has one (pip's pybind11 follows numpy's
+# releases), else the kit's. pybind11 before 2.12 reads numpy 2's dtype records in
+# numpy 1's layout (every item size wrong): refused here with numpy 2, not built.
+pybind_inc=$("$py" -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null || true)
+[[ -f $pybind_inc/pybind11/pybind11.h ]] || pybind_inc=$kit/include
+pybind_version=$(sed -n 's/^#define PYBIND11_VERSION_\(MAJOR\|MINOR\) \([0-9]*\).*/\2/p' "$pybind_inc/pybind11/detail/common.h" | paste -sd.)
+numpy_version=$("$py" -c 'import numpy; print(numpy.__version__)')
+if [[ ${numpy_version%%.*} -ge 2 ]] && { IFS=. read -r major minor <<<"$pybind_version"; ((major * 100 + minor < 212)); }; then
+  die "pybind11 $pybind_version ($pybind_inc) supports numpy 1.x only and $py has numpy $numpy_version: install pybind11 >= 2.12 for $py"
+fi
+echo "python_module.sh: $("$py" --version 2>&1), numpy $numpy_version, pybind11 $pybind_version ($pybind_inc)"
 src=$B/kmini/src
 wrapper=$kit/kokkos/bin/nvcc_wrapper
 arch=$(cat "$kit/arch")
 flags=(-DKOKKOS_DEPENDENCE -Dkmini_python_EXPORTS -I"$src" -I"$kit/generated" -isystem "$pyinc"
-       -isystem "$kit/include" -isystem "$kit/kokkos/include" -isystem "$kit/mpi" -isystem "$kit/mpi/openmpi"
+       -isystem "$pybind_inc" -isystem "$kit/include" -isystem "$kit/kokkos/include" -isystem "$kit/mpi" -isystem "$kit/mpi/openmpi"
        -O3 -DNDEBUG -fPIC -fvisibility=hidden -extended-lambda -Wext-lambda-captures-this "-arch=$arch" -std=c++17)
 obj=$(mktemp -d)
 trap 'rm -rf "$obj"' EXIT
-# The module's files (kmini_python's sources in src/CMakeLists.txt), two at a time.
+# The module's files (kmini_python's sources in src/CMakeLists.txt), half the cores
+# at a time (the GPU run's tests use the other half meanwhile), at least two.
+jobs=$(($(nproc) / 2)); ((jobs < 2)) && jobs=2
 objects=()
 pids=()
 for f in "$src"/python/*.cpp; do
@@ -35,7 +48,7 @@ for f in "$src"/python/*.cpp; do
   objects+=("$o")
   "$wrapper" "${flags[@]}" -c "$f" -o "$o" &
   pids+=($!)
-  if (( ${#pids[@]} == 2 )); then wait "${pids[0]}" || die "compiling $f failed"; pids=("${pids[1]}"); fi
+  if (( ${#pids[@]} == jobs )); then wait "${pids[0]}" || die "compiling $f failed"; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || die "compiling the module failed"; done
 mkdir -p "$kit/python/kmini"

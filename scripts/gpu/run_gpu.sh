@@ -1,30 +1,38 @@
 #!/usr/bin/env bash
 # Usage (inside a bundle made by scripts/gpu/bundle.sh): ./run_gpu.sh RESULTS_DIR [--only STEPS]
 #
-# One command on the GPU machine, bounded to about 9 minutes on an H100:
-#   1. nvidia-smi (rocm-smi and rocminfo for a hip bundle) and the machine (nvidia-smi.txt,
-#      rocm-smi.txt inside the tar)
+# One command on the GPU machine, bounded by KMINI_GPU_BUDGET, steps in order of value:
+#   smi: nvidia-smi (-q too: form factor, clocks; rocm-smi and rocminfo for a hip bundle)
 #   probe: on an sm_90 GPU, bin/kmini_wgmma_probe (about 5 s): Hopper's wgmma 1-bit MMA
 #      against the mma.sync the tensor-core engine issues, one line in summary.txt with
 #      both rates and their ratio, the JSON inside the tar (runs/probe/wgmma_probe.json)
-#   2. the whole ctest suite, relocated into this folder; tests that need what the
-#      machine lacks are listed as skipped with the reason (never dropped)
-#   3. the default deck at 1 and 2 ranks, every bench deck (inputs/bench/*.yaml and the
-#      GPU sizes in inputs/gpu/*.yaml; gram's probes run inside each gram deck)
-#   4. compute-sanitizer memcheck and racecheck on each kernel's small run (its declaration's
-#      small_run, read through `kmini describe --json`)
+#   device: the device tier (ctest -L device, about 3 minutes on an H200): the tests whose
+#      code paths differ on a device (ctest-device.log)
+#   python (bundles made with --python-kit): the module built for this machine's python3
+#      (scripts/gpu/python_module.sh, in the background from the start), then tests/python
+#      with pytest (CuPy arrays in and out, in place) and comm= at 2 ranks (python.txt)
+#   decks, bench: the default deck at 1 and 2 ranks, every bench deck (inputs/bench/*.yaml;
+#      gram's probes run inside each gram deck)
+#   peers: benchmarks/peers.py (numba-cuda, CuPy and a PyTorch pipeline on the same data,
+#      checked; the PyTorch one at the users' 10^4 x 10^5 Jaccard size, phase by phase
+#      beside kmini's phases; peers.json)
+#   gpu_decks: the GPU sizes and variants (inputs/gpu/*.yaml), then every
+#      gram.tensor_core_tile on the tensor-core decks
+#   tests: the rest of the ctest suite (ctest -LE device), relocated into this folder, with
+#      the time left; tests that need what the machine lacks are listed as skipped with
+#      the reason (never dropped); a run stopped at its limit says how many tests ran
+#   profile: Nsight Systems and Compute on rk4's and discount's step kernels (profile.txt)
+#   sanitizer: compute-sanitizer memcheck and racecheck on each kernel's small run (its
+#      declaration's small_run, read through `kmini describe --json`; sanitizer.log)
 # and leaves at most 8 files in RESULTS_DIR: summary.txt, results.tar.gz (every
-# results.json, log and the ctest report), ctest.log (its tail), sanitizer.log.
-# STEPS (comma-separated): smi,probe,tests,decks,bench,peers,profile,sanitizer,python (default: all).
-# python (bundles made with --python-kit): the module built for this machine's
-# python3 (scripts/gpu/python_module.sh, in the background from the start),
-# then tests/python with pytest: CuPy arrays used in place (python.txt).
-# KMINI_CTEST_TIMEOUT: seconds for the whole suite (300; a 2-core CPU bundle needs more).
+# results.json and log), ctest-device.log, ctest-rest.log, python.txt, peers.json,
+# profile.txt, sanitizer.log.
+# STEPS (comma-separated, --only): smi,probe,device,python,decks,bench,peers,gpu_decks,tests,profile,sanitizer.
+# KMINI_DEVICE_TIMEOUT, KMINI_CTEST_TIMEOUT: seconds for the device tier (200) and the rest
+# of the suite (300; a 2-core CPU bundle needs more).
 # KMINI_GPU_BUDGET: seconds for the whole run (480): each step gets at most what is left,
 # less a reserve for packing, and a step with too little left is skipped with a line
 # saying so, so that a lent GPU's limited time never ends before the results are packed.
-# peers: benchmarks/peers.py (numba-cuda, CuPy and a PyTorch pipeline on the same data, checked;
-#   the PyTorch one at the users' 10^4 x 10^5 Jaccard size, phase by phase beside kmini's phases).
 # KMINI_GPU_DEBUG="BINARY FILTER": first, one gtest test of bin/BINARY (the
 # unstripped BINARY.debug where the bundle has one) run alone and under gdb or
 # cuda-gdb, whichever the machine has, for a backtrace (debug.txt).
@@ -32,7 +40,7 @@ set -uo pipefail
 B=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 res=${1:?usage: run_gpu.sh RESULTS_DIR [--only STEPS]}
 shift
-steps=smi,probe,tests,decks,bench,peers,profile,sanitizer,python
+steps=smi,probe,device,python,decks,bench,peers,gpu_decks,tests,profile,sanitizer
 [[ ${1:-} == --only ]] && steps=${2:?}
 want() { [[ ,$steps, == *",$1,"* ]]; }
 mkdir -p "$res"
@@ -60,6 +68,17 @@ enough() {  # SECONDS STEP: is there time for it? else say it was skipped
 
 # --- environment: the bundle's libraries and OpenMPI, relocated -----------------------
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The C++ runtime: the machine's where it is at least as new as the bundle's (libcxx/,
+# bundle.sh), since what the machine's compiler builds here (the Python module) may
+# need the newer one; else the bundle's. Compared by the newest GLIBCXX_ version each defines.
+glibcxx() { grep -ao 'GLIBCXX_3\.4\.[0-9]*' "$1" 2>/dev/null | sed 's/.*\.//' | sort -n | tail -1; }
+machine_cxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
+bundle_cxx=$(ls "$B"/libcxx/libstdc++.so.6* 2>/dev/null | head -1)
+cxx_runtime="the machine's ($machine_cxx)"
+if [[ -n $bundle_cxx ]] && { [[ -z $machine_cxx ]] || (($(glibcxx "$machine_cxx") < $(glibcxx "$bundle_cxx"))); }; then
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$B/libcxx"
+  cxx_runtime="the bundle's (GLIBCXX_3.4.$(glibcxx "$bundle_cxx"); the machine's: ${machine_cxx:-none})"
+fi
 opal_prefix=$(info opal_prefix "$B/mpi/layout.txt")
 pmix_prefix=$(info pmix_prefix "$B/mpi/layout.txt")
 mpiexec=$B/mpi$opal_prefix/bin/mpiexec
@@ -131,8 +150,14 @@ if want smi && [[ $backend == hip ]]; then
   say "gpu: $(rocminfo 2>&1 | sed -n 's/^ *Marketing Name: *//p' | grep -vi cpu | head -1) (bundle built for $(info amd_gpu))"
   { echo "python3: $python ($($python --version 2>&1))"; uname -a; nproc; ldd "$kmini" | grep -i "not found"; } >>"$log/rocm-smi.txt" 2>&1
 elif want smi; then
-  { nvidia-smi; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv; } >"$log/nvidia-smi.txt" 2>&1
+  { nvidia-smi; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv; nvidia-smi -q; } \
+    >"$log/nvidia-smi.txt" 2>&1
   say "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
+  # The form factor and clocks, for comparing rates with other machines' (results.json names the device too).
+  say "gpu clocks: $(nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,power.max_limit,pcie.link.gen.max \
+    --format=csv,noheader 2>&1 | head -1) (sm, sm max, mem, mem max, power limit, max limit, PCIe gen); $(nvidia-smi -q 2>/dev/null |
+    grep -E '^\s*(Product Name|Product Architecture|Board Part Number|Module ID)' | sed 's/  */ /g' | tr '\n' ';')"
+  say "C++ runtime: ${cxx_runtime}"
   { echo "python3: $python ($($python --version 2>&1))"; echo "cmake: $cmake_bin"; $python -c 'import numpy, sys; print("numpy", numpy.__version__)' 2>&1
     $python -c 'import yaml; print("yaml", yaml.__version__)' 2>&1; uname -a; nproc; ldd "$kmini" | grep -i "not found"; } >>"$log/nvidia-smi.txt" 2>&1
 fi
@@ -189,26 +214,83 @@ if [[ -n ${KMINI_GPU_DEBUG:-} ]]; then
   say "debug $KMINI_GPU_DEBUG: $(grep -E '^alone' "$res/debug.txt")"
 fi
 
-# --- 1. the test suite -------------------------------------------------------------------------
+# --- the test suite: the device tier first, the rest after the benchmarks ----------------------
 # Skipped, each with its reason (ctest -E): what this machine cannot do.
 declare -A skip=()
 command -v clang-format >/dev/null || skip[lint.clang_format]="no clang-format on the GPU machine (a formatting check, not a GPU one)"
 # Configuring the presets needs the Kokkos install the bundle was built against.
 skip['project\.preset\.']="configures kmini's CMake presets: needs the source tree's Kokkos install, which is not in the bundle"
-if want tests && enough 60 "the test suite"; then
-  exclude=""
-  for k in "${!skip[@]}"; do exclude+="${exclude:+|}$k"; say "skipped: $k: ${skip[$k]}"; done
+exclude=""
+for k in "${!skip[@]}"; do exclude+="${exclude:+|}$k"; done
+skips_said=0
+# run_ctest NAME SECONDS [ctest selection...]: one ctest run, its tally and failures in summary.txt.
+run_ctest() {
+  local name=$1 limit=$2 t0 rc jobs
+  shift 2
+  if ((!skips_said)); then
+    for k in "${!skip[@]}"; do say "skipped: $k: ${skip[$k]}"; done
+    skips_said=1
+  fi
   cd "$B/kmini/build-$backend" || exit 1
   t0=$(date +%s)
   jobs=$(nproc); ((jobs > 12)) && jobs=12
-  timeout "$(cap "${KMINI_CTEST_TIMEOUT:-300}")" "$ctest_bin" -j "$jobs" --timeout 150 ${exclude:+-E "$exclude"} --output-on-failure \
-    --output-junit "$log/ctest-junit.xml" >"$log/ctest.log" 2>&1
+  timeout "$(cap "$limit")" "$ctest_bin" -j "$jobs" --timeout 150 ${exclude:+-E "$exclude"} "$@" --output-on-failure \
+    --output-junit "$log/ctest-$name-junit.xml" >"$log/ctest-$name.log" 2>&1
   rc=$?
-  say "ctest: exit $rc in $(($(date +%s) - t0)) s: $(grep -E 'tests passed|tests failed' "$log/ctest.log" | tail -1)"
-  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess|Not Run|Exception)' "$log/ctest.log" | head -60 | tee -a "$summary"
-  grep -E '\*\*\*Skipped|Not Run' "$log/ctest.log" | head -20 >>"$summary"
-  tail -c 200000 "$log/ctest.log" >"$res/ctest.log"  # now: a later step that overruns must not lose it
+  local tally
+  tally=$(grep -E 'tests passed|tests failed' "$log/ctest-$name.log" | tail -1)
+  ((rc == 124)) && tally="stopped at its limit after $(grep -cE '^ *[0-9]+/[0-9]+ Test' "$log/ctest-$name.log") tests"
+  say "ctest $name: exit $rc in $(($(date +%s) - t0)) s: $tally"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess|Not Run|Exception)' "$log/ctest-$name.log" | head -60 | tee -a "$summary"
+  grep -E '\*\*\*Skipped|Not Run' "$log/ctest-$name.log" | head -20 >>"$summary"
+  tail -c 100000 "$log/ctest-$name.log" >"$res/ctest-$name.log"  # now: a later step that overruns must not lose it
   cd "$B/kmini" || exit 1
+}
+# The device tier (ctest -L device, tests/CMakeLists.txt): the tests whose code paths
+# differ on a device, about 3 minutes on an H200.
+device_ran=0
+if want device && enough 60 "the device tier"; then
+  run_ctest device "${KMINI_DEVICE_TIMEOUT:-200}" -L device
+  device_ran=1
+fi
+
+if want python; then
+  if [[ -z $py_build_pid ]]; then
+    say "skipped: python: the bundle has no pykit/ (bundle.sh --python-kit)"
+  elif enough 30 "python"; then
+    wait "$py_build_pid"
+    say "python: module build exit $?: $(tail -1 "$log/python_build.log")"
+    if [[ -n $(ls "$B"/pykit/python/kmini/_kmini*.so 2>/dev/null) ]]; then
+      t0=$(date +%s)
+      # The machine's own pytest where it has one (its plugins need it: an
+      # older pytest fails on pytest-timeout's options), else the kit's.
+      pypath=$B/pykit/python
+      "$python" -c 'import pytest' 2>/dev/null || pypath+=:$B/pykit/pylib
+      {
+        echo "=== versions"
+        "$python" -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)'
+        "$python" -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1
+        "$python" -c 'import mpi4py; from mpi4py import MPI; print("mpi4py", mpi4py.__version__, MPI.Get_library_version().splitlines()[0])' 2>&1 | tail -1
+        grep -E '^python_module.sh: Python' "$log/python_build.log"
+        echo "=== pytest tests/python"
+        (cd "$B/kmini" && PYTHONPATH="$pypath" KMINI_BINARY="$kmini" \
+          timeout "$(cap 240)" "$python" -m pytest -q -p no:cacheprovider -rs tests/python)
+        echo "pytest: exit $?"
+        # comm=: one problem over 2 ranks of an mpi4py communicator sharing the GPU
+        # (the ctest python.kmini_comm*_np2 of a source build).
+        for script in mpi_comm.py mpi_comm_ring.py; do
+          echo "=== $script at 2 ranks"
+          (cd "$B/kmini" && PYTHONPATH="$pypath" timeout "$(cap 60)" "$mpiexec" -n 2 "$python" "tests/python/$script")
+          echo "$script: exit $?"
+        done
+      } >"$res/python.txt" 2>&1
+      say "python: $(grep -E '^=== versions' -A3 "$res/python.txt" | tail -3 | tr '\n' ';')"
+      say "python: pytest exit $(sed -n 's/^pytest: exit //p' "$res/python.txt") in $(($(date +%s) - t0)) s: $(grep -E '(passed|failed|error)' "$res/python.txt" | grep -E ' in [0-9.]+s' | tail -1)"
+      say "python: comm= at 2 ranks: $(grep -E '^mpi_comm(_ring)?\.py: exit' "$res/python.txt" | tr '\n' ' ')"
+    else
+      tail -40 "$log/python_build.log" >"$res/python.txt"
+    fi
+  fi
 fi
 
 # --- 2. the default deck at 1 and 2 ranks, every bench deck -----------------------------------
@@ -229,9 +311,29 @@ if want decks; then
   run_deck default_np2 2 ""
 fi
 if want bench; then
-  for d in "$B"/kmini/inputs/bench/*.yaml "$B"/kmini/inputs/gpu/*.yaml; do
+  for d in "$B"/kmini/inputs/bench/*.yaml; do
     rel=${d#"$B"/kmini/}
-    run_deck "$(basename "$(dirname "$rel")")_$(basename "$d" .yaml)" 1 "$rel"
+    run_deck "bench_$(basename "$d" .yaml)" 1 "$rel"
+  done
+fi
+
+if want peers && [[ $backend == hip ]]; then
+  say "skipped: peers: numba-cuda, CuPy and PyTorch on CUDA are the peers; none for a hip bundle"
+elif want peers && enough 30 "peers"; then
+  t0=$(date +%s)
+  (cd "$B/kmini" && timeout "$(cap 300)" "$python" benchmarks/peers.py --kmini "$kmini" --out "$work/runs/peers") \
+    >"$log/peers.log" 2>&1
+  say "peers: exit $? in $(($(date +%s) - t0)) s"
+  cp "$work/runs/peers/peers.json" "$res/peers.json" 2>/dev/null
+  rm -f "$work/runs/peers"/*.npy "$work/runs/peers"/*/*.npy
+fi
+
+
+# --- gpu_decks: the GPU sizes and variants (inputs/gpu/*.yaml), then every tensor-core tile --------
+if want gpu_decks; then
+  for d in "$B"/kmini/inputs/gpu/*.yaml; do
+    rel=${d#"$B"/kmini/}
+    run_deck "gpu_$(basename "$d" .yaml)" 1 "$rel"
   done
   # The tensor-core engine's kernels side by side on the tensor-core decks: every
   # gram.tensor_core_tile choice that `kmini describe --json` declares.
@@ -249,35 +351,12 @@ print(" ".join(o for k in keys if k["key"] == "gram.tensor_core_tile" for o in k
   fi
 fi
 
-if want peers && [[ $backend == hip ]]; then
-  say "skipped: peers: numba-cuda, CuPy and PyTorch on CUDA are the peers; none for a hip bundle"
-elif want peers && enough 30 "peers"; then
-  t0=$(date +%s)
-  (cd "$B/kmini" && timeout "$(cap 300)" "$python" benchmarks/peers.py --kmini "$kmini" --out "$work/runs/peers") \
-    >"$log/peers.log" 2>&1
-  say "peers: exit $? in $(($(date +%s) - t0)) s"
-  cp "$work/runs/peers/peers.json" "$res/peers.json" 2>/dev/null
-  rm -f "$work/runs/peers"/*.npy "$work/runs/peers"/*/*.npy
-fi
-
-if want python; then
-  if [[ -z $py_build_pid ]]; then
-    say "skipped: python: the bundle has no pykit/ (bundle.sh --python-kit)"
-  elif enough 30 "python"; then
-    wait "$py_build_pid"
-    say "python: module build exit $?: $(tail -1 "$log/python_build.log")"
-    if [[ -n $(ls "$B"/pykit/python/kmini/_kmini*.so 2>/dev/null) ]]; then
-      t0=$(date +%s)
-      # The machine's own pytest where it has one (its plugins need it: an
-      # older pytest fails on pytest-timeout's options), else the kit's.
-      pypath=$B/pykit/python
-      "$python" -c 'import pytest' 2>/dev/null || pypath+=:$B/pykit/pylib
-      (cd "$B/kmini" && PYTHONPATH="$pypath" KMINI_BINARY="$kmini" \
-        timeout "$(cap 240)" "$python" -m pytest -q -p no:cacheprovider -rs tests/python) >"$res/python.txt" 2>&1
-      say "python: pytest exit $? in $(($(date +%s) - t0)) s: $(tail -1 "$res/python.txt")"
-    else
-      tail -40 "$log/python_build.log" >"$res/python.txt"
-    fi
+# --- the rest of the suite, with the time that is left ------------------------------------------
+if want tests && enough 60 "the rest of the test suite"; then
+  if ((device_ran)); then
+    run_ctest rest "${KMINI_CTEST_TIMEOUT:-300}" -LE device
+  else
+    run_ctest all "${KMINI_CTEST_TIMEOUT:-300}"
   fi
 fi
 

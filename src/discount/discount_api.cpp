@@ -15,7 +15,8 @@ void apply_any(const ApiExec& exec, const ApiRow<const T>& mult_by, const ApiRow
   const std::int64_t cv_bytes = static_cast<std::int64_t>(cv.span() * sizeof(T));
   const auto policy = params.policy == ApplyParams::Policy::Auto ? default_policy() : params.policy;
   auto multiply = [&](bool streaming) {
-    const bool vector = params.loads == ApplyParams::Loads::Vector;
+    const auto loads = params.loads == ApplyParams::Loads::Auto ? default_loads() : params.loads;
+    const bool vector = loads == ApplyParams::Loads::Vector;
     if (streaming) multiply_streaming(exec, mult_by, discount, cv);
     else if (policy == ApplyParams::Policy::Wave || (vector && policy == ApplyParams::Policy::Flat))
       multiply_strided(exec, mult_by, discount, cv, policy == ApplyParams::Policy::Wave, vector);
@@ -47,6 +48,10 @@ bool streaming_stores_available() { return kStreamingStores; }
 
 ApplyParams::Policy default_policy() {
   return Tuning::flat_policy ? ApplyParams::Policy::Flat : ApplyParams::Policy::MDRange;
+}
+
+ApplyParams::Loads default_loads() {
+  return Tuning::vector_loads ? ApplyParams::Loads::Vector : ApplyParams::Loads::Scalar;
 }
 
 void apply(const ApiExec& exec, const ApiRow<const double>& mult_by, const ApiRows<const double>& discount,

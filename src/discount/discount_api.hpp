@@ -25,7 +25,7 @@ struct ApplyParams {
   // Auto: default_policy().
   enum class Policy { Auto, MDRange, Flat, Wave } policy = Policy::Auto;
   // With policy flat or wave: discount and cv as 16-byte packs (Vector), or
-  // element by element (Scalar; Auto: scalar) (discount.loads).
+  // element by element (Scalar; Auto: default_loads()) (discount.loads).
   enum class Loads { Auto, Scalar, Vector } loads = Loads::Auto;
 };
 
@@ -34,6 +34,9 @@ struct ApplyParams {
 // faster of the two on a GPU, docs/performance.md "NVIDIA H200"), MDRange on
 // hosts (flat divides per element, 2x slower on a CPU core).
 ApplyParams::Policy default_policy();
+// The loads `Auto` means with policy flat or wave on this build: Vector on CUDA
+// (16-byte packs, measured faster on the H200), Scalar elsewhere.
+ApplyParams::Loads default_loads();
 
 // Whether this build has the streaming-store kernel (host builds for CPUs with AVX).
 bool streaming_stores_available();

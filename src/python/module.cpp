@@ -12,6 +12,9 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace py = pybind11;
 
 namespace {
@@ -40,10 +43,24 @@ std::uintptr_t input_pointer(const py::handle& obj, const std::string& dtype) {
   throw py::value_error("dtype: expected float64 or float32");
 }
 
+// pybind11 before 2.12 reads numpy's dtype records in numpy 1's layout; under numpy 2
+// it reads every item size wrong (and crashes). Refused at import, with the versions.
+void require_numpy_abi() {
+#if (PYBIND11_VERSION_MAJOR * 100 + PYBIND11_VERSION_MINOR) < 212
+  const std::string numpy = py::str(py::module_::import("numpy").attr("__version__"));
+  if (std::atoi(numpy.c_str()) >= 2) {
+    throw py::import_error("kmini: this module was built with pybind11 " PYBIND11_TOSTRING(PYBIND11_VERSION_MAJOR) "." PYBIND11_TOSTRING(
+        PYBIND11_VERSION_MINOR) ", which supports numpy 1.x only, and numpy " + numpy +
+                           " is loaded: rebuild kmini with pybind11 >= 2.12 (numpy 2 support)");
+  }
+#endif
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_kmini, m) {
   m.doc() = "The compiled half of kmini: use the package kmini, which documents every argument.";
+  require_numpy_abi();
   m.attr("__version__") = kmini::kVersion;
   kmini::python::start_runtime();
   kmini::python::register_device_array(m);

@@ -169,6 +169,18 @@ MPI_Comm comm_of(const py::object& comm, const char* function, bool* given) {
   MPI_Finalized(&finalized);
   if (finalized) throw std::runtime_error(f + ": MPI has been finalised in this process");
   refuse_in_child_of_mpi(f);
+  // A communicator handle means something only to the MPI library that made it:
+  // mpi4py built against another MPI than kmini (two libraries in one process)
+  // is refused before its handle is used.
+  char ours[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(ours, &length);
+  const std::string mine(ours, static_cast<std::size_t>(length));
+  const std::string theirs = mpi.attr("Get_library_version")().cast<std::string>();
+  const auto first_line = [](const std::string& v) { return v.substr(0, v.find_first_of("\r\n,")); };
+  if (first_line(theirs) != first_line(mine))
+    throw std::runtime_error(f + ": comm: mpi4py runs on '" + first_line(theirs) + "' and kmini on '" +
+                             first_line(mine) + "': build mpi4py against kmini's MPI (or kmini against mpi4py's)");
   *given = true;
   return MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
 }

@@ -44,8 +44,12 @@ struct IntegrateParams {
   enum class Method { Auto, Affine, Stages } method = Method::Auto;
   int chunk = 0;                    // elements per work item of the affine step; 0: the backend's default
   bool full_occupancy = false;      // launch bounds for full occupancy on GPUs (rk4.occupancy: full)
-  bool wave = false;                // one wave of threads looping with a grid stride (rk4.grid: wave)
-  bool vector_loads = false;        // 16-byte loads and stores in the step kernels (rk4.loads: vector)
+  // One thread per element, or one wave of threads looping with a grid stride
+  // (rk4.grid); Auto: default_wave_grid().
+  enum class Grid { Auto, Items, Wave } grid = Grid::Auto;
+  // Scalar, or 16-byte loads and stores in the step kernels (rk4.loads); Auto:
+  // default_vector_loads() where chunk is 0.
+  enum class Loads { Auto, Scalar, Vector } loads = Loads::Auto;
   std::complex<double> delta0 = 0;  // per_step: the delta of step 1
   // Keep |F|^2 + (G - 1/2)^2 per element (where G is real) to report its drift.
   bool track_invariant = false;
@@ -61,6 +65,12 @@ struct IntegrateParams {
   std::function<bool()> interrupted;
   double check_every_s = 0.1;
 };
+
+// What grid and loads auto mean on this build (rk4::Tuning): true on CUDA,
+// where one wave with 16-byte packs measured faster; false elsewhere.
+bool default_wave_grid();
+bool default_vector_loads();
+
 
 // A restart: the state passed in is the one after step `step`, with the delta
 // history delta[0 .. step - 1] and, for a bitwise restart, the sums recorded then.

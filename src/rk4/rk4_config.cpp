@@ -8,6 +8,7 @@
 #include "io/npy.hpp"
 #include "rk4/impl/rk4_detail.hpp"
 #include "rk4/rk4.hpp"
+#include "rk4/rk4_api.hpp"
 
 #include <algorithm>
 #include <complex>
@@ -136,8 +137,11 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   const std::string chunk = s.choice(d.key("chunk"));
   p.chunk = chunk == "auto" ? 0 : std::stoi(chunk);
   p.full_occupancy = s.choice(d.key("occupancy")) == "full";
-  p.wave = s.choice(d.key("grid")) == "wave";
-  p.vector_loads = s.choice(d.key("loads")) == "vector";
+  // auto: the build's defaults (rk4_api.hpp): one wave with 16-byte packs on CUDA.
+  const std::string grid = s.choice(d.key("grid"));
+  p.wave = grid == "wave" || (grid == "auto" && default_wave_grid());
+  const std::string loads = s.choice(d.key("loads"));
+  p.vector_loads = loads == "vector" || (loads == "auto" && p.chunk == 0 && default_vector_loads());
   if (p.vector_loads && p.chunk > 0)
     s.fail("chunk", "auto with rk4.loads: vector (a 16-byte pack sets the elements per work item)");
 

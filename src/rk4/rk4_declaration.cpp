@@ -33,13 +33,13 @@ void add_measurement(KernelDeclaration& k) {
              "inputs/gpu/rk4.yaml",
              "inputs/gpu/rk4_chunk4.yaml",
              "inputs/gpu/rk4_full_occupancy.yaml",
+             "inputs/gpu/rk4_items.yaml",
              "inputs/gpu/rk4_per_stage.yaml",
              "inputs/gpu/rk4_per_stage_full_occupancy.yaml",
-             "inputs/gpu/rk4_per_stage_wave_vector.yaml",
+             "inputs/gpu/rk4_per_stage_items.yaml",
              "inputs/gpu/rk4_vector.yaml",
              "inputs/gpu/rk4_wave.yaml",
-             "inputs/gpu/rk4_wave_full_occupancy.yaml",
-             "inputs/gpu/rk4_wave_vector.yaml"};
+             "inputs/gpu/rk4_wave_full_occupancy.yaml"};
   k.scaling = {"n", Growth::Sqrt, "the fields are n x n elements, their rows split over the ranks"};
   k.figures = {{"element-steps/s", {"element_steps_per_s"}, "Gelem-steps/s", 1e-9},
                {"bytes per element-step", {"bytes_per_element_step"}, "B", 1.0},
@@ -79,13 +79,13 @@ const KernelDeclaration& declaration() {
         DeckKey::choice("chunk", "auto", {"auto", "1", "4"}).with("", "Elements per thread in the step kernels"),
         DeckKey::choice("occupancy", "auto", {"auto", "full"})
             .with("", "full: launch bounds for every SM's full occupancy on GPUs (ignored on hosts)"),
-        DeckKey::choice("grid", "auto", {"auto", "wave"})
-            .with(
-                "",
-                "wave: one wave of threads, each looping over elements with the grid's stride; auto: one per element"),
+        DeckKey::choice("grid", "auto", {"auto", "items", "wave"})
+            .with("",
+                  "items: a thread per element; wave: one wave of threads, each looping over elements with the "
+                  "grid's stride; auto: wave on CUDA builds, else items"),
         DeckKey::choice("loads", "auto", {"auto", "scalar", "vector"})
             .with("",
-                  "vector: the step kernels load and store 16-byte packs (4 single, 2 double elements); auto: scalar"),
+                  "vector: the step kernels load and store 16-byte packs (4 single, 2 double elements); auto: vector on CUDA builds where rk4.chunk is auto, else scalar"),
         DeckKey::section("init", "Initial values of F and G"),
     };
     add_init(keys, "F", {1, 0});

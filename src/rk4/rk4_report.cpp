@@ -103,8 +103,8 @@ void report_run(RunContext& ctx, const Config& c, const Block& b, const RunOutco
   m["kerr"] = p.kerr;
   if (p.chunk > 0) m["step_chunk"] = Json(static_cast<long long>(p.chunk));  // rk4.chunk, where set
   if (p.full_occupancy) m["step_occupancy"] = "full";                        // rk4.occupancy, where set
-  if (p.wave) m["step_grid"] = "wave";                                       // rk4.grid, where set
-  if (p.vector_loads) m["step_loads"] = "vector";                            // rk4.loads, where set
+  m["step_grid"] = p.wave ? "wave" : "items";                                // rk4.grid, resolved
+  m["step_loads"] = p.vector_loads ? "vector" : "scalar";                    // rk4.loads, resolved
   m["g"] = p.g;
   m["dt"] = p.dt;
   m["start_step"] = Json(static_cast<long long>(run.start_step));

@@ -163,8 +163,8 @@ IntegrateParams integrate_params(const Problem& p) {
                                           : IntegrateParams::Method::Auto;
   q.chunk = p.chunk;
   q.full_occupancy = p.full_occupancy;
-  q.wave = p.wave;
-  q.vector_loads = p.vector_loads;
+  q.grid = p.wave ? IntegrateParams::Grid::Wave : IntegrateParams::Grid::Items;
+  q.loads = p.vector_loads ? IntegrateParams::Loads::Vector : IntegrateParams::Loads::Scalar;
   q.delta0 = {p.delta0.real(), p.delta0.imag()};
   q.track_invariant = true;
   q.agree_on_setup_errors = true;

@@ -43,6 +43,13 @@ struct Tuning {
   static constexpr int mdrange_tile_row = 4096;  // a long, vectorisable inner loop
   static constexpr bool flat_policy = false;
 #endif
+  // loads auto (default_loads, discount_api.hpp): 16-byte packs where a GPU measured
+  // them faster (CUDA: docs/performance.md "NVIDIA H200, 2026-11-27"); scalar elsewhere.
+#if defined(KOKKOS_ENABLE_CUDA)
+  static constexpr bool vector_loads = true;
+#else
+  static constexpr bool vector_loads = false;
+#endif
 };
 
 // The numerical definition of the per-date sum (fixed, backend independent):
