@@ -25,7 +25,7 @@ suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"
 pybind_inc=$("$py" -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null || true)
 [[ -f $pybind_inc/pybind11/pybind11.h ]] || pybind_inc=$kit/include
 pybind_version=$(sed -n 's/^#define PYBIND11_VERSION_\(MAJOR\|MINOR\) \([0-9]*\).*/\2/p' "$pybind_inc/pybind11/detail/common.h" | paste -sd.)
-numpy_version=$("$py" -c 'import numpy; print(numpy.__version__)')
+numpy_version=$("$py" -c 'import numpy; print(numpy.__version__)' 2>/dev/null) || die "$py has no numpy (the module is built against its C API)"
 if [[ ${numpy_version%%.*} -ge 2 ]] && { IFS=. read -r major minor <<<"$pybind_version"; ((major * 100 + minor < 212)); }; then
   die "pybind11 $pybind_version ($pybind_inc) supports numpy 1.x only and $py has numpy $numpy_version: install pybind11 >= 2.12 for $py"
 fi

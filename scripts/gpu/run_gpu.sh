@@ -270,7 +270,7 @@ if want python; then
         echo "=== versions"
         "$python" -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)'
         "$python" -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1
-        "$python" -c 'import mpi4py; from mpi4py import MPI; print("mpi4py", mpi4py.__version__, MPI.Get_library_version().splitlines()[0])' 2>&1 | tail -1
+        "$python" -c 'import mpi4py; from mpi4py import MPI; print("mpi4py", mpi4py.__version__, MPI.Get_library_version().rstrip("\0").splitlines()[0])' 2>&1 | tail -1
         grep -E '^python_module.sh: Python' "$log/python_build.log"
         echo "=== pytest tests/python"
         (cd "$B/kmini" && PYTHONPATH="$pypath" KMINI_BINARY="$kmini" \
@@ -284,9 +284,9 @@ if want python; then
           echo "$script: exit $?"
         done
       } >"$res/python.txt" 2>&1
-      say "python: $(grep -E '^=== versions' -A3 "$res/python.txt" | tail -3 | tr '\n' ';')"
-      say "python: pytest exit $(sed -n 's/^pytest: exit //p' "$res/python.txt") in $(($(date +%s) - t0)) s: $(grep -E '(passed|failed|error)' "$res/python.txt" | grep -E ' in [0-9.]+s' | tail -1)"
-      say "python: comm= at 2 ranks: $(grep -E '^mpi_comm(_ring)?\.py: exit' "$res/python.txt" | tr '\n' ' ')"
+      say "python: $(grep -aE '^=== versions' -A4 "$res/python.txt" | tail -4 | tr '\n' ';')"
+      say "python: pytest exit $(sed -n 's/^pytest: exit //p' "$res/python.txt") in $(($(date +%s) - t0)) s: $(grep -aE '(passed|failed|error)' "$res/python.txt" | grep -aE ' in [0-9.]+s' | tail -1)"
+      say "python: comm= at 2 ranks: $(grep -aE '^mpi_comm(_ring)?\.py: exit' "$res/python.txt" | tr '\n' ' ')"
     else
       tail -40 "$log/python_build.log" >"$res/python.txt"
     fi
