@@ -17,6 +17,18 @@ std::string shape_text(const std::vector<py::ssize_t>& shape) {
 
 std::string CudaArrayView::shape_string() const { return shape_text(shape); }
 
+namespace {
+
+// A shape as a Python tuple of ints (element by element: a std::vector needs
+// pybind11/stl.h's casters to convert, which these units do not include).
+py::tuple shape_tuple(const std::vector<py::ssize_t>& shape) {
+  py::tuple t(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) t[i] = py::int_(shape[i]);
+  return t;
+}
+
+}  // namespace
+
 bool has_cuda_array_interface(const py::handle& obj) {
   return !obj.is_none() && py::hasattr(obj, "__cuda_array_interface__");
 }
@@ -88,7 +100,7 @@ DeviceArray::DeviceArray(std::vector<py::ssize_t> shape, const std::string& type
 
 py::dict DeviceArray::interface() const {
   py::dict d;
-  d["shape"] = py::tuple(py::cast(shape_));
+  d["shape"] = shape_tuple(shape_);
   d["typestr"] = typestr_;
   d["data"] = py::make_tuple(reinterpret_cast<std::uintptr_t>(bytes_.data()), false);
   d["strides"] = py::none();
@@ -110,7 +122,7 @@ void register_device_array(py::module_& m) {
   py::class_<DeviceArray>(m, "DeviceArray",
                           "A result in the GPU's memory: cupy.asarray(x) or numba.cuda.as_cuda_array(x) use it in "
                           "place (__cuda_array_interface__); x.get() copies it into a numpy array.")
-      .def_property_readonly("shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape())); })
+      .def_property_readonly("shape", [](const DeviceArray& a) { return shape_tuple(a.shape()); })
       .def_property_readonly("dtype", [](const DeviceArray& a) { return py::dtype(a.typestr()); })
       .def_property_readonly("__cuda_array_interface__", &DeviceArray::interface)
       .def("get", &DeviceArray::get, "A numpy copy of the array.");

@@ -35,7 +35,8 @@ std::string run_label(const Config& c, bool stages) {
 }
 
 void report_verification(const Verification& check, const RunOutcome& run, Json& m, KernelReport& report) {
-  const bool same = reproduces(check, run.history, run.start_step);
+  const std::int64_t differs = first_unreproduced(check, run.history, run.start_step);
+  const bool same = differs < 0;
   Json& v = m["verification"];
   v["steps"] = Json(static_cast<long long>(check.steps));
   v["delta_relative_error"] = check.delta_error;
@@ -50,6 +51,13 @@ void report_verification(const Verification& check, const RunOutcome& run, Json&
     v["reference_field_spread"] = check.field_spread;
   }
   v["bitwise_reproducible"] = same;
+  if (!same) {  // where the two runs parted: the step and both deltas, to 17 digits
+    const C16 main = run.history[static_cast<std::size_t>(differs)];
+    const C16 again = check.device_history[static_cast<std::size_t>(differs - run.start_step)];
+    v["first_differing_step"] = Json(static_cast<long long>(differs));
+    v["delta_of_run"] = Json::array_of(std::vector<double>{main.real(), main.imag()});
+    v["delta_of_verification_run"] = Json::array_of(std::vector<double>{again.real(), again.imag()});
+  }
   report.verified = check.ok() && same;
 }
 

@@ -44,7 +44,7 @@ struct Tuning {
   static constexpr bool flat_policy = false;
 #endif
   // loads auto (default_loads, discount_api.hpp): 16-byte packs where a GPU measured
-  // them faster (CUDA: docs/performance.md "NVIDIA H200, 2026-11-27"); scalar elsewhere.
+  // them faster (CUDA: the H200 runs in docs/performance.md); scalar elsewhere.
 #if defined(KOKKOS_ENABLE_CUDA)
   static constexpr bool vector_loads = true;
 #else

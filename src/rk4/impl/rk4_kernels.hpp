@@ -52,9 +52,8 @@ struct Tuning {
   // docs/performance.md "rk4 and discount: compiler reports").
   static constexpr int wave_block = 256;
   // rk4.grid and rk4.loads auto: one wave with 16-byte packs where a GPU measured it
-  // faster than a thread per element with scalar loads (CUDA, the H200: 83 % of the
-  // stream roof against 60 %, docs/performance.md "NVIDIA H200, 2026-11-27");
-  // elsewhere a thread (a host: a chunk) per element, scalar.
+  // at least as fast as a thread per element with scalar loads (CUDA: the H200 runs
+  // in docs/performance.md); elsewhere a thread (a host: a chunk) per element, scalar.
 #if defined(KOKKOS_ENABLE_CUDA)
   static constexpr bool wave_grid = std::is_same_v<Exec, Kokkos::Cuda>;
 #else

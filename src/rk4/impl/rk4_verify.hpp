@@ -63,13 +63,13 @@ struct Verification {
   bool ok() const { return delta_error <= delta_tolerance && field_error <= tolerance; }
 };
 
-// Whether the main run's delta[k0..] equals the verification run's bit for
-// bit: the same code on the same ranks must give the same numbers.
-inline bool reproduces(const Verification& v, const std::vector<C16>& history, std::int64_t k0) {
-  bool same = true;
+// The first step at which the main run's delta[k0..] differs from the
+// verification run's bit for bit (the same code on the same ranks must give
+// the same numbers), or -1 where every step is the same.
+inline std::int64_t first_unreproduced(const Verification& v, const std::vector<C16>& history, std::int64_t k0) {
   for (std::size_t k = 0; k < v.device_history.size(); ++k)
-    same = same && std::memcmp(&v.device_history[k], &history[k0 + k], sizeof(C16)) == 0;
-  return same;
+    if (std::memcmp(&v.device_history[k], &history[k0 + k], sizeof(C16)) != 0) return k0 + static_cast<std::int64_t>(k);
+  return -1;
 }
 
 // Relative tolerance of the comparison with the host reference: a few
