@@ -133,9 +133,9 @@ Config read_config(const DeckNode& s, MPI_Comm) {
   const std::string loads = s.choice(d.key("loads"));
   // auto: the build's default_loads() where packs can run (reduce none, policy flat
   // or wave, regular stores), else scalar.
-  c.vector_loads = loads == "vector" ||
-                   (loads == "auto" && default_loads() == ApplyParams::Loads::Vector && c.reduce == Reduce::None &&
-                    c.policy != Policy::MDRange && c.stores != Stores::Streaming);
+  c.vector_loads =
+      loads == "vector" || (loads == "auto" && default_loads() == ApplyParams::Loads::Vector &&
+                            c.reduce == Reduce::None && c.policy != Policy::MDRange && c.stores != Stores::Streaming);
   if (c.vector_loads && c.reduce != Reduce::None)
     s.fail("loads", "auto or scalar with discount.reduce " + reduce + " (16-byte packs are for reduce: none)");
   if (c.vector_loads && c.policy == Policy::MDRange)

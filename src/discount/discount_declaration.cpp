@@ -39,7 +39,9 @@ const KernelDeclaration& declaration() {
                   "The multiply's iteration: a 3-D MDRange, one flat range, or one wave of threads striding over "
                   "it; auto: flat on GPUs, mdrange on hosts"),
         DeckKey::choice("loads", "auto", {"auto", "scalar", "vector"})
-            .with("", "vector: discount and cv as 16-byte packs (policy flat or wave, reduce none); auto: vector where it can on CUDA builds, else scalar"),
+            .with("",
+                  "vector: discount and cv as 16-byte packs (policy flat or wave, reduce none); auto: vector where it "
+                  "can on CUDA builds, else scalar"),
         DeckKey::integer("repeat", static_cast<long long>(c.repeat), 1, 100000)
             .with("", "Timed repeats; the best one is reported"),
         DeckKey::choice("stores", "auto", {"auto", "regular", "streaming"})

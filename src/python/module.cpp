@@ -49,9 +49,10 @@ void require_numpy_abi() {
 #if (PYBIND11_VERSION_MAJOR * 100 + PYBIND11_VERSION_MINOR) < 212
   const std::string numpy = py::str(py::module_::import("numpy").attr("__version__"));
   if (std::atoi(numpy.c_str()) >= 2) {
-    throw py::import_error("kmini: this module was built with pybind11 " PYBIND11_TOSTRING(PYBIND11_VERSION_MAJOR) "." PYBIND11_TOSTRING(
-        PYBIND11_VERSION_MINOR) ", which supports numpy 1.x only, and numpy " + numpy +
-                           " is loaded: rebuild kmini with pybind11 >= 2.12 (numpy 2 support)");
+    throw py::import_error(
+        "kmini: this module was built with pybind11 " PYBIND11_TOSTRING(PYBIND11_VERSION_MAJOR) "." PYBIND11_TOSTRING(
+            PYBIND11_VERSION_MINOR) ", which supports numpy 1.x only, and numpy " +
+        numpy + " is loaded: rebuild kmini with pybind11 >= 2.12 (numpy 2 support)");
   }
 #endif
 }

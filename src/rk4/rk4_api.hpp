@@ -42,8 +42,8 @@ struct IntegrateParams {
   double kerr = 0;         // kappa of the Kerr term; 0: the F/G model
   bool per_stage = false;  // delta at every RK4 stage (else frozen over a step: per_step)
   enum class Method { Auto, Affine, Stages } method = Method::Auto;
-  int chunk = 0;                    // elements per work item of the affine step; 0: the backend's default
-  bool full_occupancy = false;      // launch bounds for full occupancy on GPUs (rk4.occupancy: full)
+  int chunk = 0;                // elements per work item of the affine step; 0: the backend's default
+  bool full_occupancy = false;  // launch bounds for full occupancy on GPUs (rk4.occupancy: full)
   // One thread per element, or one wave of threads looping with a grid stride
   // (rk4.grid); Auto: default_wave_grid().
   enum class Grid { Auto, Items, Wave } grid = Grid::Auto;
@@ -70,7 +70,6 @@ struct IntegrateParams {
 // where one wave with 16-byte packs measured faster; false elsewhere.
 bool default_wave_grid();
 bool default_vector_loads();
-
 
 // A restart: the state passed in is the one after step `step`, with the delta
 // history delta[0 .. step - 1] and, for a bitwise restart, the sums recorded then.

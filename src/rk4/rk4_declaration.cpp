@@ -85,7 +85,8 @@ const KernelDeclaration& declaration() {
                   "grid's stride; auto: wave on CUDA builds, else items"),
         DeckKey::choice("loads", "auto", {"auto", "scalar", "vector"})
             .with("",
-                  "vector: the step kernels load and store 16-byte packs (4 single, 2 double elements); auto: vector on CUDA builds where rk4.chunk is auto, else scalar"),
+                  "vector: the step kernels load and store 16-byte packs (4 single, 2 double elements); auto: vector "
+                  "on CUDA builds where rk4.chunk is auto, else scalar"),
         DeckKey::section("init", "Initial values of F and G"),
     };
     add_init(keys, "F", {1, 0});
