@@ -362,7 +362,9 @@ def users_job(torch, args, out, path, cols, name):
     kdir = os.path.join(args.out, f"kmini_gram_users_{name}")
     t0 = time.perf_counter()
     # Verification off, as for the torch pipeline: both are checked against each other and numpy below.
-    res = run_kmini(args.kmini, kdir, ["run.kernels=[gram]", "run.verify=false", f"gram.A={source}",
+    # No roof probe: the users' deck (inputs/gram.yaml) does not ask for one, the default deck does.
+    res = run_kmini(args.kmini, kdir, ["run.kernels=[gram]", "run.verify=false", "gram.probe=false",
+                                       f"gram.A={source}",
                                        "gram.similarity=jaccard", "gram.row_slice=auto",
                                        f"gram.write.top_k={{path: top.npy, k: {k}}}",
                                        f"gram.write.pairs={{path: pairs.npy, min: {minimum}}}"])
