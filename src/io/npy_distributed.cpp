@@ -74,6 +74,26 @@ void reserve_space(const std::string& temp, std::uint64_t bytes) {
                          ")");
 }
 
+// Reserves [offset, offset + bytes) of the temporary file before a write of a
+// growing array, whose size open() could not reserve: a full disk or a file-size
+// limit is then this rank's error with its reason, before MPI-IO writes anything
+// (it would report a short count without one). Empty on success.
+std::string reserve_range(const std::string& temp, std::uint64_t offset, std::uint64_t bytes) {
+#ifdef __linux__
+  const int fd = ::open(temp.c_str(), O_WRONLY);
+  if (fd < 0) return os_error_text(errno);
+  int err = 0;
+  if (::fallocate(fd, 0, static_cast<off_t>(offset), static_cast<off_t>(bytes)) != 0 && errno != EOPNOTSUPP &&
+      errno != ENOSYS)
+    err = errno;
+  ::close(fd);
+  return err ? os_error_text(err) : std::string();
+#else
+  (void)temp, (void)offset, (void)bytes;
+  return {};
+#endif
+}
+
 }  // namespace
 
 DistributedWriter::DistributedWriter(MPI_Comm comm, std::string path, const ElementType& element, Shape global_shape)
@@ -111,7 +131,7 @@ void DistributedWriter::open(std::uint64_t total) {
     registration_ = termination::TemporaryFile(temp_);
     if (rank != 0) return;
     try {
-      reserve_space(temp_, total);
+      reserve_space(temp_, growing_ ? header_bytes_ : total);  // a growing array: its header, then each write
     } catch (const std::exception& e) {
       std::remove(temp_.c_str());
       throw RuntimeFailure(path_ + ": " + e.what() + "; the previous file is unchanged");
@@ -232,6 +252,14 @@ void DistributedWriter::write_pieces(std::int64_t pieces, Piece&& piece) {
     int count = 0;
     const char* data = nullptr;
     if (p < pieces) piece(p, etype, disp, ftype, count, data);
+    if (growing_ && count > 0 && error_.empty()) {  // 1-D: the piece is count elements from disp
+      const std::uint64_t bytes = static_cast<std::uint64_t>(count) * element_.size();
+      const std::string why = reserve_range(temp_, static_cast<std::uint64_t>(disp), bytes);
+      if (!why.empty()) {
+        error_ = "cannot reserve " + std::to_string(bytes) + " more bytes for the output (" + why + ")";
+        count = 0;  // still in the collective write, with nothing to write
+      }
+    }
     MPI_Status st;
     check(MPI_File_set_view(fh_, disp, etype, ftype, "native", MPI_INFO_NULL), nullptr, -1, "MPI_File_set_view");
     check(MPI_File_write_all(fh_, data, count, etype, &st), &st,

@@ -43,6 +43,11 @@ OUTPUTS = {
     "gram_top_k": (["--set", "run.kernels=[gram]", "--set",
                     "gram.A={random: {rows: 3000, cols: 640, density: 0.2, seed: 1}}", "--set", "gram.row_slice=256",
                     "--set", "gram.write.top_k={path: top.npy, k: 16}"], "top.npy"),
+    # the pairs file: records streamed slice by slice, each rank's in place (about 1 MB here)
+    "gram_pairs": (["--set", "run.kernels=[gram]", "--set",
+                    "gram.A={random: {rows: 3000, cols: 640, density: 0.2, seed: 1}}", "--set", "gram.row_slice=256",
+                    "--set", "gram.similarity=jaccard", "--set", "gram.write.pairs={path: pairs.npy, min: 0.16}"],
+                   "pairs.npy"),
     "rk4_F": (["--set", "run.kernels=[rk4]", "--set", "rk4.n=300", "--set", "rk4.steps=4", "--set", "rk4.write.F=F.npy"],
               "F.npy"),
     "rk4_checkpoint": (["--set", "run.kernels=[rk4]", "--set", "rk4.n=300", "--set", "rk4.steps=4",
