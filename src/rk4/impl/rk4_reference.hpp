@@ -59,11 +59,22 @@ std::complex<double> initial_delta(const State<T>& s, const Setup& p, const Glob
   return p.per_stage ? p.g * allsum(local_sum(s.F)) : p.delta0;
 }
 
+// The stages of a step and the state between them, allocated once per run
+// (ten arrays the size of the fields: allocating them every step cost more
+// than the step's arithmetic).
+template <class T>
+struct Stages {
+  explicit Stages(std::size_t m)
+      : k1{std::vector<std::complex<T>>(m), std::vector<std::complex<T>>(m)}, k2(k1), k3(k1), k4(k1), tmp(k1) {}
+  State<T> k1, k2, k3, k4, tmp;
+};
+
 // One RK4 step of s with current delta `delta`; returns the next delta, g * sum(F).
 template <class T>
-std::complex<double> step(State<T>& s, std::complex<double> delta, const Setup& p, const GlobalSum& allsum) {
+std::complex<double> step(State<T>& s, std::complex<double> delta, const Setup& p, const GlobalSum& allsum,
+                          Stages<T>& w) {
   const std::size_t m = s.F.size();
-  State<T> k1{std::vector<std::complex<T>>(m), std::vector<std::complex<T>>(m)}, k2 = k1, k3 = k1, k4 = k1, tmp = k1;
+  State<T>&k1 = w.k1, &k2 = w.k2, &k3 = w.k3, &k4 = w.k4, &tmp = w.tmp;
   const T dt = static_cast<T>(p.dt);
   auto stage_delta = [&](const State<T>& stage) {
     return p.per_stage ? std::complex<T>(p.g * allsum(local_sum(stage.F))) : std::complex<T>(delta);
@@ -90,7 +101,8 @@ template <class T>
 std::vector<std::complex<double>> run(State<T>& s, std::complex<double> delta, std::int64_t steps, const Setup& p,
                                       const GlobalSum& allsum) {
   std::vector<std::complex<double>> history{delta};
-  for (std::int64_t k = 0; k < steps; ++k) history.push_back(delta = step(s, delta, p, allsum));
+  Stages<T> w(s.F.size());
+  for (std::int64_t k = 0; k < steps; ++k) history.push_back(delta = step(s, delta, p, allsum, w));
   return history;
 }
 
