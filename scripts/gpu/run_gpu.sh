@@ -99,7 +99,7 @@ cmake_bin=$(command -v cmake || true)
 ctest_bin=$(command -v ctest || true)
 export KMINI_RELOCATE="$src_from=$B/kmini;$(info mpiexec_configured)=$mpiexec;$(info mpiexec)=$mpiexec"
 kmini=$B/kmini/build-$backend/bin/kmini
-export KMINI_BUNDLE_REVISION="$(info revision)"  # what results.json must name (tests/cli/check_records.cmake)
+export KMINI_BUNDLE_REVISION="$(info revision)"  # what results.json must name (tests/driver/check_records.cmake)
 say "kmini GPU bundle run: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n); bundle: $(info commit), built $(info built)"
 
 # The kernels' own run settings (`kmini describe --json`, src/<kernel>/<kernel>_declaration.cpp):
