@@ -246,7 +246,7 @@ run_ctest() {
   tail -c 100000 "$log/ctest-$name.log" >"$res/ctest-$name.log"  # now: a later step that overruns must not lose it
   cd "$B/kmini" || exit 1
 }
-# The device tier (ctest -L device, tests/CMakeLists.txt): the tests whose code paths
+# The device tier (ctest -L device, cmake/KminiTestHarness.cmake): the tests whose code paths
 # differ on a device, about 3 minutes on an H200.
 device_ran=0
 if want device && enough 60 "the device tier"; then

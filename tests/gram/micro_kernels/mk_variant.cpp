@@ -1,4 +1,4 @@
-// Compiled once per test target with that target's -march (tests/CMakeLists.txt):
+// Compiled once per test target with that target's -march (tests/gram/CMakeLists.txt):
 // the micro-kernels its instruction set selects, called only after
 // test_micro_kernels.cpp has checked that this CPU runs the target. No static
 // initialisers here: nothing of the target runs before that check.

@@ -1,6 +1,6 @@
 // Each host micro-kernel of gram (gram_micro_kernels.hpp) as one target
 // compiles it, exact against the plain bit loop. One executable per target
-// (tests/CMakeLists.txt: x86-64-v3, skylake-avx512, native); this file is
+// (tests/gram/CMakeLists.txt: x86-64-v3, skylake-avx512, native); this file is
 // compiled for the baseline x86-64 and skips, saying why, what this CPU cannot
 // run: the whole target (KMINI_MK_REQUIRES, CPU features), or one micro-kernel.
 #include "gram/micro_kernels/mk_variant.hpp"
