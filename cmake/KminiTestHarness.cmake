@@ -3,7 +3,7 @@
 #   include(KminiTestHarness)
 #   kmini_tests_begin()        # paths, MPI launcher, pythons; the shared test programs
 #   add_subdirectory(<folder>) # one per folder; each folder's CMakeLists.txt ends with kmini_test_tiers()
-#   kmini_tests_end()          # every folder labelled its tests; the tiers of tests/'s own
+#   kmini_tests_end()          # checks that every folder labelled its tiers; labels those of tests/ itself
 # The helpers, by file:
 #   test_harness/gtest.cmake    kmini_unit_test, kmini_backend_test, kmini_mpi_unit_test,
 #                               kmini_micro_kernel_tests (GoogleTest programs and their discovery)
