@@ -6,7 +6,7 @@
 // "Matrix Descriptor Format", "Matrix Fragments for wgmma.mma_async.m64nNk256"),
 // and the host reference the probe checks one result against. Host and device
 // code without Kokkos, so that plain nvcc compiles the probe and the CPU tests
-// (tests/unit/test_gram_wgmma_layout.cpp) check the index math.
+// (tests/gram/test_gram_wgmma_layout.cpp) check the index math.
 //
 // Layout: K-major, no swizzle. A (64 x 256 bits) and B (N x 256 bits: B is
 // "column-major", row n of this tile is column n of B) are the same kind of

@@ -100,8 +100,8 @@ rm -rf "$out/kmini" "$out/lib" "$out/libcxx" "$out/mpi" "$out/pykit"
 mkdir -p "$out/kmini" "$out/lib"
 (cd "$root" && git ls-files -z | tar --null -T - -cf -) | tar -C "$out/kmini" -xf -
 # Files the build generated and the tests read (ctest scripts, gtest discovery
-# scripts, configured headers are compiled in), and the binaries.
-(cd "$root" && find "build-$backend" \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' -o -name quick_labels.cmake \) -print0 |
+# scripts, the tier labels of discovered tests; configured headers are compiled in), and the binaries.
+(cd "$root" && find "build-$backend" \( -name CTestTestfile.cmake -o -name '*_include.cmake' -o -name '*_tests.cmake' \) -print0 |
   tar --null -T - -cf -) | tar -C "$out/kmini" -xf -
 # The build tree's own shared libraries (the Kokkos Tools logger the tools
 # tests load) and the inputs the configure step wrote into tests/work.

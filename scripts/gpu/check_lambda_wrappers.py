@@ -13,7 +13,7 @@ lambda: a call to address 0. This crashed
 unit.cuda.Gram_SummaryOfTwoInputsCoversEveryElementOnce (the destructor of
 summarise_slice's lambda, taken from test_gram's unit). The same bug is
 reported by ArborX (PR 1297), IPPL (PR 564) and cuCollections (PR 412); kmini
-keeps every kernel of a header in a functor (tests/scripts/check_header_lambdas.sh).
+keeps every kernel of a header in a functor (tests/lint/check_header_lambdas.sh).
 
 Usage: check_lambda_wrappers.py BINARY...   (unstripped ELF files; nm -C reads them)
        check_lambda_wrappers.py --nm FILE... (listings of `nm -C --defined-only`)

@@ -99,7 +99,7 @@ cmake_bin=$(command -v cmake || true)
 ctest_bin=$(command -v ctest || true)
 export KMINI_RELOCATE="$src_from=$B/kmini;$(info mpiexec_configured)=$mpiexec;$(info mpiexec)=$mpiexec"
 kmini=$B/kmini/build-$backend/bin/kmini
-export KMINI_BUNDLE_REVISION="$(info revision)"  # what results.json must name (tests/cli/check_records.cmake)
+export KMINI_BUNDLE_REVISION="$(info revision)"  # what results.json must name (tests/driver/check_records.cmake)
 say "kmini GPU bundle run: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n); bundle: $(info commit), built $(info built)"
 
 # The kernels' own run settings (`kmini describe --json`, src/<kernel>/<kernel>_declaration.cpp):
@@ -246,7 +246,7 @@ run_ctest() {
   tail -c 100000 "$log/ctest-$name.log" >"$res/ctest-$name.log"  # now: a later step that overruns must not lose it
   cd "$B/kmini" || exit 1
 }
-# The device tier (ctest -L device, tests/CMakeLists.txt): the tests whose code paths
+# The device tier (ctest -L device, cmake/KminiTestHarness.cmake): the tests whose code paths
 # differ on a device, about 3 minutes on an H200.
 device_ran=0
 if want device && enough 60 "the device tier"; then

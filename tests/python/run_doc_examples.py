@@ -5,7 +5,7 @@ Each block runs in its own interpreter (this one), in a fresh temporary director
 environment it was given (PYTHONPATH holds the build's module). A block right after a line
 `<!-- no-test -->` is skipped (for fragments that are not meant to run alone), and so is one right
 after `<!-- page-test -->`: the page's own test runs it after the page's commands, whose files it
-reads (tests/scripts/run_doc_page.py). A page that does not
+reads (tests/python/run_doc_page.py). A page that does not
 exist is not an error: the set of pages is whatever docs/ holds.
 
 Usage: run_doc_examples.py SOURCE_DIR [--list]

@@ -12,7 +12,7 @@
 // KMINI_ARCH, as the micro-kernels): AVX-512BW (a byte test per 64 bytes),
 // AVX2 (movemask of bit 0 per 32 bytes) and the portable one (a multiply
 // gathers bit 0 of 8 bytes), exact against each other
-// (tests/unit/test_gram_host_pack.cpp). Host code only: never in a kernel.
+// (tests/gram/test_gram_host_pack.cpp). Host code only: never in a kernel.
 #include "gram/gram_params.hpp"
 
 #include <cstdint>

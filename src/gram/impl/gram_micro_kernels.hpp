@@ -342,7 +342,7 @@ inline void rows_block_avx512bw(const Word* const* ra, const Word* const* rb, in
 // The rows' sums where the rows are read in place (P::staged false), by
 // micro-kernel MK (only those micro_kernel_compiled; GPUs: the portable one).
 // Each exact against the plain bit loop (Gram_MicroKernelDispatchMatchesPortableAndPlainLoop,
-// and tests/unit/micro_kernels/ per target): rows_block_portable,
+// and tests/gram/micro_kernels/ per target): rows_block_portable,
 // rows_block_avx2, rows_block_avx512bw (Harley-Seal), rows_block_avx512
 // (VPOPCNTDQ: 8 loads per 48 ops, the 16 accumulators in zmm registers).
 // (A variable, so device code asserts on it without calling a host function.)

@@ -19,7 +19,7 @@
 //     row = groupID for c0, c1; groupID + 8 for c2, c3
 //     col = threadID_in_group * 2 + (i & 1) for ci
 // The functions below are host-callable so that the CPU tests can run a warp
-// emulation of them (tests/unit/test_gram_tensor_core.cpp) against the popcount
+// emulation of them (tests/gram/test_gram_tensor_core.cpp) against the popcount
 // reference at odd shapes.
 #include "gram/gram_params.hpp"
 #include "gram/impl/gram_micro_kernels.hpp"

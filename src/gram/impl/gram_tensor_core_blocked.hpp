@@ -19,7 +19,7 @@
 // The index functions below are host-callable: the CPU tests run the whole
 // kernel in a warp emulation (ldmatrix and the mma per the PTX ISA's tables) at
 // odd shapes against the popcount reference
-// (tests/unit/test_gram_tensor_core.cpp).
+// (tests/gram/test_gram_tensor_core.cpp).
 #include "gram/impl/gram_tensor_core.hpp"
 
 #include <Kokkos_Core.hpp>

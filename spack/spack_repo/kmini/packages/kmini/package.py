@@ -9,7 +9,7 @@
 # A local checkout (any branch, detached HEAD or uncommitted changes) is built
 # with `spack develop` (the project's spack.yaml) or, outside an environment,
 #   spack dev-build -d <checkout> kmini@develop
-# (docs/install.md). tests/scripts/check_spack_package.py checks this file
+# (docs/install.md). tests/project/check_spack_package.py checks this file
 # against spack.yaml; scripts/spack/check_spack.sh installs and tests it.
 import json
 import os

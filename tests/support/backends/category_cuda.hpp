@@ -1,0 +1,8 @@
+#pragma once
+// The cuda test category (Cabana/Kokkos scheme): kmini_backend_test (cmake/test_harness/gtest.cmake) compiles
+// every backend-generic test body once per enabled backend, after this header.
+#include <Kokkos_Core.hpp>
+
+#define TEST_CATEGORY cuda
+#define TEST_EXECSPACE Kokkos::Cuda
+#define TEST_MEMSPACE Kokkos::CudaSpace
