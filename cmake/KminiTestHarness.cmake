@@ -51,8 +51,13 @@ set(KMINI_DEVICE_TIER "^unit\\." "^mpi\\.[a-z]+\\.gtest\\.np2$" "^cli\\.default_
     "^(mpi\\.)?cli\\.discount\\.variants\\." "^(mpi\\.cli\\.)?rk4\\.variants\\." "^gram\\.small_deck$"
     "^gram\\.micro_kernel\\." "^(mpi\\.)?gram\\.form\\." "^mpi\\.gram\\..*\\.np2$"
     "^mpi\\.gram\\.(sparse\\.|ring\\.circulant\\.)?byte_identical$" "^python\\.kmini$" "^python\\.kmini_comm(_ring)?_np2$")
+# The slow tests (ctest -L slow, -LE slow to leave them out): each takes 30 s or more on the
+# 2-core development VM (CONTRIBUTING.md): the read-fault sweep, the FPS checks, pip's
+# install into a virtual environment, clang-format over the tree, the unit tests under MPI at one rank.
+set(KMINI_SLOW_TIER "^gram\\.read_faults$" "^gram\\.fps$" "^python\\.pip_install$" "^lint\\.clang_format$"
+    "^mpi\\.[a-z]+\\.gtest\\.np1$")
 
-# kmini_test_tiers(): labels quick and device the tests of this folder the tiers name. The
+# kmini_test_tiers(): labels quick, device and slow the tests of this folder the tiers name. The
 # last line of every folder's CMakeLists.txt (labels are per folder; kmini_tests_end checks).
 function(kmini_test_tiers)
   get_property(tests DIRECTORY PROPERTY TESTS)
@@ -63,6 +68,12 @@ function(kmini_test_tiers)
     foreach(re IN LISTS KMINI_DEVICE_TIER)
       if(t MATCHES "${re}")
         set_property(TEST ${t} APPEND PROPERTY LABELS device)
+        break()
+      endif()
+    endforeach()
+    foreach(re IN LISTS KMINI_SLOW_TIER)
+      if(t MATCHES "${re}")
+        set_property(TEST ${t} APPEND PROPERTY LABELS slow)
         break()
       endif()
     endforeach()
