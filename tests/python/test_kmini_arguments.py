@@ -131,6 +131,21 @@ def test_wrong_types_name_the_argument_without_array_reprs():
         assert len(text) < 300, text
 
 
+def test_an_mpi4py_on_another_mpi_library_is_refused_naming_both(monkeypatch):
+    # The handle of a communicator means nothing to another MPI library: the
+    # library mpi4py reports is compared with kmini's before the handle is used.
+    MPI = pytest.importorskip("mpi4py.MPI")
+    ours = MPI.Get_library_version().split(",")[0].rstrip("\0")
+    monkeypatch.setattr(MPI, "Get_library_version", lambda: "Other MPI 9.9, build 1\n")
+    with pytest.raises(RuntimeError) as e:
+        kmini.rk4(F0, G0, steps=1, comm=MPI.COMM_WORLD)
+    text = one_line_naming(e, "rk4: comm")
+    assert "mpi4py runs on 'Other MPI 9.9' and kmini on '" + ours + "'" in text, text
+    monkeypatch.undo()
+    F, _, _ = kmini.rk4(F0, G0, steps=1, comm=MPI.COMM_WORLD)  # the same library: accepted
+    assert F.shape == F0.shape
+
+
 def test_slice_rows_stays_within_the_memory_budget():
     A = np.ones((64, 4096), bool)
     with pytest.raises(ValueError) as e:
