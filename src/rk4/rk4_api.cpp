@@ -24,9 +24,8 @@ Problem problem_of(const IntegrateParams& q, MPI_Comm comm, std::int64_t count) 
   p.kerr = q.kerr;
   p.chunk = q.chunk;
   p.full_occupancy = q.full_occupancy;
-  p.wave = q.grid == IntegrateParams::Grid::Wave || (q.grid == IntegrateParams::Grid::Auto && default_wave_grid());
-  p.vector_loads = q.loads == IntegrateParams::Loads::Vector ||
-                   (q.loads == IntegrateParams::Loads::Auto && q.chunk == 0 && default_vector_loads());
+  p.wave = uses_wave_grid(q.grid);
+  p.vector_loads = uses_vector_loads(q.loads, q.chunk);
   p.method = q.method == IntegrateParams::Method::Affine   ? Method::Affine
              : q.method == IntegrateParams::Method::Stages ? Method::Stages
                                                            : Method::Auto;
@@ -174,8 +173,15 @@ IntegrateResult integrate_complex(const ApiExec& exec, MPI_Comm comm, const ApiF
 
 }  // namespace
 
-bool default_wave_grid() { return Tuning<ApiExec>::wave_grid; }
-bool default_vector_loads() { return Tuning<ApiExec>::vector_loads; }
+bool uses_wave_grid(IntegrateParams::Grid grid) {
+  using G = IntegrateParams::Grid;
+  return grid == G::Wave || (grid == G::Auto && Tuning<ApiExec>::wave_grid);
+}
+
+bool uses_vector_loads(IntegrateParams::Loads loads, int chunk) {
+  using L = IntegrateParams::Loads;
+  return loads == L::Vector || (loads == L::Auto && chunk == 0 && Tuning<ApiExec>::vector_loads);
+}
 
 IntegrateResult integrate(const ApiExec& exec, MPI_Comm comm, const State<float>& state, const IntegrateParams& params,
                           const Resume* resume, StepObserver<float>* observer) {

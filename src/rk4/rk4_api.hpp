@@ -45,10 +45,10 @@ struct IntegrateParams {
   int chunk = 0;                // elements per work item of the affine step; 0: the backend's default
   bool full_occupancy = false;  // launch bounds for full occupancy on GPUs (rk4.occupancy: full)
   // One thread per element, or one wave of threads looping with a grid stride
-  // (rk4.grid); Auto: default_wave_grid().
+  // (rk4.grid); Auto: uses_wave_grid() below.
   enum class Grid { Auto, Items, Wave } grid = Grid::Auto;
   // Scalar, or 16-byte loads and stores in the step kernels (rk4.loads); Auto:
-  // default_vector_loads() where chunk is 0.
+  // uses_vector_loads() below.
   enum class Loads { Auto, Scalar, Vector } loads = Loads::Auto;
   std::complex<double> delta0 = 0;  // per_step: the delta of step 1
   // Keep |F|^2 + (G - 1/2)^2 per element (where G is real) to report its drift.
@@ -66,10 +66,12 @@ struct IntegrateParams {
   double check_every_s = 0.1;
 };
 
-// What grid and loads auto mean on this build (rk4::Tuning): true on CUDA,
-// where one wave with 16-byte packs measured faster; false elsewhere.
-bool default_wave_grid();
-bool default_vector_loads();
+// The grid and loads a run uses: the choice, or for Auto this build's default
+// (rk4::Tuning: one wave with 16-byte packs on CUDA, where they measured at least
+// as fast; a thread per element, scalar, elsewhere). Packs only where chunk is 0.
+// The deck's rk4.grid and rk4.loads and the library's IntegrateParams both resolve here.
+bool uses_wave_grid(IntegrateParams::Grid grid);
+bool uses_vector_loads(IntegrateParams::Loads loads, int chunk);
 
 // A restart: the state passed in is the one after step `step`, with the delta
 // history delta[0 .. step - 1] and, for a bitwise restart, the sums recorded then.

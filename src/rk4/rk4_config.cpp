@@ -101,6 +101,24 @@ void check_restart(const CheckpointHeader& h, const Config& c, const std::string
   if (h.step > p.steps) mismatch("step", std::to_string(h.step), "steps = " + std::to_string(p.steps));
 }
 
+// The step kernels' launch (rk4.chunk, occupancy, grid, loads); grid and loads
+// auto are the build's defaults, resolved as the library resolves them (rk4_api.hpp).
+void read_step_kernels(const DeckNode& s, const KernelDeclaration& d, Problem& p) {
+  const std::string chunk = s.choice(d.key("chunk"));
+  p.chunk = chunk == "auto" ? 0 : std::stoi(chunk);
+  p.full_occupancy = s.choice(d.key("occupancy")) == "full";
+  using Grid = IntegrateParams::Grid;
+  using Loads = IntegrateParams::Loads;
+  const std::string grid = s.choice(d.key("grid")), loads = s.choice(d.key("loads"));
+  p.wave = uses_wave_grid(grid == "wave" ? Grid::Wave : grid == "items" ? Grid::Items : Grid::Auto);
+  p.vector_loads = uses_vector_loads(loads == "vector"   ? Loads::Vector
+                                     : loads == "scalar" ? Loads::Scalar
+                                                         : Loads::Auto,
+                                     p.chunk);
+  if (p.vector_loads && p.chunk > 0)
+    s.fail("chunk", "auto with rk4.loads: vector (a 16-byte pack sets the elements per work item)");
+}
+
 }  // namespace
 
 void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
@@ -134,16 +152,7 @@ void Rk4Kernel::configure(const DeckNode& s, const Environment& env) {
   if (p.per_stage && s.has("delta0"))
     warn(s.where("delta0") + ": rk4.delta0 is ignored with coupling per_stage (delta(0) = g * sum F(0))");
   c.single = s.choice(d.key("precision")) == "single";
-  const std::string chunk = s.choice(d.key("chunk"));
-  p.chunk = chunk == "auto" ? 0 : std::stoi(chunk);
-  p.full_occupancy = s.choice(d.key("occupancy")) == "full";
-  // auto: the build's defaults (rk4_api.hpp): one wave with 16-byte packs on CUDA.
-  const std::string grid = s.choice(d.key("grid"));
-  p.wave = grid == "wave" || (grid == "auto" && default_wave_grid());
-  const std::string loads = s.choice(d.key("loads"));
-  p.vector_loads = loads == "vector" || (loads == "auto" && p.chunk == 0 && default_vector_loads());
-  if (p.vector_loads && p.chunk > 0)
-    s.fail("chunk", "auto with rk4.loads: vector (a 16-byte pack sets the elements per work item)");
+  read_step_kernels(s, d, p);
 
   const DeckNode init = s.child(d.key("init"));
   c.init_f = parse_init(init, "F", p.n);
