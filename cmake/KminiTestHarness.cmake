@@ -57,6 +57,16 @@ set(KMINI_DEVICE_TIER "^unit\\." "^mpi\\.[a-z]+\\.gtest\\.np2$" "^cli\\.default_
 set(KMINI_SLOW_TIER "^gram\\.read_faults$" "^gram\\.fps$" "^python\\.pip_install$" "^lint\\.clang_format$"
     "^mpi\\.[a-z]+\\.gtest\\.np1$")
 
+# Adds `label` to `test` where its name matches one of the regular expressions.
+function(_kmini_label_if_matching test label)
+  foreach(re IN LISTS ARGN)
+    if(test MATCHES "${re}")
+      set_property(TEST ${test} APPEND PROPERTY LABELS ${label})
+      return()
+    endif()
+  endforeach()
+endfunction()
+
 # kmini_test_tiers(): labels quick, device and slow the tests of this folder the tiers name. The
 # last line of every folder's CMakeLists.txt (labels are per folder; kmini_tests_end checks).
 function(kmini_test_tiers)
@@ -65,18 +75,8 @@ function(kmini_test_tiers)
     if(t IN_LIST KMINI_QUICK_TESTS)
       set_property(TEST ${t} APPEND PROPERTY LABELS quick)
     endif()
-    foreach(re IN LISTS KMINI_DEVICE_TIER)
-      if(t MATCHES "${re}")
-        set_property(TEST ${t} APPEND PROPERTY LABELS device)
-        break()
-      endif()
-    endforeach()
-    foreach(re IN LISTS KMINI_SLOW_TIER)
-      if(t MATCHES "${re}")
-        set_property(TEST ${t} APPEND PROPERTY LABELS slow)
-        break()
-      endif()
-    endforeach()
+    _kmini_label_if_matching(${t} device ${KMINI_DEVICE_TIER})
+    _kmini_label_if_matching(${t} slow ${KMINI_SLOW_TIER})
   endforeach()
   set_property(DIRECTORY PROPERTY KMINI_TEST_TIERS_APPLIED TRUE)
 endfunction()
