@@ -13,6 +13,19 @@
 
 namespace kmini {
 
+namespace {
+
+// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: the
+// variables Open MPI, PMIx, PMI (MPICH's Hydra, Slurm) and MVAPICH set in
+// every rank they start.
+bool started_by_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "MV2_COMM_WORLD_SIZE"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+}  // namespace
+
 Environment::Environment(int& argc, char**& argv) {
   // Threads MPI and Kokkos start inherit a mask with the termination signals
   // blocked, so the handler always runs on this thread (termination.hpp).
@@ -27,6 +40,12 @@ Environment::Environment(int& argc, char**& argv) {
     // what it costs). Launched processes and other MPIs ignore it. Python's
     // module does not set it: a Python program may spawn.
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    // A singleton has no peer, so its messages go only to itself: Open MPI's
+    // ob1 (shared memory and self) carries them, where its default choice
+    // first starts UCX, which probes every network device (most of a
+    // singleton's MPI_Init). Only without a launcher: a launched rank keeps
+    // the library's choice, which its peers share.
+    if (!started_by_launcher()) setenv("OMPI_MCA_pml", "ob1", 0);
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     owns_mpi_ = true;
