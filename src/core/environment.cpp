@@ -13,18 +13,11 @@
 
 namespace kmini {
 
-namespace {
-
-// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: the
-// variables Open MPI, PMIx, PMI (MPICH's Hydra, Slurm) and MVAPICH set in
-// every rank they start.
-bool started_by_launcher() {
+bool started_by_launcher(const std::function<const char*(const char*)>& get) {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD", "MV2_COMM_WORLD_SIZE"})
-    if (std::getenv(v)) return true;
+    if (get(v)) return true;
   return false;
 }
-
-}  // namespace
 
 Environment::Environment(int& argc, char**& argv) {
   // Threads MPI and Kokkos start inherit a mask with the termination signals
@@ -45,7 +38,8 @@ Environment::Environment(int& argc, char**& argv) {
     // first starts UCX, which probes every network device (most of a
     // singleton's MPI_Init). Only without a launcher: a launched rank keeps
     // the library's choice, which its peers share.
-    if (!started_by_launcher()) setenv("OMPI_MCA_pml", "ob1", 0);
+    if (!started_by_launcher([](const char* v) -> const char* { return std::getenv(v); }))
+      setenv("OMPI_MCA_pml", "ob1", 0);
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     owns_mpi_ = true;

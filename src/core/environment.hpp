@@ -5,9 +5,16 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 namespace kmini {
+
+// Whether an MPI launcher (mpirun, mpiexec, srun) started this process, read
+// through `get` (std::getenv): the variables Open MPI, PMIx, PMI (MPICH's
+// Hydra, Slurm) and MVAPICH set in every rank they start. Without one the
+// process is an MPI singleton.
+bool started_by_launcher(const std::function<const char*(const char*)>& get);
 
 class Environment {
  public:
