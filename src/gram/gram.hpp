@@ -56,7 +56,9 @@ struct Config {
   bool budget_given = false;                   // memory_budget set in the deck (not auto)
   Similarity similarity = Similarity::Counts;  // counts: int32 values, else float32
   double empty_similarity = 0;                 // the similarity of two empty rows (0/0)
-  bool upper = false;                          // triangle: upper (packed rows i, j >= i)
+  double tversky_alpha = 1, tversky_beta = 1;  // similarity tversky's weights (gram.tversky)
+  SimilarityParams similarity_params() const { return {empty_similarity, tversky_alpha, tversky_beta}; }
+  bool upper = false;  // triangle: upper (packed rows i, j >= i)
   std::string write_c, write_summary;
   std::string write_pairs;  // pairs with value >= pairs_min
   double pairs_min = 0;
@@ -212,6 +214,12 @@ const KernelDeclaration& declaration();
 // reached, else what is expected ("a value in [0, 1] (jaccard values lie in
 // [0, 1])"). The CLI's deck and Python's arguments are checked by it.
 std::string unreachable_threshold(Similarity similarity, double threshold);
+
+// Tversky's weights that cannot be computed as asked: "" where they can (and
+// for every other similarity), else what is expected: alpha + beta > 0, and
+// alpha == beta with one input (A A^T computes each pair once). The CLI's
+// deck and Python's arguments are checked by it.
+std::string tversky_problem(Similarity similarity, const SimilarityParams& p, bool two_inputs);
 
 class GramKernel final : public Kernel {
  public:

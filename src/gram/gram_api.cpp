@@ -244,6 +244,8 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
   c.memory_budget = planned && p.memory_budget > 0 ? p.memory_budget : std::numeric_limits<double>::max();
   c.similarity = p.similarity;
   c.empty_similarity = p.empty_similarity;
+  c.tversky_alpha = p.tversky_alpha;
+  c.tversky_beta = p.tversky_beta;
   c.upper = p.upper;
   if (p.dense) c.write_c = "C";
   if (p.pairs) c.write_pairs = "pairs";

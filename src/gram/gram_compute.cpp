@@ -167,7 +167,7 @@ void Computation::final_slice(const Slice& s) {
   if (dense_float) {
     ScopedRegion similarity_region("kmini::gram::similarity");
     similarity_slice(team.exec, c.similarity, buffers.counts, buffers.ones, buffers.ones_t(in.two), g, buffers.sim,
-                     c.empty_similarity);
+                     c.similarity_params());
   }
   if (team.verify) copy_checked_rows(s, g);
   r.pass.post_seconds += post.seconds();

@@ -100,6 +100,15 @@ std::string unreachable_threshold(Similarity similarity, double threshold) {
   return std::string("a value in [0, 1] (") + similarity_name(similarity) + " values lie in [0, 1])";
 }
 
+std::string tversky_problem(Similarity similarity, const SimilarityParams& p, bool two_inputs) {
+  if (similarity != Similarity::Tversky) return "";
+  if (!(p.alpha + p.beta > 0)) return "weights alpha + beta > 0 (with both 0 every score is 0)";
+  if (asymmetric(similarity, p) && !two_inputs)
+    return "alpha == beta with one input (with alpha != beta the score of (i, j) is not that of (j, i), and A A^T "
+           "computes each pair once): give the targets as B, or A again as B for all pairs";
+  return "";
+}
+
 namespace {
 
 // gram.A and gram.B; `size_setting` names where A's size comes from.
@@ -118,10 +127,28 @@ void read_inputs(const DeckNode& s, const KernelDeclaration& d, Config& c, std::
   }
 }
 
+// gram.tversky: with similarity tversky, and only then.
+void read_tversky(const DeckNode& s, const KernelDeclaration& d, Config& c) {
+  const bool tversky = c.similarity == Similarity::Tversky;
+  if (!s.has("tversky")) {
+    if (tversky) s.fail("tversky", "{alpha: ..., beta: ...}, the weights of similarity tversky");
+    return;
+  }
+  if (!tversky)
+    s.fail("tversky", std::string("no gram.tversky with similarity ") + similarity_name(c.similarity) +
+                          " (its weights are tversky's)");
+  const DeckNode t = s.child(d.key("tversky"));
+  c.tversky_alpha = t.real(d.key("tversky.alpha"));
+  c.tversky_beta = t.real(d.key("tversky.beta"));
+  const std::string expected = tversky_problem(c.similarity, c.similarity_params(), c.two_inputs());
+  if (!expected.empty()) t.fail(c.tversky_alpha + c.tversky_beta > 0 ? "beta" : "alpha", expected);
+}
+
 // gram.similarity, gram.triangle and gram.write.
 void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   similarity_from_name(s.choice(d.key("similarity")), c.similarity);  // a declared name: one of them
   c.empty_similarity = s.real(d.key("empty_similarity"));
+  read_tversky(s, d, c);
   c.upper = s.choice(d.key("triangle")) == "upper";
   if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
   const DeckNode w = s.child(d.key("write"));

@@ -81,9 +81,18 @@ const KernelDeclaration& declaration() {
             .or_auto()
             .with("bytes", "Device memory for a slice of C; auto is half of what this rank may use"),
         DeckKey::choice("similarity", "counts", similarity_names())
-            .with("", "What C holds: the counts, or a similarity computed from them (tanimoto: jaccard)"),
+            .with("",
+                  "What C holds: the counts, or a similarity computed from them (tanimoto: jaccard; tversky: "
+                  "with gram.tversky)"),
         DeckKey::real("empty_similarity", 0.0, 0.0, 1.0)
             .with("", "The similarity of two rows without ones (0/0): 0, or 1 as RDKit's BulkTanimotoSimilarity gives"),
+        DeckKey::section("tversky", "The weights of similarity tversky: c / (c + alpha (|a| - c) + beta (|b| - c))"),
+        DeckKey::real("tversky.alpha", Json(), 0, std::numeric_limits<double>::max())
+            .must()
+            .with("", "Weight of the ones of A's row (the query) that the other row lacks"),
+        DeckKey::real("tversky.beta", Json(), 0, std::numeric_limits<double>::max())
+            .must()
+            .with("", "Weight of the ones of the other row (the target) that A's row lacks"),
         DeckKey::choice("triangle", "full", {"full", "upper"}).with("", "upper: only j >= i (symmetric C only)"),
         DeckKey::section("write", "Output files (relative to --out unless absolute)"),
         DeckKey::output_path("write.C", {".npy"}).with("", "C as a .npy file"),

@@ -137,7 +137,8 @@ void SparseOutputs::add_round(const Slice* slice, const IntView& counts, const I
   FencedTimer<ExecSpace> timer(exec_);
   const SliceGeometry g = slice ? plan_.geometry(*slice, c_.two_inputs()) : SliceGeometry{};
   with_similarity(c_.similarity, [&](auto kind) {
-    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g, c_.empty_similarity);
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g,
+                                                                      c_.similarity_params());
     if (slice && counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
     if (slice && top_k_) top_k_slice(exec_, values, g, static_cast<int>(c_.top_k), dev_->best_j, dev_->best_v);
     if (pairs_) write_pairs(slice, g, values);
@@ -152,7 +153,8 @@ void SparseOutputs::add_window(const CirculantWindow& w, std::int64_t col_list0,
   FencedTimer<ExecSpace> timer(exec_);
   const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
   with_similarity(c_.similarity, [&](auto kind) {
-    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g, c_.empty_similarity);
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g,
+                                                                      c_.similarity_params());
     if (counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
     if (!top_k_) return;
     const auto k = static_cast<int>(c_.top_k);

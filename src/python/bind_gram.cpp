@@ -39,7 +39,8 @@ const std::vector<Argument> kArguments = {
     {"triangle", "triangle"},           {"memory_budget", "memory_budget"},
     {"slice_rows", "row_slice"},        {"distribution", "distribution"},
     {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"},
-    {"top_k_min", "write.top_k.min"}};
+    {"top_k_min", "write.top_k.min"},   {"tversky_alpha", "tversky.alpha"},
+    {"tversky_beta", "tversky.beta"}};
 
 // gram's options: the declared arguments' and its own (not deck keys).
 const std::vector<std::string> kOptions = option_names(kArguments, {"cols", "dense", "summary"});
@@ -82,6 +83,31 @@ kmini::gram::ComputeParams gram_params(const Options& o) {
   return p;
 }
 
+// tversky_alpha= and tversky_beta=, as the deck's gram.tversky: both with
+// similarity='tversky', and only then; checked by the deck's rule.
+void tversky_options(kmini::gram::ComputeParams& p, bool two, const Options& o) {
+  const py::object &alpha = o["tversky_alpha"], &beta = o["tversky_beta"];
+  if (p.similarity != kmini::gram::Similarity::Tversky) {
+    for (const char* name : {"tversky_alpha", "tversky_beta"})
+      if (!o[name].is_none())
+        throw py::value_error(std::string(name) + ": got " + py::str(py::repr(o[name])).cast<std::string>() +
+                              " with similarity='" + kmini::gram::similarity_name(p.similarity) +
+                              "', expected None (they are the weights of similarity='tversky')");
+    return;
+  }
+  for (const char* name : {"tversky_alpha", "tversky_beta"})
+    if (o[name].is_none())
+      throw py::value_error(std::string(name) + ": got None with similarity='tversky', expected its weight (>= 0)");
+  p.tversky_alpha = declared_real_arg(alpha, "tversky_alpha", key("tversky.alpha"));
+  p.tversky_beta = declared_real_arg(beta, "tversky_beta", key("tversky.beta"));
+  const std::string expected =
+      kmini::gram::tversky_problem(p.similarity, {p.empty_similarity, p.tversky_alpha, p.tversky_beta}, two);
+  if (!expected.empty())
+    throw py::value_error("tversky_beta: got " + py::str(py::repr(beta)).cast<std::string>() +
+                          " with tversky_alpha=" + py::str(py::repr(alpha)).cast<std::string>() +
+                          (two ? "" : " and B=None") + ", expected " + expected);
+}
+
 // The outputs asked for beyond C: top_k, pairs_min, count_at_least, slice_rows.
 void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, const Options& o) {
   const py::object &top_k = o["top_k"], &pairs_min = o["pairs_min"];
@@ -99,6 +125,7 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
       throw py::value_error(name + ": got " + kmini::format_g(t, 17) + " with similarity='" +
                             kmini::gram::similarity_name(p.similarity) + "', expected " + expected);
   };
+  tversky_options(p, two, o);
   if (p.pairs) reachable("pairs_min", p.pairs_min);
   for (std::size_t i = 0; i < p.count_at_least.size(); ++i)
     reachable("count_at_least[" + std::to_string(i) + "]", p.count_at_least[i]);

@@ -18,11 +18,11 @@ bool launched_with(const std::map<std::string, std::string>& env) {
 }  // namespace
 
 TEST(Environment, EachLaunchersVariableMarksALaunchedRank) {
-  EXPECT_TRUE(launched_with({{"OMPI_COMM_WORLD_SIZE", "2"}}));  // Open MPI's mpirun
-  EXPECT_TRUE(launched_with({{"PMIX_RANK", "0"}}));             // srun or prterun with PMIx
+  EXPECT_TRUE(launched_with({{"OMPI_COMM_WORLD_SIZE", "2"}}));         // Open MPI's mpirun
+  EXPECT_TRUE(launched_with({{"PMIX_RANK", "0"}}));                    // srun or prterun with PMIx
   EXPECT_TRUE(launched_with({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}}));  // MPICH's Hydra
-  EXPECT_TRUE(launched_with({{"PMI_FD", "5"}}));                // Slurm's PMI-2
-  EXPECT_TRUE(launched_with({{"MV2_COMM_WORLD_SIZE", "8"}}));   // MVAPICH
+  EXPECT_TRUE(launched_with({{"PMI_FD", "5"}}));                       // Slurm's PMI-2
+  EXPECT_TRUE(launched_with({{"MV2_COMM_WORLD_SIZE", "8"}}));          // MVAPICH
 }
 
 TEST(Environment, WithoutThemTheProcessIsASingleton) {

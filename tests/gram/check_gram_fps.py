@@ -11,7 +11,8 @@ the counts are byte-identical to those of the same matrix as a .npy file;
 the text outputs (IDs, float32 scores) hold the .npy files' records and are
 byte-identical at 1 and 2 ranks; tanimoto, empty_similarity (two empty
 records: RDKit's 1.0 and the default 0) and top-k with a minimum score,
-queries (A) against targets (B).
+queries (A) against targets (B), and their Tversky similarity against RDKit's
+BulkTverskySimilarity.
 Malformed files are exit 2 with one line naming file:line, nothing written.
 
 usage: check_gram_fps.py KMINI MPIEXEC [MPIEXEC FLAGS...]
@@ -209,8 +210,20 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
     check_top_k(t1[-nq:], top_q, 3, False, 0.3)
     assert (top_q["j"] == -1).any() and (top_q["j"] >= 0).any(), "0.3 should cut some lists short"
     check_texts(out_q, top_q, None, ids[-nq:], ids)
+    # Tversky, queries against targets, against RDKit's BulkTverskySimilarity (empty_similarity 1: RDKit's
+    # 1.0 wherever the denominator is 0; with weights 1, 0 that is every empty query).
+    for alpha, beta in ((0.9, 0.1), (1.0, 0.0)):
+        out_v = os.path.join(tmp, f"run_v_{ranks}")
+        kmini_ok(ranks, out_v, ["--set", f"gram.A={{file: {queries}}}", "--set", f"gram.B={{file: {path}}}",
+                                "--set", "gram.similarity=tversky", "--set", "gram.empty_similarity=1",
+                                "--set", f"gram.tversky={{alpha: {alpha}, beta: {beta}}}", "--set", "gram.write.C=V.npy"])
+        V = np.load(os.path.join(out_v, "V.npy"))
+        for x, bv in enumerate(bit_vectors[-nq:]):
+            ref = np.array(DataStructs.BulkTverskySimilarity(bv, bit_vectors, alpha, beta))
+            assert np.array_equal(V[x], ref.astype(np.float32)), f"Tversky({alpha}, {beta}) query {x} differs from RDKit"
     print(f"{ranks} rank(s): counts, Tanimoto (numpy; RDKit's BulkTanimotoSimilarity on all {len(M)} rows, "
-          f"2 empty), top-{k}, pairs >= 0.7 and queries against targets (top-3 >= 0.3) exact, with IDs in the "
+          f"2 empty), top-{k}, pairs >= 0.7, queries against targets (top-3 >= 0.3) and their Tversky (RDKit's "
+          "BulkTverskySimilarity) exact, with IDs in the "
           "text files; "
           "C byte-identical to the .npy input's, and FPS against .npy (both ways) exact")
     return [os.path.join(d, f) for d, f in ((out_t, "top.tsv"), (out_t, "pairs.tsv"), (out_q, "top.tsv"))]

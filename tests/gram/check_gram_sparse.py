@@ -3,7 +3,7 @@
 the dense C (counts or similarity), write.pairs, write.top_k and the summary's
 count_at_least, computed here from the input .npy files with A @ B.T.
 
-usage: check_gram_sparse.py --dir RUN --a A.npy [--b B.npy] --kind KIND --min X --k K
+usage: check_gram_sparse.py --dir RUN --a A.npy [--b B.npy] --kind KIND [--tversky ALPHA BETA] --min X --k K
 Exit 0 when every value matches exactly, 1 otherwise, 77 (skipped) without numpy."""
 import argparse
 import json
@@ -17,7 +17,7 @@ except ImportError:
     sys.exit(77)
 
 
-def similarity(kind, c, na, nb):
+def similarity(kind, c, na, nb, tversky=(1.0, 1.0)):
     """Values in double from the definitions; 0 where the denominator is 0."""
     c = c.astype(np.int64)
     na = na.astype(np.int64)[:, None]
@@ -32,6 +32,10 @@ def similarity(kind, c, na, nb):
         num = 2.0 * c
     elif kind == "cosine":
         den = np.sqrt(na.astype(np.float64) * nb.astype(np.float64))
+        num = c.astype(np.float64)
+    elif kind == "tversky":  # c / (c + alpha |a \\ b| + beta |b \\ a|)
+        alpha, beta = tversky
+        den = c.astype(np.float64) + alpha * (na - c).astype(np.float64) + beta * (nb - c).astype(np.float64)
         num = c.astype(np.float64)
     else:
         raise SystemExit("unknown kind " + kind)
@@ -51,13 +55,14 @@ def main():
     ap.add_argument("--kind", required=True)
     ap.add_argument("--min", type=float, required=True)
     ap.add_argument("--k", type=int, required=True)
+    ap.add_argument("--tversky", type=float, nargs=2, default=(1.0, 1.0), metavar=("ALPHA", "BETA"))
     args = ap.parse_args()
 
     a = np.load(args.a).astype(np.int64)
     b = np.load(args.b).astype(np.int64) if args.b else a
     one = args.b is None
     c = a @ b.T
-    v = similarity(args.kind, c, a.sum(axis=1), b.sum(axis=1))
+    v = similarity(args.kind, c, a.sum(axis=1), b.sum(axis=1), args.tversky)
     rows, targets = v.shape
     problems = []
 

@@ -112,7 +112,40 @@ foreach(input a ab)
                FIXTURES_REQUIRED gram_sparse_outputs SKIP_RETURN_CODE 77 LABELS cli)
   endforeach()
 endforeach()
+# Tversky with unequal weights (asymmetric: A against B), against numpy, the same bytes on 2 ranks.
+foreach(np 1 2)
+  kmini_cli_test(mpi.gram.sparse.ab.tversky.np${np} NP ${np} EXIT 0 VERIFIED gram
+                 FILES C.npy pairs.npy top.npy summary.json FIXTURES_SETUP gram_sparse_outputs
+                 ARGS ${G}/sparse.yaml --set "gram.B={file: ${G}/B_23x70_u1.npy}" --set gram.similarity=tversky
+                      --set "gram.tversky={alpha: 0.9, beta: 0.1}" --set gram.write.pairs.min=0.4
+                      --set "gram.write.count_at_least=[0.4, 0, 0.7, 1]")
+endforeach()
+foreach(f C.npy pairs.npy top.npy summary.json)
+  list(APPEND _sparse_compare ${W}/mpi.gram.sparse.ab.tversky.np1/${f} ${W}/mpi.gram.sparse.ab.tversky.np2/${f})
+endforeach()
+kmini_test(gram.sparse.ab.tversky.numpy
+           COMMAND ${KMINI_NUMPY_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_gram_sparse.py
+                   --dir ${W}/mpi.gram.sparse.ab.tversky.np1 --a ${G}/A_41x70_ties.npy --b ${G}/B_23x70_u1.npy
+                   --kind tversky --tversky 0.9 0.1 --min 0.4 --k 6
+           FIXTURES_REQUIRED gram_sparse_outputs SKIP_RETURN_CODE 77 LABELS cli)
 kmini_compare_pairs(mpi.gram.sparse.byte_identical PAIRS ${_sparse_compare} FIXTURES gram_sparse_outputs)
+
+# gram.tversky: both weights, with similarity tversky only, not both 0, equal with one input.
+set(_tv --set run.kernels=[gram] --set gram.A.random.rows=30 --set gram.A.random.cols=50)
+kmini_cli_test(gram.bad.tversky_missing EXIT 2
+               STDERR "gram.tversky: missing, expected \\{alpha: ..., beta: ...\\}, the weights of similarity tversky"
+               ARGS ${_tv} --set gram.similarity=tversky)
+kmini_cli_test(gram.bad.tversky_without_tversky EXIT 2
+               STDERR "gram.tversky: got '\\{alpha: 1, beta: 1\\}', expected no gram.tversky with similarity jaccard"
+               ARGS ${_tv} --set gram.similarity=jaccard --set "gram.tversky={alpha: 1, beta: 1}")
+kmini_cli_test(gram.bad.tversky_beta_missing EXIT 2 STDERR "gram.tversky.beta: missing, expected a number"
+               ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 1}")
+kmini_cli_test(gram.bad.tversky_zero_weights EXIT 2
+               STDERR "gram.tversky.alpha: got '0', expected weights alpha \\+ beta > 0"
+               ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 0, beta: 0}")
+kmini_cli_test(gram.bad.tversky_asymmetric_one_input EXIT 2
+               STDERR "gram.tversky.beta: got '0.2', expected alpha == beta with one input .*give the targets as B"
+               ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 0.8, beta: 0.2}")
 
 # The PyTorch peer's numpy parts (benchmarks/peers.py: padding, Jaccard,
 # pairs, the tie-aware top-k comparison) against kmini's outputs.
@@ -137,7 +170,7 @@ kmini_cli_test(gram.bad.pairs_min EXIT 2
 kmini_cli_test(gram.bad.pairs_min_missing EXIT 2 STDERR "gram.write.pairs.min: missing, expected a number"
                ARGS ${_small} --set "gram.write.pairs={path: p.npy}")
 kmini_cli_test(gram.bad.similarity EXIT 2
-               STDERR "gram.similarity: got 'hamming', expected one of counts \\| jaccard \\| dice \\| cosine \\| tanimoto"
+               STDERR "gram.similarity: got 'hamming', expected one of counts \\| jaccard \\| dice \\| cosine \\| tversky \\| tanimoto"
                ARGS ${_small} --set gram.similarity=hamming)
 kmini_cli_test(gram.bad.count_at_least EXIT 2
                STDERR "gram.write.count_at_least: got '\\[0.5, x\\]', expected a list of at most 64 finite numbers >= 0"

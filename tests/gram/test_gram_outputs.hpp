@@ -176,6 +176,30 @@ TEST(TEST_CATEGORY, Gram_SimilaritiesMatchTheirDefinitionsWithEmptyRows) {
   EXPECT_DOUBLE_EQ(similarity_value(Similarity::Cosine, 2, 3, 5), 2.0 / std::sqrt(15.0));
   EXPECT_EQ(similarity_value(Similarity::Cosine, 0, 0, 5), 0.0);
   EXPECT_EQ(similarity_value(Similarity::Counts, 7, 9, 9), 7.0);
+  // Tversky from its definition, c / (c + alpha |a - b| + beta |b - a|): 2 / (2 + 0.9 + 0.3).
+  EXPECT_DOUBLE_EQ(similarity_value(Similarity::Tversky, 2, 3, 5, {0.0, 0.9, 0.1}), 2.0 / 3.2);
+  EXPECT_DOUBLE_EQ(similarity_value(Similarity::Tversky, 2, 3, 5, {0.0, 1.0, 0.0}), 2.0 / 3);  // c / |a|
+  // 0/0 with a zero weight, an empty row against a non-empty one: `empty`, as RDKit's 1.0.
+  EXPECT_EQ(similarity_value(Similarity::Tversky, 0, 0, 5, {0.0, 1.0, 0.0}), 0.0);
+  EXPECT_EQ(similarity_value(Similarity::Tversky, 0, 0, 5, {1.0, 1.0, 0.0}), 1.0);
+  EXPECT_EQ(similarity_value(Similarity::Tversky, 0, 0, 5, {1.0, 0.0, 1.0}), 0.0);  // 0 / 5
+  EXPECT_EQ(similarity_value(Similarity::Tversky, 0, 0, 0, {1.0, 0.7, 0.3}), 1.0);  // two empty rows
+}
+
+// Tversky with alpha = beta = 1 is Jaccard and with 1/2 Dice, in every bit of
+// the double (both divide the same exact integers or halves), empty rows included.
+TEST(TEST_CATEGORY, Gram_TverskyWithEqualWeightsIsJaccardAndDiceExactly) {
+  for (std::int64_t na = 0; na <= 40; ++na)
+    for (std::int64_t nb = 0; nb <= 40; ++nb)
+      for (std::int64_t c = 0; c <= (na < nb ? na : nb); ++c)
+        for (double empty : {0.0, 1.0}) {
+          ASSERT_EQ(similarity_value(Similarity::Tversky, c, na, nb, {empty, 1.0, 1.0}),
+                    similarity_value(Similarity::Jaccard, c, na, nb, {empty}))
+              << c << " " << na << " " << nb;
+          ASSERT_EQ(similarity_value(Similarity::Tversky, c, na, nb, {empty, 0.5, 0.5}),
+                    similarity_value(Similarity::Dice, c, na, nb, {empty}))
+              << c << " " << na << " " << nb;
+        }
 }
 
 // Pairs, top-k (with many ties: few columns) and counts at thresholds from

@@ -188,6 +188,62 @@ def test_top_k_without_dense_c_stays_within_the_budget():
         kmini.gram(A, memory_budget=2 << 20)
 
 
+def numpy_tversky(A, B, alpha, beta):
+    """c / (c + alpha |a - b| + beta |b - a|) in double; 0 where that is 0/0."""
+    c = numpy_counts(A, B).astype(np.float64)
+    na = A.sum(axis=1).astype(np.float64)[:, None]
+    nb = B.sum(axis=1).astype(np.float64)[None, :]
+    d = c + alpha * (na - c) + beta * (nb - c)
+    return c / np.where(d == 0, 1, d)
+
+
+@pytest.mark.parametrize("alpha,beta", [(0.9, 0.1), (1.0, 0.0), (0.0, 1.0), (0.3, 0.3), (2.0, 0.5)])
+@pytest.mark.parametrize("slice_rows", [None, 4])
+def test_tversky_equals_numpy_against_targets(alpha, beta, slice_rows):
+    r = np.random.default_rng(19)
+    A, B = r.random((37, 70)) < 0.3, r.random((26, 70)) < 0.5
+    A[[2, 9]] = False  # empty queries: 0/0 with a zero weight, ties at 0
+    B[4] = False
+    B[11] = B[3]       # a duplicate target: ties
+    V = numpy_tversky(A, B, alpha, beta)
+    res = kmini.gram(A, B, similarity="tversky", tversky_alpha=alpha, tversky_beta=beta, top_k=5, pairs_min=0.4,
+                     count_at_least=[0.4, 0.8], slice_rows=slice_rows)
+    np.testing.assert_array_equal(res.C, V.astype(np.float32))
+    assert res.top_k.tobytes() == numpy_top_k(V, 5, False, "tversky").tobytes()
+    want_pairs = numpy_pairs(V, 0.4, False, "tversky")
+    assert len(want_pairs) > 0 and res.pairs.tobytes() == want_pairs.tobytes()
+    np.testing.assert_array_equal(res.counts, numpy_counts_at_least(V, [0.4, 0.8], False))
+
+
+@pytest.mark.parametrize("two", [False, True])
+def test_tversky_with_equal_weights_is_jaccard_and_dice_byte_for_byte(two):
+    r = np.random.default_rng(23)
+    A = r.random((33, 90)) < 0.4
+    A[5] = False
+    B = (r.random((21, 90)) < 0.4) if two else None
+    for weight, same in ((1.0, "jaccard"), (0.5, "dice")):
+        want = kmini.gram(A, B, similarity=same, top_k=4, pairs_min=0.2)
+        got = kmini.gram(A, B, similarity="tversky", tversky_alpha=weight, tversky_beta=weight, top_k=4, pairs_min=0.2)
+        for field in ("C", "top_k", "pairs"):
+            assert getattr(got, field).tobytes() == getattr(want, field).tobytes(), (same, field)
+
+
+def test_tversky_weights_are_checked():
+    A, B = np.ones((5, 8), bool), np.ones((3, 8), bool)
+    with pytest.raises(ValueError, match="tversky_alpha: got None with similarity='tversky', expected its weight"):
+        kmini.gram(A, B, similarity="tversky", tversky_beta=0.5)
+    with pytest.raises(ValueError, match="tversky_beta: got 0.5 with similarity='jaccard', expected None"):
+        kmini.gram(A, B, similarity="jaccard", tversky_beta=0.5)
+    with pytest.raises(ValueError, match=r"tversky_alpha: got -1, expected a finite real number >= 0"):
+        kmini.gram(A, B, similarity="tversky", tversky_alpha=-1, tversky_beta=1)
+    with pytest.raises(ValueError, match=r"tversky_beta: got 0 with tversky_alpha=0, expected weights alpha \+ beta > 0"):
+        kmini.gram(A, B, similarity="tversky", tversky_alpha=0, tversky_beta=0)
+    with pytest.raises(ValueError, match="tversky_beta: got 0.1 with tversky_alpha=0.9 and B=None, expected alpha == beta"):
+        kmini.gram(A, similarity="tversky", tversky_alpha=0.9, tversky_beta=0.1)
+    same = kmini.gram(A, similarity="tversky", tversky_alpha=0.7, tversky_beta=0.7)  # symmetric: one input is fine
+    np.testing.assert_array_equal(same.C, np.ones((5, 5), np.float32))
+
+
 def test_output_options_are_checked():
     A = np.ones((5, 8), bool)
     with pytest.raises(ValueError, match="similarity: got 'overlap', expected 'counts', 'jaccard'"):

@@ -67,8 +67,9 @@ def test_the_literal_types_are_exported_and_are_the_signatures():
 def test_a_literal_value_the_declaration_lacks_is_refused_by_the_module():
     # the Literal types admit nothing the compiled module refuses (and the other way round: the test above)
     A = np.eye(3, dtype=bool)
+    weights = {"tversky": {"tversky_alpha": 1, "tversky_beta": 1}}  # its own, required arguments
     for value in typing.get_args(kmini.Similarity):
-        assert kmini.gram(A, similarity=value).C.shape == (3, 3)
+        assert kmini.gram(A, similarity=value, **weights.get(value, {})).C.shape == (3, 3)
     with pytest.raises(ValueError, match=r"^similarity: got 'hamming', expected 'counts', "):
         kmini.gram(A, similarity="hamming")
 

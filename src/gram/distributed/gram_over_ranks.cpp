@@ -112,6 +112,8 @@ void agree_params(const OverRanks& o, MPI_Comm comm) {
                     {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},
                     {"top_k", p.top_k},
                     {"empty_similarity", bits_of(p.empty_similarity)},
+                    {"tversky_alpha", bits_of(p.tversky_alpha)},
+                    {"tversky_beta", bits_of(p.tversky_beta)},
                     {"top_k_min", bits_of(p.top_k_min)},
                     {"pairs_min", p.pairs ? bits_of(p.pairs_min) : -1},
                     {"count_at_least", static_cast<std::int64_t>(at_least)},

@@ -41,10 +41,10 @@ struct SliceValues {
   Counts counts;
   Ones ones_a, ones_b;  // ones of A's rows, of the columns' rows (B's, or A's)
   std::int64_t r0, col0, width;
-  double empty;  // the similarity of two empty rows (gram.empty_similarity)
+  SimilarityParams params;  // two empty rows' score (gram.empty_similarity), Tversky's weights
 
-  SliceValues(const Counts& c, const Ones& a, const Ones& b, const OutputWindow& g, double empty_ = 0.0)
-      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()), empty(empty_) {}
+  SliceValues(const Counts& c, const Ones& a, const Ones& b, const OutputWindow& g, const SimilarityParams& p = {})
+      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()), params(p) {}
   static constexpr bool is_count = Kind == Similarity::Counts;
   // Row li's counts from column j on.
   KOKKOS_INLINE_FUNCTION const std::int32_t* row_counts(std::int64_t li, std::int64_t j) const {
@@ -56,7 +56,7 @@ struct SliceValues {
   KOKKOS_INLINE_FUNCTION double operator()(std::int64_t li, std::int64_t j) const {
     const std::int64_t c = counts(li * width + (j - col0));
     if constexpr (Kind == Similarity::Counts) return double(c);
-    return similarity_value(Kind, c, ones_a(r0 + li), ones_b(j), empty);
+    return similarity_value(Kind, c, ones_a(r0 + li), ones_b(j), params);
   }
 };
 
@@ -67,6 +67,7 @@ void with_similarity(Similarity kind, F&& f) {
     case Similarity::Jaccard: f(std::integral_constant<Similarity, Similarity::Jaccard>{}); break;
     case Similarity::Dice: f(std::integral_constant<Similarity, Similarity::Dice>{}); break;
     case Similarity::Cosine: f(std::integral_constant<Similarity, Similarity::Cosine>{}); break;
+    case Similarity::Tversky: f(std::integral_constant<Similarity, Similarity::Tversky>{}); break;
     default: f(std::integral_constant<Similarity, Similarity::Counts>{}); break;
   }
 }

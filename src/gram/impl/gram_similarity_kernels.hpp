@@ -20,22 +20,22 @@ struct SimilarityKernel {
   Sim sim;
   Similarity kind;
   std::int64_t r0, col0, width;
-  double empty;
+  SimilarityParams params;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
     const std::int64_t i = r0 + e / width, j = col0 + e % width;
-    sim(e) = static_cast<float>(similarity_value(kind, counts(e), ones_a(i), ones_b(j), empty));
+    sim(e) = static_cast<float>(similarity_value(kind, counts(e), ones_a(i), ones_b(j), params));
   }
 };
 
 // The similarity values of a slice as stored (float32) from its counts and
 // the rows' counts of ones (ones_b: of B's rows, or A's with one input);
-// two empty rows score `empty`.
+// `params`: the score of two empty rows, Tversky's weights.
 template <class Exec, class Counts, class Ones, class Sim>
 void similarity_slice(const Exec& exec, Similarity kind, const Counts& counts, const Ones& ones_a, const Ones& ones_b,
-                      const SliceGeometry& g, const Sim& sim, double empty = 0.0) {
+                      const SliceGeometry& g, const Sim& sim, const SimilarityParams& params = {}) {
   Kokkos::parallel_for(
       "kmini::gram::similarity", Kokkos::RangePolicy<Exec>(exec, 0, g.height() * g.width()),
-      SimilarityKernel<Counts, Ones, Sim>{counts, ones_a, ones_b, sim, kind, g.r0, g.col0(), g.width(), empty});
+      SimilarityKernel<Counts, Ones, Sim>{counts, ones_a, ones_b, sim, kind, g.r0, g.col0(), g.width(), params});
 }
 
 // Column `col` of a window's counts (rows [0, rows) of `width` values) into

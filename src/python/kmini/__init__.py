@@ -212,7 +212,8 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
          slice_rows: Union[Integer, Auto, None] = "auto",
          write: Optional[Mapping[str, Union[str, os.PathLike[str]]]] = None, comm: Optional[MPI.Intracomm] = None,
          distribution: Distribution = "replicated", ring_schedule: RingSchedule = "auto",
-         empty_similarity: Real = 0.0, top_k_min: Real = 0.0) -> GramResult:
+         empty_similarity: Real = 0.0, top_k_min: Real = 0.0, tversky_alpha: Optional[Real] = None,
+         tversky_beta: Optional[Real] = None) -> GramResult:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     With similarities, each row's top-k, the pairs above a threshold and the counts at
@@ -231,7 +232,7 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
     cols : int, optional
         The columns of packed A and B (for both); a Fingerprints' num_bits when not given.
     similarity : {options}
-        counts (int32), jaccard (also named tanimoto), dice, cosine (float32).
+        counts (int32), jaccard (also named tanimoto), dice, cosine, tversky (float32).
     top_k : int, optional
         Each row's top_k best partners (at or above `top_k_min`).
     pairs_min : float, optional
@@ -271,6 +272,11 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
         count_at_least only.
     empty_similarity : float
     top_k_min : float
+    tversky_alpha : float, optional
+        With similarity='tversky' (and only then; both weights): c / (c + alpha (|a| - c) +
+        beta (|b| - c)) for row a of A and row b of B. alpha != beta needs B (A A^T computes
+        each pair once: pass A again as B for all pairs).
+    tversky_beta : float, optional
 
     Returns
     -------

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 # gram
-Similarity = Literal["counts", "jaccard", "dice", "cosine", "tanimoto"]  # gram.similarity (tanimoto: jaccard)
+Similarity = Literal["counts", "jaccard", "dice", "cosine", "tversky", "tanimoto"]  # gram.similarity (tanimoto: jaccard)
 Triangle = Literal["full", "upper"]  # gram.triangle
 Distribution = Literal["replicated", "ring", "auto"]  # gram.distribution
 RingSchedule = Literal["auto", "circulant", "slices"]  # gram.ring_schedule
