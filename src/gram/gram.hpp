@@ -58,6 +58,9 @@ struct Config {
   double empty_similarity = 0;                 // the similarity of two empty rows (0/0)
   double tversky_alpha = 1, tversky_beta = 1;  // similarity tversky's weights (gram.tversky)
   SimilarityParams similarity_params() const { return {empty_similarity, tversky_alpha, tversky_beta}; }
+  // gram.exclude_self (with B): for each row of A the row of B with its ID,
+  // or -1; the sparse outputs leave that pair out. Empty: nothing left out.
+  std::vector<std::int64_t> self_cols;
   bool upper = false;  // triangle: upper (packed rows i, j >= i)
   std::string write_c, write_summary;
   std::string write_pairs;  // pairs with value >= pairs_min
@@ -214,6 +217,11 @@ const KernelDeclaration& declaration();
 // reached, else what is expected ("a value in [0, 1] (jaccard values lie in
 // [0, 1])"). The CLI's deck and Python's arguments are checked by it.
 std::string unreachable_threshold(Similarity similarity, double threshold);
+
+// gram.exclude_self: for each query ID the index of the same ID among the
+// targets, or -1 (IDs are unique within each file).
+std::vector<std::int64_t> self_columns(const std::vector<std::string>& query_ids,
+                                       const std::vector<std::string>& target_ids);
 
 // Tversky's weights that cannot be computed as asked: "" where they can (and
 // for every other similarity), else what is expected: alpha + beta > 0, and

@@ -52,6 +52,7 @@ struct ComputeParams {
   Similarity similarity = Similarity::Counts;  // the values of C, the pairs and the lists
   double empty_similarity = 0;                 // the similarity of two empty rows (gram.empty_similarity)
   double tversky_alpha = 1, tversky_beta = 1;  // similarity tversky's weights (gram.tversky)
+  std::vector<std::int64_t> self_cols;         // gram.exclude_self: each row of A's own target, or -1
   bool dense = true;                           // C itself (int32 counts, else float32)
   bool upper = false;                          // dense C as the packed upper triangle (one input)
   std::int64_t top_k = 0;                      // > 0: the k best partners of every row of A

@@ -14,6 +14,8 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace kmini::gram {
@@ -109,6 +111,17 @@ std::string tversky_problem(Similarity similarity, const SimilarityParams& p, bo
   return "";
 }
 
+std::vector<std::int64_t> self_columns(const std::vector<std::string>& query_ids,
+                                       const std::vector<std::string>& target_ids) {
+  std::unordered_map<std::string_view, std::int64_t> target_of;
+  target_of.reserve(target_ids.size());
+  for (std::size_t j = 0; j < target_ids.size(); ++j) target_of.emplace(target_ids[j], static_cast<std::int64_t>(j));
+  std::vector<std::int64_t> self(query_ids.size(), -1);
+  for (std::size_t i = 0; i < query_ids.size(); ++i)
+    if (const auto it = target_of.find(query_ids[i]); it != target_of.end()) self[i] = it->second;
+  return self;
+}
+
 namespace {
 
 // gram.A and gram.B; `size_setting` names where A's size comes from.
@@ -144,11 +157,20 @@ void read_tversky(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   if (!expected.empty()) t.fail(c.tversky_alpha + c.tversky_beta > 0 ? "beta" : "alpha", expected);
 }
 
+// gram.exclude_self: with FPS files as A and B, whose IDs it matches.
+void read_exclude_self(const DeckNode& s, const KernelDeclaration& d, Config& c) {
+  if (!s.boolean(d.key("exclude_self"))) return;
+  if (!c.two_inputs()) s.fail("exclude_self", "false without gram.B (with one input no row is its own partner)");
+  if (!c.a.fps || !c.b.fps) s.fail("exclude_self", "false, or FPS files as gram.A and gram.B (it matches their IDs)");
+  c.self_cols = self_columns(c.a.fps->ids, c.b.fps->ids);
+}
+
 // gram.similarity, gram.triangle and gram.write.
 void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   similarity_from_name(s.choice(d.key("similarity")), c.similarity);  // a declared name: one of them
   c.empty_similarity = s.real(d.key("empty_similarity"));
   read_tversky(s, d, c);
+  read_exclude_self(s, d, c);
   c.upper = s.choice(d.key("triangle")) == "upper";
   if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
   const DeckNode w = s.child(d.key("write"));

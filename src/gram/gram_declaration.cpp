@@ -64,6 +64,30 @@ void add_sparse_outputs(std::vector<DeckKey>& keys) {
   keys.insert(sections + 1, outputs.begin(), outputs.end());
 }
 
+// gram.similarity and its settings, before gram.triangle.
+void add_similarity(std::vector<DeckKey>& keys) {
+  const std::vector<DeckKey> similarity = {
+      DeckKey::choice("similarity", "counts", similarity_names())
+          .with("",
+                "What C holds: the counts, or a similarity computed from them (tanimoto: jaccard; tversky: "
+                "with gram.tversky)"),
+      DeckKey::real("empty_similarity", 0.0, 0.0, 1.0)
+          .with("", "The similarity of two rows without ones (0/0): 0, or 1 as RDKit's BulkTanimotoSimilarity gives"),
+      DeckKey::section("tversky", "The weights of similarity tversky: c / (c + alpha (|a| - c) + beta (|b| - c))"),
+      DeckKey::real("tversky.alpha", Json(), 0, std::numeric_limits<double>::max())
+          .must()
+          .with("", "Weight of the ones of A's row (the query) that the other row lacks"),
+      DeckKey::real("tversky.beta", Json(), 0, std::numeric_limits<double>::max())
+          .must()
+          .with("", "Weight of the ones of the other row (the target) that A's row lacks"),
+      DeckKey::boolean("exclude_self", false)
+          .with("",
+                "With B: top-k, pairs and count_at_least leave out each query's own ID among the targets "
+                "(FPS files as A and B)")};
+  const auto triangle = std::find_if(keys.begin(), keys.end(), [](const DeckKey& k) { return k.key == "triangle"; });
+  keys.insert(triangle, similarity.begin(), similarity.end());
+}
+
 }  // namespace
 
 const KernelDeclaration& declaration() {
@@ -80,19 +104,6 @@ const KernelDeclaration& declaration() {
         DeckKey::byte_size("memory_budget", "auto", 1e18)
             .or_auto()
             .with("bytes", "Device memory for a slice of C; auto is half of what this rank may use"),
-        DeckKey::choice("similarity", "counts", similarity_names())
-            .with("",
-                  "What C holds: the counts, or a similarity computed from them (tanimoto: jaccard; tversky: "
-                  "with gram.tversky)"),
-        DeckKey::real("empty_similarity", 0.0, 0.0, 1.0)
-            .with("", "The similarity of two rows without ones (0/0): 0, or 1 as RDKit's BulkTanimotoSimilarity gives"),
-        DeckKey::section("tversky", "The weights of similarity tversky: c / (c + alpha (|a| - c) + beta (|b| - c))"),
-        DeckKey::real("tversky.alpha", Json(), 0, std::numeric_limits<double>::max())
-            .must()
-            .with("", "Weight of the ones of A's row (the query) that the other row lacks"),
-        DeckKey::real("tversky.beta", Json(), 0, std::numeric_limits<double>::max())
-            .must()
-            .with("", "Weight of the ones of the other row (the target) that A's row lacks"),
         DeckKey::choice("triangle", "full", {"full", "upper"}).with("", "upper: only j >= i (symmetric C only)"),
         DeckKey::section("write", "Output files (relative to --out unless absolute)"),
         DeckKey::output_path("write.C", {".npy"}).with("", "C as a .npy file"),
@@ -123,6 +134,7 @@ const KernelDeclaration& declaration() {
             .with("", "The ring's order: circulant block pairs (no C written) or slices; auto picks"),
     };
     keys.insert(keys.end(), rest.begin(), rest.end());
+    add_similarity(keys);
     add_sparse_outputs(keys);
     k.fom = {"useful_bit_ops_per_s", "bitop/s",
              "one AND+popcount bit pair of a requested entry of C (rows x targets x cols)", kRoofPopcount, true};

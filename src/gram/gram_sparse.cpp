@@ -75,6 +75,7 @@ struct SparseOutputs::Device {
   F64View best_v;
   I64View partner_j;  // circulant: the lists of the partner piece's rows (the step in hand)
   F64View partner_v;
+  I64View self_cols;  // gram.exclude_self: each row of A's own target, or -1 (empty: none)
 };
 
 SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan& plan, MPI_Comm comm,
@@ -124,6 +125,10 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
     d->partner_j = I64View("kmini::gram::top_k_partner_j", partner);
     d->partner_v = F64View("kmini::gram::top_k_partner_value", partner);
     clear_top_k(exec, d->partner_j, d->partner_v);
+    d->self_cols = I64View("kmini::gram::self_cols", static_cast<std::int64_t>(c.self_cols.size()));
+    Kokkos::deep_copy(exec, d->self_cols,
+                      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          c.self_cols.data(), c.self_cols.size()));
     exec.fence();
     return d;
   });
@@ -137,8 +142,8 @@ void SparseOutputs::add_round(const Slice* slice, const IntView& counts, const I
   FencedTimer<ExecSpace> timer(exec_);
   const SliceGeometry g = slice ? plan_.geometry(*slice, c_.two_inputs()) : SliceGeometry{};
   with_similarity(c_.similarity, [&](auto kind) {
-    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g,
-                                                                      c_.similarity_params());
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g, c_.similarity_params(),
+                                                                      dev_->self_cols);
     if (slice && counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
     if (slice && top_k_) top_k_slice(exec_, values, g, static_cast<int>(c_.top_k), dev_->best_j, dev_->best_v);
     if (pairs_) write_pairs(slice, g, values);
@@ -153,8 +158,8 @@ void SparseOutputs::add_window(const CirculantWindow& w, std::int64_t col_list0,
   FencedTimer<ExecSpace> timer(exec_);
   const OutputWindow g(w.r0, w.r1, w.c0, w.c1, w.triangular, w.mirror);
   with_similarity(c_.similarity, [&](auto kind) {
-    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g,
-                                                                      c_.similarity_params());
+    const SliceValues<IntView, IntView, decltype(kind)::value> values(counts, ones_a, ones_b, g, c_.similarity_params(),
+                                                                      dev_->self_cols);
     if (counting_) count_at_least(exec_, values, g, dev_->thresholds, dev_->bins);
     if (!top_k_) return;
     const auto k = static_cast<int>(c_.top_k);

@@ -40,10 +40,10 @@ const std::vector<Argument> kArguments = {
     {"slice_rows", "row_slice"},        {"distribution", "distribution"},
     {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"},
     {"top_k_min", "write.top_k.min"},   {"tversky_alpha", "tversky.alpha"},
-    {"tversky_beta", "tversky.beta"}};
+    {"tversky_beta", "tversky.beta"},   {"exclude_self", "exclude_self"}};
 
 // gram's options: the declared arguments' and its own (not deck keys).
-const std::vector<std::string> kOptions = option_names(kArguments, {"cols", "dense", "summary"});
+const std::vector<std::string> kOptions = option_names(kArguments, {"cols", "dense", "summary", "ids", "target_ids"});
 
 const DeckKey& key(const char* k) { return kmini::gram::declaration().key(k); }
 
@@ -108,6 +108,21 @@ void tversky_options(kmini::gram::ComputeParams& p, bool two, const Options& o) 
                           (two ? "" : " and B=None") + ", expected " + expected);
 }
 
+// exclude_self=, as the deck's gram.exclude_self: with B, both Fingerprints,
+// whose IDs (ids=, target_ids=: the package passes them) are matched as the
+// CLI matches its FPS files' (gram::self_columns).
+void exclude_self_option(kmini::gram::ComputeParams& p, bool two, const Options& o) {
+  if (!bool_arg(o["exclude_self"], "exclude_self")) return;
+  if (!two)
+    throw py::value_error(
+        "exclude_self: got True with B=None, expected False (with one input no row is its "
+        "own partner)");
+  if (o["ids"].is_none() || o["target_ids"].is_none())
+    throw py::value_error("exclude_self: got True, expected False, or Fingerprints as A and B (it matches their IDs)");
+  p.self_cols = kmini::gram::self_columns(o["ids"].cast<std::vector<std::string>>(),
+                                          o["target_ids"].cast<std::vector<std::string>>());
+}
+
 // The outputs asked for beyond C: top_k, pairs_min, count_at_least, slice_rows.
 void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, const Options& o) {
   const py::object &top_k = o["top_k"], &pairs_min = o["pairs_min"];
@@ -126,6 +141,7 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
                             kmini::gram::similarity_name(p.similarity) + "', expected " + expected);
   };
   tversky_options(p, two, o);
+  exclude_self_option(p, two, o);
   if (p.pairs) reachable("pairs_min", p.pairs_min);
   for (std::size_t i = 0; i < p.count_at_least.size(); ++i)
     reachable("count_at_least[" + std::to_string(i) + "]", p.count_at_least[i]);
@@ -351,6 +367,10 @@ void over_ranks(F&& f) {
 // and the values; dense C allocated, `dense_out` its data.
 py::object prepare_over(OverRanks& o, const Options& options, void*& dense_out) {
   const std::int64_t rows_b = o.targets(), mine = o.a.rows;
+  if (bool_arg(options["exclude_self"], "exclude_self"))
+    throw py::value_error(
+        "exclude_self: got True with comm, expected False (one process, or the CLI at any rank "
+        "count, leaves self-matches out)");
   gram_outputs(o.p, rows_b, o.b.has_value(), options);
   o.auto_rows = o.p.slice_rows == 0;
   const std::int64_t dense_elements = o.p.dense ? checked_bytes(mine, rows_b, "gram: dense C of rows x targets") : 0;

@@ -11,12 +11,13 @@ the counts are byte-identical to those of the same matrix as a .npy file;
 the text outputs (IDs, float32 scores) hold the .npy files' records and are
 byte-identical at 1 and 2 ranks; tanimoto, empty_similarity (two empty
 records: RDKit's 1.0 and the default 0) and top-k with a minimum score,
-queries (A) against targets (B), and their Tversky similarity against RDKit's
-BulkTverskySimilarity.
+queries (A) against targets (B), with their own IDs left out (exclude_self)
+and with the Tversky similarity against RDKit's BulkTverskySimilarity.
 Malformed files are exit 2 with one line naming file:line, nothing written.
 
 usage: check_gram_fps.py KMINI MPIEXEC [MPIEXEC FLAGS...]
 """
+import json
 import os
 import subprocess
 import sys
@@ -210,6 +211,26 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
     check_top_k(t1[-nq:], top_q, 3, False, 0.3)
     assert (top_q["j"] == -1).any() and (top_q["j"] >= 0).any(), "0.3 should cut some lists short"
     check_texts(out_q, top_q, None, ids[-nq:], ids)
+    # The same with each query's own ID among the targets left out (gram.exclude_self): top-k, pairs and
+    # count_at_least against numpy with those pairs masked; the two empty records keep each other (other IDs).
+    out_x = os.path.join(tmp, f"run_x_{ranks}")
+    kmini_ok(ranks, out_x, ["--set", f"gram.A={{file: {queries}}}", "--set", f"gram.B={{file: {path}}}",
+                            "--set", "gram.similarity=tanimoto", "--set", "gram.empty_similarity=1",
+                            "--set", "gram.exclude_self=true", "--set", "gram.write.summary=s.json",
+                            "--set", "gram.write.count_at_least=[0.3, 1]",
+                            "--set", "gram.write.top_k={path: top.npy, k: 3, text: top.tsv}",
+                            "--set", "gram.write.pairs={path: pairs.npy, min: 0.3, text: pairs.tsv}"])
+    X = t1[-nq:].copy()
+    own = [ids.index(q) for q in ids[-nq:]]
+    X[np.arange(nq), own] = -np.inf
+    top_x, pairs_x = np.load(os.path.join(out_x, "top.npy")), np.load(os.path.join(out_x, "pairs.npy"))
+    check_top_k(X, top_x, 3, False)
+    assert not any(int(top_x[x]["j"][0]) == own[x] for x in range(nq)) and (top_x["j"] >= 0).all()
+    assert [(p["i"], p["j"]) for p in pairs_x] == [(x, j) for x in range(nq) for j in range(len(M)) if X[x, j] >= 0.3]
+    with open(os.path.join(out_x, "s.json")) as f:
+        counts = [e["pairs"] for e in json.load(f)["count_at_least"]]
+    assert counts == [int((X >= 0.3).sum()), int((X >= 1).sum())], counts
+    check_texts(out_x, top_x, pairs_x, ids[-nq:], ids)
     # Tversky, queries against targets, against RDKit's BulkTverskySimilarity (empty_similarity 1: RDKit's
     # 1.0 wherever the denominator is 0; with weights 1, 0 that is every empty query).
     for alpha, beta in ((0.9, 0.1), (1.0, 0.0)):
@@ -222,8 +243,8 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
             ref = np.array(DataStructs.BulkTverskySimilarity(bv, bit_vectors, alpha, beta))
             assert np.array_equal(V[x], ref.astype(np.float32)), f"Tversky({alpha}, {beta}) query {x} differs from RDKit"
     print(f"{ranks} rank(s): counts, Tanimoto (numpy; RDKit's BulkTanimotoSimilarity on all {len(M)} rows, "
-          f"2 empty), top-{k}, pairs >= 0.7, queries against targets (top-3 >= 0.3) and their Tversky (RDKit's "
-          "BulkTverskySimilarity) exact, with IDs in the "
+          f"2 empty), top-{k}, pairs >= 0.7, queries against targets (top-3 >= 0.3, and without themselves) and "
+          "their Tversky (RDKit's BulkTverskySimilarity) exact, with IDs in the "
           "text files; "
           "C byte-identical to the .npy input's, and FPS against .npy (both ways) exact")
     return [os.path.join(d, f) for d, f in ((out_t, "top.tsv"), (out_t, "pairs.tsv"), (out_q, "top.tsv"))]

@@ -147,6 +147,14 @@ kmini_cli_test(gram.bad.tversky_asymmetric_one_input EXIT 2
                STDERR "gram.tversky.beta: got '0.2', expected alpha == beta with one input .*give the targets as B"
                ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 0.8, beta: 0.2}")
 
+# gram.exclude_self: with B, both FPS files (the runs against numpy: gram.fps).
+kmini_cli_test(gram.bad.exclude_self_one_input EXIT 2
+               STDERR "gram.exclude_self: got 'true', expected false without gram.B"
+               ARGS ${_tv} --set gram.exclude_self=true)
+kmini_cli_test(gram.bad.exclude_self_without_ids EXIT 2
+               STDERR "gram.exclude_self: got 'true', expected false, or FPS files as gram.A and gram.B"
+               ARGS ${_tv} --set "gram.B.random={rows: 20, cols: 50}" --set gram.exclude_self=true)
+
 # The PyTorch peer's numpy parts (benchmarks/peers.py: padding, Jaccard,
 # pairs, the tie-aware top-k comparison) against kmini's outputs.
 kmini_test(gram.torch_peer_numpy_parts

@@ -79,6 +79,35 @@ def test_gram_on_fingerprints_carries_ids_and_equals_numpy(tmp_path):
         kmini.gram(fp, cols=64)
 
 
+@pytest.mark.parametrize("slice_rows", [None, 3])
+def test_exclude_self_leaves_out_each_querys_own_id(tmp_path, slice_rows):
+    rng = np.random.default_rng(31)
+    M = random_bits(rng, 40, 150, 0.2)
+    path, ids = matrix_fps(tmp_path, M)
+    targets = kmini.read_fps(path)
+    rows = [5, 3, 7, 20, 12]  # the two empty ones (each other's only 1.0 partner) among them
+    queries = kmini.Fingerprints([ids[r] for r in rows[:-1]] + ["new"], targets.words[rows], 150, "", "")
+    T = tanimoto(M[rows], M, empty=1.0)
+    own = [r if q != "new" else -1 for r, q in zip(rows, queries.ids)]
+    X = T.copy()
+    for x, j in enumerate(own):
+        if j >= 0:
+            X[x, j] = -np.inf
+    res = kmini.gram(queries, targets, similarity="tanimoto", empty_similarity=1.0, top_k=4, pairs_min=0.25,
+                     count_at_least=[0.25, 1.0], exclude_self=True, slice_rows=slice_rows)
+    np.testing.assert_array_equal(res.C, T.astype(np.float32))  # C keeps every pair
+    for x in range(len(rows)):
+        order = sorted(range(len(M)), key=lambda j: (-X[x, j], j))[:4]
+        assert list(res.top_k[x]["j"]) == order, x
+    assert res.top_k[4]["j"][0] == 12  # "new" has row 12's bits under another ID: it finds it
+    assert [(p["i"], p["j"]) for p in res.pairs] == [tuple(ij) for ij in np.argwhere(X >= 0.25)]
+    np.testing.assert_array_equal(res.counts, [(X >= 0.25).sum(), (X >= 1.0).sum()])
+    with pytest.raises(ValueError, match="exclude_self: got True with B=None, expected False"):
+        kmini.gram(targets, exclude_self=True)
+    with pytest.raises(ValueError, match="exclude_self: got True, expected False, or Fingerprints as A and B"):
+        kmini.gram(queries, targets.words, cols=150, exclude_self=True)
+
+
 def test_top_k_min_keeps_the_k_best_at_or_above_it():
     rng = np.random.default_rng(9)
     A, B = rng.random((30, 200)) < 0.3, rng.random((50, 200)) < 0.3

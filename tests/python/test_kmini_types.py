@@ -78,7 +78,7 @@ def test_a_literal_value_the_declaration_lacks_is_refused_by_the_module():
 def test_the_options_dict_must_hold_exactly_the_keyword_arguments(change):
     A = np.eye(3, dtype=bool)
     options = {name: value for name, value in kmini.gram.__kwdefaults__.items() if name not in ("write", "comm")}
-    options["summary"] = False
+    options.update(summary=False, ids=None, target_ids=None)  # the package's own options
     np.testing.assert_array_equal(_kmini.gram(A, None, dict(options)).C, np.eye(3, dtype=np.int32))
     if change == "missing":
         del options["ring_schedule"]

@@ -38,13 +38,22 @@ KOKKOS_INLINE_FUNCTION int take_lowest_bit(std::uint32_t& mask) {
 // (with_similarity turns the run-time choice into one).
 template <class Counts, class Ones, Similarity Kind>
 struct SliceValues {
+  using SelfCols = Kokkos::View<const std::int64_t*, typename Ones::memory_space>;
   Counts counts;
   Ones ones_a, ones_b;  // ones of A's rows, of the columns' rows (B's, or A's)
   std::int64_t r0, col0, width;
   SimilarityParams params;  // two empty rows' score (gram.empty_similarity), Tversky's weights
+  // gram.exclude_self: row i's own column (B's row with i's ID, -1: none),
+  // which no sparse output lists or counts; empty: none excluded.
+  SelfCols self_cols;
 
-  SliceValues(const Counts& c, const Ones& a, const Ones& b, const OutputWindow& g, const SimilarityParams& p = {})
-      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()), params(p) {}
+  SliceValues(const Counts& c, const Ones& a, const Ones& b, const OutputWindow& g, const SimilarityParams& p = {},
+              const SelfCols& self = SelfCols())
+      : counts(c), ones_a(a), ones_b(b), r0(g.r0), col0(g.col0()), width(g.width()), params(p), self_cols(self) {}
+  // The column of row i (of A) that the outputs leave out, or -1.
+  KOKKOS_INLINE_FUNCTION std::int64_t self_of(std::int64_t i) const {
+    return self_cols.extent(0) > 0 ? self_cols(i) : -1;
+  }
   static constexpr bool is_count = Kind == Similarity::Counts;
   // Row li's counts from column j on.
   KOKKOS_INLINE_FUNCTION const std::int32_t* row_counts(std::int64_t li, std::int64_t j) const {
@@ -82,12 +91,14 @@ struct CountAtLeast {
   int nt;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
     std::int64_t local[kMaxThresholds + 1] = {};
-    for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) {
-      const double v = values(li, j);
+    const auto bin = [&](const double v) {
       int b = 0;
       while (b < nt && v >= thresholds(b)) ++b;
-      ++local[b];
-    }
+      return b;
+    };
+    const std::int64_t first = symmetric ? r0 + li + 1 : col0, self = symmetric ? -1 : values.self_of(r0 + li);
+    for (std::int64_t j = first; j < cols; ++j) ++local[bin(values(li, j))];
+    if (self >= first && self < cols) --local[bin(values(li, self))];  // counted above: taken back
     for (int b = 0; b <= nt; ++b)
       if (local[b]) Kokkos::atomic_add(&bins(b), local[b]);
   }
@@ -113,7 +124,9 @@ struct PairsPerRow {
   bool symmetric;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
     std::int64_t n = 0;
-    for (std::int64_t j = symmetric ? r0 + li + 1 : col0; j < cols; ++j) n += values(li, j) >= min ? 1 : 0;
+    const std::int64_t first = symmetric ? r0 + li + 1 : col0, self = symmetric ? -1 : values.self_of(r0 + li);
+    for (std::int64_t j = first; j < cols; ++j) n += values(li, j) >= min ? 1 : 0;
+    if (self >= first && self < cols && values(li, self) >= min) --n;  // counted above: taken back
     per_row(li) = n;
   }
 };
@@ -174,6 +187,7 @@ struct CollectPairs {
     std::int64_t at = offsets(li);
     if (offsets(li + 1) <= first || at >= end) return;  // none of this row's pairs in the range
     std::int64_t j = symmetric ? r0 + li + 1 : col0;
+    const std::int64_t self = symmetric ? -1 : values.self_of(r0 + li);
     // Runs of kTopKBlock values (they vectorise), then the pairs among them in order.
     static_assert(kTopKBlock <= 32, "a run's pairs are bits of a 32-bit mask");
     for (; j + kTopKBlock <= cols && at < end; j += kTopKBlock) {
@@ -181,6 +195,7 @@ struct CollectPairs {
       for (int q = 0; q < kTopKBlock; ++q) v[q] = values(li, j + q);
       std::uint32_t hits = 0;
       for (int q = 0; q < kTopKBlock; ++q) hits |= std::uint32_t(v[q] >= min ? 1 : 0) << q;
+      if (self >= j && self < j + kTopKBlock) hits &= ~(std::uint32_t(1) << (self - j));
       while (hits != 0 && at < end) {
         const int q = take_lowest_bit(hits);
         keep(li, j + q, v[q], at);
@@ -188,7 +203,7 @@ struct CollectPairs {
     }
     for (; j < cols && at < end; ++j) {
       const double v = values(li, j);
-      if (v >= min) keep(li, j, v, at);
+      if (v >= min && j != self) keep(li, j, v, at);
     }
   }
 };

@@ -109,15 +109,15 @@ KOKKOS_INLINE_FUNCTION double max_without(const Values& values, std::int64_t li,
   return m1 > m2 ? m1 : m2;
 }
 
-// Offers columns [a, b) of slice row li (row i of A; not column i with one
-// input) to its list (best_*(base ..)), values below `bound` left out.
+// Offers columns [a, b) of slice row li (row i of A; not column `self`: i
+// with one input, the excluded one or -1 with two) to its list (best_*(base
+// ..)), values below `bound` left out.
 // Blocks of kTopKBlock columns with no value at or above the list's last
 // entry and the bound are skipped after one vectorised pass that only compares.
 template <class Values, class BestJ, class BestV>
-KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, std::int64_t i, bool symmetric,
-                                        std::int64_t a, std::int64_t b, double bound, const BestJ& best_j,
-                                        const BestV& best_v, std::int64_t base, int k, double& worst_v,
-                                        std::int64_t& worst_j) {
+KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, std::int64_t self, std::int64_t a,
+                                        std::int64_t b, double bound, const BestJ& best_j, const BestV& best_v,
+                                        std::int64_t base, int k, double& worst_v, std::int64_t& worst_j) {
   static_assert(kTopKBlock <= 32, "a block's candidates are bits of a 32-bit mask");
   for (std::int64_t j0 = a; j0 < b; j0 += kTopKBlock) {
     const int n = b - j0 < kTopKBlock ? static_cast<int>(b - j0) : static_cast<int>(kTopKBlock);
@@ -137,7 +137,7 @@ KOKKOS_INLINE_FUNCTION void offer_range(const Values& values, std::int64_t li, s
     while (candidates != 0) {
       const std::int64_t j = j0 + take_lowest_bit(candidates);
       const double v = values(li, j);
-      if (v < bound || !ranks_before(v, j, worst_v, worst_j) || (symmetric && j == i)) continue;
+      if (v < bound || !ranks_before(v, j, worst_v, worst_j) || j == self) continue;
       offer(best_j, best_v, base, k, j, v);
       worst_v = best_v(base + k - 1);
       worst_j = best_j(base + k - 1);
@@ -155,11 +155,12 @@ struct TopKRows {
   std::int64_t r0, col0, cols, row_list0, bound_cols;
   bool symmetric;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
-    const std::int64_t i = r0 + li, base = (i - row_list0) * k, self = symmetric ? i : -1, n = cols - col0;
+    const std::int64_t i = r0 + li, base = (i - row_list0) * k, self = symmetric ? i : values.self_of(i),
+                       n = cols - col0;
     double worst_v = best_v(base + k - 1);
     std::int64_t worst_j = best_j(base + k - 1);
     if (k > kTopKGroups || n < bound_cols) {
-      offer_range(values, li, i, symmetric, col0, cols, -1.0, best_j, best_v, base, k, worst_v, worst_j);
+      offer_range(values, li, self, col0, cols, -1.0, best_j, best_v, base, k, worst_v, worst_j);
       return;
     }
     const auto edge = [&](int g) { return col0 + n * g / kTopKGroups; };  // group g: [edge(g), edge(g + 1))
@@ -179,7 +180,7 @@ struct TopKRows {
     const double bound = largest[k - 1];
     for (int g = 0; g < kTopKGroups; ++g)
       if (group_max[g] >= bound && group_max[g] >= worst_v)
-        offer_range(values, li, i, symmetric, edge(g), edge(g + 1), bound, best_j, best_v, base, k, worst_v, worst_j);
+        offer_range(values, li, self, edge(g), edge(g + 1), bound, best_j, best_v, base, k, worst_v, worst_j);
   }
 };
 

@@ -213,7 +213,7 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
          write: Optional[Mapping[str, Union[str, os.PathLike[str]]]] = None, comm: Optional[MPI.Intracomm] = None,
          distribution: Distribution = "replicated", ring_schedule: RingSchedule = "auto",
          empty_similarity: Real = 0.0, top_k_min: Real = 0.0, tversky_alpha: Optional[Real] = None,
-         tversky_beta: Optional[Real] = None) -> GramResult:
+         tversky_beta: Optional[Real] = None, exclude_self: bool = False) -> GramResult:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     With similarities, each row's top-k, the pairs above a threshold and the counts at
@@ -277,6 +277,9 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
         beta (|b| - c)) for row a of A and row b of B. alpha != beta needs B (A A^T computes
         each pair once: pass A again as B for all pairs).
     tversky_beta : float, optional
+    exclude_self : bool
+        With Fingerprints as A and B: top_k, pairs and counts leave out each query's own ID
+        among the targets (C keeps it). Not with `comm`.
 
     Returns
     -------
@@ -311,7 +314,8 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
     if b is not None and b_ids is None:
         target_ids = None
     files = _over_ranks.agree_write(write, dense, top_k, pairs_min, comm)
-    options = _options("gram", locals(), cols=cols, summary="summary" in files)
+    options = _options("gram", locals(), cols=cols, summary="summary" in files, ids=ids if b is not None else None,
+                       target_ids=b_ids)
     if comm is not None:
         res = _over_ranks.gram_over_ranks(a, b, options, comm)
         if b is None:  # the columns are every rank's rows
