@@ -240,6 +240,15 @@ got_b = kmini.gram(fp_mine, fp_b, comm=comm, **kw)
 check(got_b.target_ids == fp_b.ids and np.array_equal(got_b.top_k, kmini.gram(A_all, B_all, **kw).top_k[rows]),
       "gram Fingerprints against B over ranks")
 
+# the whole file on every rank (each molecule would meet its copies): the same error on every rank
+if size > 1:
+    fp_all = kmini.Fingerprints([f"m{i}" for i in range(len(A_all))], as_words(A_all), 150, "", "")
+    try:
+        kmini.gram(fp_all, comm=comm, **kw)
+        check(False, "gram: the whole Fingerprints on every rank did not raise")
+    except ValueError as e:
+        check("A: ID 'm0' on ranks 0 and 1, expected each rank's own block of records" in str(e), f"gram ids: {e}")
+
 # columns that differ between the ranks: every rank sees it and raises the same error
 if size > 1:
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import reprlib
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _kmini
 
@@ -25,6 +25,19 @@ def check_comm(comm: object) -> None:
     if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
         raise TypeError(f"comm: got {type(comm).__name__}, expected an mpi4py intracommunicator "
                         "(e.g. MPI.COMM_WORLD)")
+
+
+def check_ids_over_ranks(ids: Optional[List[str]], comm: MPI.Intracomm, name: str) -> None:
+    """Each rank's Fingerprints of A are its own block of records: an ID on two ranks (such as the whole file
+    passed on every rank, where each molecule would meet its own copies) is a ValueError on every rank."""
+    every = comm.allgather(ids)
+    first: Dict[str, int] = {}
+    for rank, rank_ids in enumerate(every):
+        for ident in rank_ids or []:
+            if first.setdefault(ident, rank) != rank:
+                raise ValueError(f"{name}: ID {ident!r} on ranks {first[ident]} and {rank}, expected each rank's own "
+                                 "block of records (e.g. Fingerprints(fp.ids[a:b], fp.words[a:b], ...)), not the "
+                                 "whole file on every rank")
 
 
 def gram_over_ranks(A: object, B: object, options: Dict[str, Any], comm: MPI.Intracomm) -> SimpleNamespace:
