@@ -68,6 +68,7 @@ struct Config {
   std::string write_top_k;  // the top_k best partners of every row of A
   // The same as tab-separated text with the rows' IDs (gram_text.cpp); optional.
   std::string write_pairs_text, write_top_k_text;
+  std::string write_top_k_simsearch;  // the lists in chemfp's simsearch format (gram_text.cpp); optional
   std::int64_t top_k = 0;
   double top_k_min = 0;                // the lists keep only partners with a value >= this (0: all)
   std::vector<double> count_at_least;  // thresholds (in the deck's order)

@@ -188,6 +188,9 @@ void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
     const DeckNode t = w.child(d.key("write.top_k"));
     c.write_top_k = t.output_path(d.key("write.top_k.path"));
     c.write_top_k_text = t.output_path(d.key("write.top_k.text"));
+    c.write_top_k_simsearch = t.output_path(d.key("write.top_k.simsearch"));
+    if (!c.write_top_k_simsearch.empty() && c.similarity == Similarity::Counts)
+      t.fail("simsearch", "no simsearch file with similarity counts (its scores are similarities)");
     c.top_k_min = t.real(d.key("write.top_k.min"));
     const std::string expected = unreachable_threshold(c.similarity, c.top_k_min);
     if (!expected.empty()) t.fail("min", expected);
@@ -281,6 +284,7 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   if (!c.write_pairs_text.empty()) add_output(w.child("pairs"), "text", c.write_pairs_text);
   if (!c.write_top_k.empty()) add_output(w.child("top_k"), "path", c.write_top_k);
   if (!c.write_top_k_text.empty()) add_output(w.child("top_k"), "text", c.write_top_k_text);
+  if (!c.write_top_k_simsearch.empty()) add_output(w.child("top_k"), "simsearch", c.write_top_k_simsearch);
   check_slices(s, env);
 }
 

@@ -59,6 +59,10 @@ void add_sparse_outputs(std::vector<DeckKey>& keys) {
           .with("",
                 "The lists also as tab-separated text: query_id, rank (from 1), target_id, score (IDs from FPS "
                 "files, else row numbers), a header line first"),
+      DeckKey::output_path("write.top_k.simsearch", {".txt", ".simsearch"})
+          .with("",
+                "The lists also in chemfp's simsearch format (#Simsearch/1): a line per query, count, query_id, "
+                "then target_id, score of each partner (a similarity, not counts)"),
   };
   const auto sections = std::find_if(keys.begin(), keys.end(), [](const DeckKey& k) { return k.key == "write.top_k"; });
   keys.insert(sections + 1, outputs.begin(), outputs.end());

@@ -129,10 +129,16 @@ class RecordFiles final : public RecordSink {
     writer.write_elements_independent(static_cast<std::uint64_t>(row0 * k), static_cast<std::uint64_t>(rows * k),
                                       records);
     writer.commit();
-    if (c_.write_top_k_text.empty()) return;
-    TextFile text(comm_, text_path(c_.write_top_k_text), kTopKTextHeader);
-    text.append(row0, top_k_lines(c_, row0, rows, k, records));
-    text.commit();
+    if (!c_.write_top_k_text.empty()) {
+      TextFile text(comm_, text_path(c_.write_top_k_text), kTopKTextHeader);
+      text.append(row0, top_k_lines(c_, row0, rows, k, records));
+      text.commit();
+    }
+    if (!c_.write_top_k_simsearch.empty()) {
+      TextFile text(comm_, text_path(c_.write_top_k_simsearch), simsearch_header(c_).c_str());
+      text.append(row0, simsearch_lines(c_, row0, rows, k, records));
+      text.commit();
+    }
   }
   // The text files' paths, resolved as the .npy files' are (against --out).
   std::function<std::string(const std::string&)> text_path;

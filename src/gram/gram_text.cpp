@@ -1,11 +1,15 @@
 // gram's sparse outputs as tab-separated text with IDs (impl/gram_text.hpp).
 #include "gram/impl/gram_text.hpp"
 
+#include "core/format.hpp"
 #include "core/mpi_type.hpp"
 #include "core/solo.hpp"
+#include "version.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -64,6 +68,57 @@ std::string top_k_lines(const Config& c, std::int64_t row0, std::int64_t rows, s
       const std::string rank = std::to_string(r + 1);
       append_line(out, query, &rank, t.row_id(j), score_text(c.similarity, rec + 8));
     }
+  }
+  return out;
+}
+
+namespace {
+
+// chemfp's name of the similarity in #type= (Tanimoto for jaccard), with Tversky's weights.
+std::string simsearch_type(const Config& c) {
+  std::string name = similarity_name(c.similarity);
+  if (c.similarity == Similarity::Jaccard) name = "tanimoto";
+  name[0] = static_cast<char>(name[0] - 'a' + 'A');
+  const auto real = [](double v) {  // Python's str(float): 0.0, 0.7
+    std::string s = format_g(v, 17);
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  };
+  std::string type = name + " k=" + std::to_string(c.top_k) + " threshold=" + real(c.top_k_min);
+  if (c.similarity == Similarity::Tversky) type += " alpha=" + real(c.tversky_alpha) + " beta=" + real(c.tversky_beta);
+  return type;
+}
+
+}  // namespace
+
+std::string simsearch_header(const Config& c) {
+  const Source& t = targets_of(c);
+  const auto source = [](const Source& s) { return s.path.empty() ? std::string("random") : s.path; };
+  return "#Simsearch/1\n#num_bits=" + std::to_string(c.a.cols) + "\n#type=" + simsearch_type(c) + "\n#software=kmini/" +
+         std::string(kVersion) + "\n#queries=" + source(c.a) + "\n#targets=" + source(t) + "\n";
+}
+
+std::string simsearch_lines(const Config& c, std::int64_t row0, std::int64_t rows, std::int64_t k,
+                            const char* records) {
+  // chemfp's decimals: enough to tell 1/num_bits steps apart, and one more.
+  const int decimals = static_cast<int>(std::log10(static_cast<double>(c.a.cols))) + 2;
+  std::string out;
+  const Source& t = targets_of(c);
+  char score[64];
+  for (std::int64_t i = 0; i < rows; ++i) {
+    std::string hits;
+    std::int64_t count = 0;
+    for (std::int64_t r = 0; r < k; ++r) {
+      const char* rec = records + (i * k + r) * 12;
+      const std::int64_t j = load_i8(rec);
+      if (j < 0) continue;  // fewer partners than k
+      float v = 0;
+      std::memcpy(&v, rec + 8, 4);
+      std::snprintf(score, sizeof score, "%.*f", decimals, static_cast<double>(v));
+      hits += '\t' + t.row_id(j) + '\t' + score;
+      ++count;
+    }
+    out += std::to_string(count) + '\t' + c.a.row_id(row0 + i) + hits + '\n';
   }
   return out;
 }

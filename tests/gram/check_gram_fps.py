@@ -161,6 +161,22 @@ def check_texts(out, top, pairs, ids, target_ids):
     assert all(np.float32(float(line[2])) == p["value"] for line, p in zip(lines, pairs))
 
 
+def check_simsearch(path, top, ids, target_ids, sources):
+    """chemfp's simsearch format: its header, then per query the count, the ID and each partner's ID and score
+    with chemfp's decimals for the fingerprints' bits (int(log10(num_bits)) + 2)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    assert lines[:6] == ["#Simsearch/1", f"#num_bits={BITS}", f"#type=Tanimoto k={top.shape[1]} threshold=0.0",
+                         lines[3], f"#queries={sources[0]}", f"#targets={sources[1]}"], lines[:6]
+    assert lines[3].startswith("#software=kmini/"), lines[3]
+    digits = int(np.log10(BITS)) + 2
+    want = []
+    for i, row in enumerate(top):
+        hits = [f"{target_ids[e['j']]}\t{float(e['value']):.{digits}f}" for e in row if e["j"] >= 0]
+        want.append("\t".join([str(len(hits)), ids[i]] + hits))
+    assert lines[6:] == want, (lines[6:8], want[:2])
+
+
 def check_run(ranks, tmp, files, M, bit_vectors, ids):
     path, npy_path, queries = files
     out = os.path.join(tmp, f"run_{ranks}")
@@ -218,7 +234,7 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
                             "--set", "gram.similarity=tanimoto", "--set", "gram.empty_similarity=1",
                             "--set", "gram.exclude_self=true", "--set", "gram.write.summary=s.json",
                             "--set", "gram.write.count_at_least=[0.3, 1]",
-                            "--set", "gram.write.top_k={path: top.npy, k: 3, text: top.tsv}",
+                            "--set", "gram.write.top_k={path: top.npy, k: 3, text: top.tsv, simsearch: hits.txt}",
                             "--set", "gram.write.pairs={path: pairs.npy, min: 0.3, text: pairs.tsv}"])
     X = t1[-nq:].copy()
     own = [ids.index(q) for q in ids[-nq:]]
@@ -231,6 +247,7 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
         counts = [e["pairs"] for e in json.load(f)["count_at_least"]]
     assert counts == [int((X >= 0.3).sum()), int((X >= 1).sum())], counts
     check_texts(out_x, top_x, pairs_x, ids[-nq:], ids)
+    check_simsearch(os.path.join(out_x, "hits.txt"), top_x, ids[-nq:], ids, (queries, path))
     # Tversky, queries against targets, against RDKit's BulkTverskySimilarity (empty_similarity 1: RDKit's
     # 1.0 wherever the denominator is 0; with weights 1, 0 that is every empty query).
     for alpha, beta in ((0.9, 0.1), (1.0, 0.0)):

@@ -147,6 +147,11 @@ kmini_cli_test(gram.bad.tversky_asymmetric_one_input EXIT 2
                STDERR "gram.tversky.beta: got '0.2', expected alpha == beta with one input .*give the targets as B"
                ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 0.8, beta: 0.2}")
 
+# chemfp's simsearch format lists similarities (the file against the lists: gram.fps).
+kmini_cli_test(gram.bad.simsearch_counts EXIT 2
+               STDERR "gram.write.top_k.simsearch: got 'hits.txt', expected no simsearch file with similarity counts"
+               ARGS ${_tv} --set "gram.write.top_k={path: t.npy, k: 3, simsearch: hits.txt}")
+
 # gram.exclude_self: with B, both FPS files (the runs against numpy: gram.fps).
 kmini_cli_test(gram.bad.exclude_self_one_input EXIT 2
                STDERR "gram.exclude_self: got 'true', expected false without gram.B"

@@ -25,6 +25,12 @@ std::string score_text(Similarity s, const char* value);
 // Lines "query_id TAB rank TAB target_id TAB score" of rows [row0, row0 + rows)
 // of top-k records (k per row, best first; missing partners left out), rank from 1.
 std::string top_k_lines(const Config& c, std::int64_t row0, std::int64_t rows, std::int64_t k, const char* records);
+// chemfp's simsearch format of the same lists: the header (#Simsearch/1,
+// num_bits, type with k and the threshold, software, queries, targets), then
+// a line per query: the partners' count, query_id, then target_id TAB score
+// of each, best first; scores with chemfp's decimals for num_bits.
+std::string simsearch_header(const Config& c);
+std::string simsearch_lines(const Config& c, std::int64_t row0, std::int64_t rows, std::int64_t k, const char* records);
 // Lines "query_id TAB target_id TAB score" of `n` pair records.
 std::string pairs_lines(const Config& c, std::uint64_t n, const char* records);
 
