@@ -131,34 +131,35 @@ kmini_test(gram.sparse.ab.tversky.numpy
 kmini_compare_pairs(mpi.gram.sparse.byte_identical PAIRS ${_sparse_compare} FIXTURES gram_sparse_outputs)
 
 # gram.tversky: both weights, with similarity tversky only, not both 0, equal with one input.
-set(_tv --set run.kernels=[gram] --set gram.A.random.rows=30 --set gram.A.random.cols=50)
+# Bad settings: exit 2, one line naming the key.
+set(_small --set run.kernels=[gram] --set gram.A.random.rows=30 --set gram.A.random.cols=50)
 kmini_cli_test(gram.bad.tversky_missing EXIT 2
                STDERR "gram.tversky: missing, expected \\{alpha: ..., beta: ...\\}, the weights of similarity tversky"
-               ARGS ${_tv} --set gram.similarity=tversky)
+               ARGS ${_small} --set gram.similarity=tversky)
 kmini_cli_test(gram.bad.tversky_without_tversky EXIT 2
                STDERR "gram.tversky: got '\\{alpha: 1, beta: 1\\}', expected no gram.tversky with similarity jaccard"
-               ARGS ${_tv} --set gram.similarity=jaccard --set "gram.tversky={alpha: 1, beta: 1}")
+               ARGS ${_small} --set gram.similarity=jaccard --set "gram.tversky={alpha: 1, beta: 1}")
 kmini_cli_test(gram.bad.tversky_beta_missing EXIT 2 STDERR "gram.tversky.beta: missing, expected a number"
-               ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 1}")
+               ARGS ${_small} --set gram.similarity=tversky --set "gram.tversky={alpha: 1}")
 kmini_cli_test(gram.bad.tversky_zero_weights EXIT 2
                STDERR "gram.tversky.alpha: got '0', expected weights alpha \\+ beta > 0"
-               ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 0, beta: 0}")
+               ARGS ${_small} --set gram.similarity=tversky --set "gram.tversky={alpha: 0, beta: 0}")
 kmini_cli_test(gram.bad.tversky_asymmetric_one_input EXIT 2
                STDERR "gram.tversky.beta: got '0.2', expected alpha == beta with one input .*give the targets as B"
-               ARGS ${_tv} --set gram.similarity=tversky --set "gram.tversky={alpha: 0.8, beta: 0.2}")
+               ARGS ${_small} --set gram.similarity=tversky --set "gram.tversky={alpha: 0.8, beta: 0.2}")
 
 # chemfp's simsearch format lists similarities (the file against the lists: gram.fps).
 kmini_cli_test(gram.bad.simsearch_counts EXIT 2
                STDERR "gram.write.top_k.simsearch: got 'hits.txt', expected no simsearch file with similarity counts"
-               ARGS ${_tv} --set "gram.write.top_k={path: t.npy, k: 3, simsearch: hits.txt}")
+               ARGS ${_small} --set "gram.write.top_k={path: t.npy, k: 3, simsearch: hits.txt}")
 
 # gram.exclude_self: with B, both FPS files (the runs against numpy: gram.fps).
 kmini_cli_test(gram.bad.exclude_self_one_input EXIT 2
                STDERR "gram.exclude_self: got 'true', expected false without gram.B"
-               ARGS ${_tv} --set gram.exclude_self=true)
+               ARGS ${_small} --set gram.exclude_self=true)
 kmini_cli_test(gram.bad.exclude_self_without_ids EXIT 2
                STDERR "gram.exclude_self: got 'true', expected false, or FPS files as gram.A and gram.B"
-               ARGS ${_tv} --set "gram.B.random={rows: 20, cols: 50}" --set gram.exclude_self=true)
+               ARGS ${_small} --set "gram.B.random={rows: 20, cols: 50}" --set gram.exclude_self=true)
 
 # The PyTorch peer's numpy parts (benchmarks/peers.py: padding, Jaccard,
 # pairs, the tie-aware top-k comparison) against kmini's outputs.
@@ -167,7 +168,6 @@ kmini_test(gram.torch_peer_numpy_parts
            SKIP_RETURN_CODE 77 LABELS cli ENVIRONMENT ${KMINI_MPI_ENV})
 
 # Bad sparse-output and B settings: exit 2, one line naming the key.
-set(_small --set run.kernels=[gram] --set gram.A.random.rows=30 --set gram.A.random.cols=50)
 kmini_cli_test(gram.bad.top_k_negative EXIT 2
                STDERR "gram.write.top_k.k: got '-1', expected an integer in \\[1, 29\\]"
                ARGS ${_small} --set "gram.write.top_k={path: t.npy, k: -1}")
