@@ -77,6 +77,7 @@ struct Config {
   std::int64_t targets() const { return two_inputs() ? b.rows : a.rows; }  // columns of C
   bool baseline = false;
   bool probe = false;                           // measure the roof (gram.probe): the figure of merit's fraction of it
+  bool prune = true;                            // gram.prune: skip tiles below every output's minimum (prune_minimum)
   std::int64_t baseline_rows = 512;             // rows of the gemm baseline panel
   std::int64_t repeat = 1;                      // timed repetitions of the slice loop (best)
   Engine engine = Engine::Popcount;             // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)
@@ -218,6 +219,12 @@ const KernelDeclaration& declaration();
 // reached, else what is expected ("a value in [0, 1] (jaccard values lie in
 // [0, 1])"). The CLI's deck and Python's arguments are checked by it.
 std::string unreachable_threshold(Similarity similarity, double threshold);
+
+// The minimum a pruned search skips tiles below (gram.prune): the smallest of
+// the outputs' minimums where every output has one above 0 (write.pairs.min,
+// write.top_k.min, count_at_least) and none needs every value (write.C,
+// write.summary), queries against targets (B); else 0, nothing pruned.
+double prune_minimum(const Config& c);
 
 // gram.exclude_self: for each query ID the index of the same ID among the
 // targets, or -1 (IDs are unique within each file).

@@ -247,6 +247,7 @@ Config config_of(const ApiMatrix& a, const ApiMatrix* b, const ComputeParams& p,
   c.tversky_alpha = p.tversky_alpha;
   c.tversky_beta = p.tversky_beta;
   c.self_cols = p.self_cols;
+  c.prune = p.prune;
   c.upper = p.upper;
   if (p.dense) c.write_c = "C";
   if (p.pairs) c.write_pairs = "pairs";

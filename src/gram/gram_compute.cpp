@@ -9,6 +9,7 @@
 #include "core/timer.hpp"
 #include "gram/impl/gram_kernels.hpp"
 #include "gram/impl/gram_outputs.hpp"
+#include "gram/impl/gram_pruned_slices.hpp"
 #include "kernel/run_loop.hpp"
 
 #include <algorithm>
@@ -38,8 +39,10 @@ struct Computation {
   const Plan& plan;
   const Inputs& in;
   Outputs& out;
+  const double prune_least;  // prune_minimum, 0 with the ring (replicated slices only)
   const bool want_summary, dense_float;
   SliceBuffers buffers;
+  std::unique_ptr<PrunedSlices> pruned;
   std::unique_ptr<Ring> ring;
   std::vector<const Slice*> mine;  // this rank's slice of every round (slices schedule)
   Outcome r;
@@ -95,7 +98,8 @@ Computation::Computation(const Team& t, const Config& config, const Plan& p, con
       plan(p),
       in(inputs),
       out(o),
-      want_summary(!config.write_summary.empty() || t.verify),
+      prune_least(p.ring() ? 0.0 : prune_minimum(config)),
+      want_summary((!config.write_summary.empty() || t.verify) && prune_least == 0),
       dense_float(config.float_values() && out.dense != nullptr),
       buffers(allocate_buffers(t, config, p, inputs, want_summary, dense_float,
                                o.dense ? o.dense->counts_in_place() : IntView())) {
@@ -104,6 +108,7 @@ Computation::Computation(const Team& t, const Config& config, const Plan& p, con
   for (const Slice& s : plan.slices)
     if (s.rank == team.rank()) r.pass.executed_words += s.work;
   if (team.verify) r.checked.rows = check_rows(plan);
+  if (prune_least > 0) pruned = std::make_unique<PrunedSlices>(t, config, p, buffers, prune_least);
 }
 
 // Slice s of C into `counts`: from the whole inputs, or (ring; every rank
@@ -111,6 +116,7 @@ Computation::Computation(const Team& t, const Config& config, const Plan& p, con
 void Computation::compute_slice(const Slice* s) {
   ScopedRegion compute_region("kmini::gram::compute");
   if (ring) ring->round(s, buffers.counts);
+  else if (s && pruned) pruned->compute(*s, in, buffers);
   else if (s)
     gram_slice(team.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine, c.micro_kernel,
                c.tensor_core_tile);
@@ -169,13 +175,14 @@ void Computation::final_slice(const Slice& s) {
     similarity_slice(team.exec, c.similarity, buffers.counts, buffers.ones, buffers.ones_t(in.two), g, buffers.sim,
                      c.similarity_params());
   }
-  if (team.verify) copy_checked_rows(s, g);
+  if (team.verify && !pruned) copy_checked_rows(s, g);
   r.pass.post_seconds += post.seconds();
 }
 
 // The final pass over this rank's slices, round by round (the outputs'
 // collectives run once per round on every rank, with or without a slice).
 void Computation::final_pass(SparseOutputs& sparse) {
+  if (pruned) pruned->restart();  // the final pass's tiles alone
   mpi::barrier(team.comm);
   std::int64_t done = 0;
   for (const Slice* s : mine) {
@@ -385,6 +392,7 @@ Outcome compute(const Team& team, const Config& c, const Plan& plan, const Input
     phase("outputs");
     sparse.emplace(team.exec, c, plan, team.comm, out.records);
     run.final_pass(*sparse);
+    if (run.pruned && !run.r.interrupted) run.pruned->report(run.in, run.mine, run.r);
   }
   Outcome& r = run.r;
   // The final pass computes while it feeds the outputs: its tiles are compute.

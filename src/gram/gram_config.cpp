@@ -111,6 +111,17 @@ std::string tversky_problem(Similarity similarity, const SimilarityParams& p, bo
   return "";
 }
 
+double prune_minimum(const Config& c) {
+  const bool pairs = !c.write_pairs.empty(), top_k = !c.write_top_k.empty();
+  if (!c.prune || !c.two_inputs() || !c.write_c.empty() || !c.write_summary.empty()) return 0;
+  if (!pairs && !top_k && c.count_at_least.empty()) return 0;
+  double least = std::numeric_limits<double>::max();
+  if (pairs) least = std::min(least, c.pairs_min);
+  if (top_k) least = std::min(least, c.top_k_min);
+  for (double t : c.count_at_least) least = std::min(least, t);
+  return least > 0 ? least : 0;
+}
+
 std::vector<std::int64_t> self_columns(const std::vector<std::string>& query_ids,
                                        const std::vector<std::string>& target_ids) {
   std::unordered_map<std::string_view, std::int64_t> target_of;
@@ -271,6 +282,7 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   read_outputs(s, d, c);
   c.baseline = s.boolean(d.key("baseline"));
   c.probe = s.boolean(d.key("probe"));
+  c.prune = s.boolean(d.key("prune"));
   c.baseline_rows = s.integer(d.key("baseline_rows"));
   c.repeat = s.integer(d.key("repeat"));
   read_engine(s, d, c);

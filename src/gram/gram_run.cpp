@@ -241,7 +241,7 @@ KernelReport GramKernel::run(RunContext& ctx) {
   clock.start("verification");
   if (ctx.verify) verify(ctx, c, plan, r.checked, r.summary, report);
   clock.start(c.probe ? "probe" : "outputs");  // without the probe, the report's few reductions
-  const bool with_checksum = !c.write_summary.empty() || ctx.verify;
+  const bool with_checksum = (!c.write_summary.empty() || ctx.verify) && !r.pruned;
   report_throughput(ctx, c, plan, r.pass, in.pack_seconds, r.summary, with_checksum,
                     probes_before ? &*probes_before : nullptr, report);
   report_read_roof(ctx.env, in, report.metrics);

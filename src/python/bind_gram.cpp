@@ -33,14 +33,21 @@ constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 // The keyword arguments that are gram's deck keys: their defaults, limits,
 // options and help are the declaration's (gram_declaration.cpp).
-const std::vector<Argument> kArguments = {
-    {"similarity", "similarity"},       {"top_k", "write.top_k.k"},
-    {"pairs_min", "write.pairs.min"},   {"count_at_least", "write.count_at_least"},
-    {"triangle", "triangle"},           {"memory_budget", "memory_budget"},
-    {"slice_rows", "row_slice"},        {"distribution", "distribution"},
-    {"ring_schedule", "ring_schedule"}, {"empty_similarity", "empty_similarity"},
-    {"top_k_min", "write.top_k.min"},   {"tversky_alpha", "tversky.alpha"},
-    {"tversky_beta", "tversky.beta"},   {"exclude_self", "exclude_self"}};
+const std::vector<Argument> kArguments = {{"similarity", "similarity"},
+                                          {"top_k", "write.top_k.k"},
+                                          {"pairs_min", "write.pairs.min"},
+                                          {"count_at_least", "write.count_at_least"},
+                                          {"triangle", "triangle"},
+                                          {"memory_budget", "memory_budget"},
+                                          {"slice_rows", "row_slice"},
+                                          {"distribution", "distribution"},
+                                          {"ring_schedule", "ring_schedule"},
+                                          {"empty_similarity", "empty_similarity"},
+                                          {"top_k_min", "write.top_k.min"},
+                                          {"tversky_alpha", "tversky.alpha"},
+                                          {"tversky_beta", "tversky.beta"},
+                                          {"exclude_self", "exclude_self"},
+                                          {"prune", "prune"}};
 
 // gram's options: the declared arguments' and its own (not deck keys).
 const std::vector<std::string> kOptions = option_names(kArguments, {"cols", "dense", "summary", "ids", "target_ids"});
@@ -71,6 +78,7 @@ kmini::gram::ComputeParams gram_params(const Options& o) {
   kmini::gram::similarity_from_name(similarity, p.similarity);  // a declared name or alias
   const std::string triangle = declared_choice_arg(o["triangle"], "triangle", key("triangle"));
   p.dense = bool_arg(o["dense"], "dense");
+  p.prune = bool_arg(o["prune"], "prune");
   p.upper = triangle == "upper";
   using kmini::gram::Distribution;
   using kmini::gram::RingSchedule;

@@ -398,3 +398,18 @@ def test_results_outlive_the_call_and_memory_stays_bounded():
         kmini.gram(A, top_k=3, pairs_min=25, slice_rows=64)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 16 * 1024, f"resident memory grew by {grown_kib} KiB over 1000 calls"
+
+
+@pytest.mark.parametrize("similarity,least", [("jaccard", 0.45), ("counts", 50), ("cosine", 0.6)])
+def test_pruned_search_gives_the_same_results(similarity, least):
+    r = np.random.default_rng(29)
+    density = np.linspace(0.02, 0.9, 300)[r.permutation(300)]  # popcounts spread, in no order
+    A = r.random((300, 180)) < density[:, None]
+    B = r.random((260, 180)) < np.linspace(0.02, 0.9, 260)[:, None]
+    kw = dict(similarity=similarity, top_k=3, top_k_min=least, pairs_min=least, count_at_least=[least, least * 1.3],
+              dense=False)
+    on, off = kmini.gram(A, B, **kw), kmini.gram(A, B, prune=False, **kw)
+    assert on.top_k.tobytes() == off.top_k.tobytes() and on.pairs.tobytes() == off.pairs.tobytes()
+    np.testing.assert_array_equal(on.counts, off.counts)
+    want_pairs = numpy_pairs(numpy_values(A, B, similarity), least, False, similarity)
+    assert len(want_pairs) > 0 and on.pairs.tobytes() == want_pairs.tobytes()

@@ -107,6 +107,7 @@ void agree_params(const OverRanks& o, MPI_Comm comm) {
   for (double t : p.count_at_least) at_least = at_least * 1099511628211ull + static_cast<std::uint64_t>(bits_of(t));
   agree_same(comm, {{"similarity", static_cast<std::int64_t>(p.similarity)},
                     {"dense", p.dense},
+                    {"prune", p.prune},
                     {"triangle", p.upper},
                     {"distribution", static_cast<std::int64_t>(p.distribution)},
                     {"ring_schedule", static_cast<std::int64_t>(p.ring_schedule)},

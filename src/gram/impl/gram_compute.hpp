@@ -82,6 +82,7 @@ struct Outcome {
   double final_compute_seconds = 0;      // the final pass's tiles (this rank's)
   double write_seconds = 0;              // this rank's writes of every output
   bool interrupted = false;              // stopped between rounds: the outputs are incomplete
+  bool pruned = false;                   // gram.prune skipped tiles: C's slices were not whole (no checksum)
 };
 
 // The Gram product of `in` as `plan` distributes it over team.comm: `repeat -

@@ -35,15 +35,27 @@ namespace kmini::gram {
 // ---------------------------------------------------------------------------
 // The tiled kernel.
 
+// Row p of a tile's side is row p of its view (the tile kernels), or the
+// view's row ids(p) (the pruned kernel's popcount order, PrunedTileKernel).
+struct SameRows {
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(std::int64_t p) const { return p; }
+};
+template <class Ids>
+struct RowsOf {
+  Ids ids;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(std::int64_t p) const { return ids(p); }
+};
+
 // ct (zeroed) += the tile's counts at rows i0.. of A (below r1) and rows
 // j0.. of B (below cols), chunk by chunk: staged through team scratch on GPUs,
-// read in place on hosts.
+// read in place on hosts; row p of A is a's row row_a(p), of B b's row_b(p).
 // TensorCore: the chunks' sums by the 1-bit mma (gram_tensor_core.hpp), the
 // warps' accumulators in registers over the chunks, added to ct at the end.
-template <class P, bool TensorCore, MicroKernel MK, class Member, class Packed>
+template <class P, bool TensorCore, MicroKernel MK, class Member, class Packed, class RowA = SameRows,
+          class RowB = SameRows>
 KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a, const Packed& b, std::int64_t i0,
                                             std::int64_t j0, std::int64_t r1, std::int64_t cols, std::int64_t words,
-                                            std::uint32_t* ct) {
+                                            std::uint32_t* ct, const RowA& row_a = {}, const RowB& row_b = {}) {
   constexpr int micro_cols = P::tile / P::nr, micro_count = (P::tile / P::mr) * micro_cols;
   static_assert(!TensorCore || (P::staged && P::word_major && P::tile == 64 &&
                                 P::team_size == tensor_core::kWarps * tensor_core::kLanes),
@@ -63,8 +75,8 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * runs), [&](const int e) {
         const int row = e / runs, k = (e % runs) * P::stage_words;
         const int n = nk - k < P::stage_words ? nk - k : P::stage_words;
-        stage_run<P>(pa, row, k, n, i0 + row < r1 ? &a(i0 + row, k0 + k) : nullptr);
-        stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(j0 + row, k0 + k) : nullptr);
+        stage_run<P>(pa, row, k, n, i0 + row < r1 ? &a(row_a(i0 + row), k0 + k) : nullptr);
+        stage_run<P>(pb, row, k, n, j0 + row < cols ? &b(row_b(j0 + row), k0 + k) : nullptr);
       });
       team.team_barrier();
       if constexpr (TensorCore) tensor_core::chunk_mma<P>(pa, pb, nk, warp, lane, acc);
@@ -83,11 +95,11 @@ KOKKOS_INLINE_FUNCTION void accumulate_tile(const Member& team, const Packed& a,
         const Word* rb[P::nr];
         for (int r = 0; r < P::mr; ++r) {
           const std::int64_t i = i0 + mi * P::mr + r;
-          ra[r] = &a(i < r1 ? i : r1 - 1, k0);
+          ra[r] = &a(row_a(i < r1 ? i : r1 - 1), k0);
         }
         for (int s = 0; s < P::nr; ++s) {
           const std::int64_t j = j0 + ni * P::nr + s;
-          rb[s] = &b(j < cols ? j : cols - 1, k0);
+          rb[s] = &b(row_b(j < cols ? j : cols - 1), k0);
         }
         std::uint32_t* c = ct + mi * P::mr * ct_stride<P>() + ni * P::nr;
         if (nk == P::chunk) rows_block<P, P::chunk, MK>(ra, rb, nk, c, ct_stride<P>());

@@ -1,0 +1,91 @@
+// gram.prune in the slice loop (impl/gram_pruned_slices.hpp).
+#include "core/collective.hpp"
+#include "gram/impl/gram_compute.hpp"
+#include "gram/impl/gram_kernels.hpp"
+#include "gram/impl/gram_pruned_slices.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace kmini::gram::detail {
+
+namespace {
+
+using HostIds = Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+
+}  // namespace
+
+PrunedSlices::PrunedSlices(const Team& team, const Config& c, const Plan& plan, const SliceBuffers& buffers,
+                           double least)
+    : team_(team), c_(c), plan_(plan), least_(least), ones_a_dev_(buffers.ones), ones_b_dev_(buffers.ones_b) {
+  // Tversky's weights round: a bound a hair below the minimum is not trusted to be below it.
+  pruning_ = {c.similarity, c.similarity_params(), least * (1 - 1e-9)};
+  collectively(team.comm, "gram", [&] {
+    row_ids_ = Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::prune_rows", plan.height);
+    col_ids_ = Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::prune_cols", plan.targets);
+    skipped_ = Kokkos::View<std::int64_t, MemSpace>("kmini::gram::prune_skipped");
+    return 0;
+  });
+  ones_a_.resize(static_cast<std::size_t>(plan.rows));
+  copy_to_host<std::int32_t>(team.exec, buffers.ones, plan.rows, ones_a_.data());
+  std::vector<std::int32_t> ones_b(static_cast<std::size_t>(plan.targets));
+  copy_to_host<std::int32_t>(team.exec, buffers.ones_b, plan.targets, ones_b.data());
+  std::vector<std::int64_t> cols(ones_b.size());  // the targets by popcount, ties by row
+  std::iota(cols.begin(), cols.end(), 0);
+  std::stable_sort(cols.begin(), cols.end(), [&](std::int64_t x, std::int64_t y) { return ones_b[x] < ones_b[y]; });
+  Kokkos::deep_copy(team.exec, col_ids_, HostIds(cols.data(), cols.size()));
+  team.exec.fence();
+}
+
+void PrunedSlices::compute(const Slice& s, const Inputs& in, const SliceBuffers& buffers) {
+  const std::int64_t h = s.r1 - s.r0;
+  rows_.resize(static_cast<std::size_t>(h));
+  std::iota(rows_.begin(), rows_.end(), s.r0);
+  std::stable_sort(rows_.begin(), rows_.end(), [&](std::int64_t x, std::int64_t y) { return ones_a_[x] < ones_a_[y]; });
+  Kokkos::deep_copy(team_.exec, Kokkos::subview(row_ids_, Kokkos::make_pair(std::int64_t(0), h)),
+                    HostIds(rows_.data(), rows_.size()));
+  team_.exec.fence();  // rows_ is the next slice's
+  gram_slice_pruned(team_.exec, in.a, in.targets(), row_ids_, col_ids_, ones_a_dev_, ones_b_dev_, s.r0, h,
+                    buffers.counts, skipped_, pruning_, c_.engine, c_.micro_kernel);
+  tiles_ += (h + Tuning::tile - 1) / Tuning::tile * ((plan_.targets + Tuning::tile - 1) / Tuning::tile);
+}
+
+void PrunedSlices::restart() {
+  Kokkos::deep_copy(team_.exec, skipped_, std::int64_t(0));
+  tiles_ = 0;
+}
+
+void PrunedSlices::report(const Inputs& in, const std::vector<const Slice*>& mine, Outcome& r) {
+  std::int64_t counts[2] = {0, tiles_};
+  Kokkos::deep_copy(team_.exec, Kokkos::View<std::int64_t, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(&counts[0]),
+                    skipped_);
+  team_.exec.fence();
+  r.pass.executed_words -= double(counts[0]) * Tuning::tile * Tuning::tile * double(in.a.extent(1));
+  mpi::allreduce(team_.comm, counts, 2, MPI_INT64_T, MPI_SUM);
+  Json& m = r.metrics["pruning"];
+  m["minimum"] = least_;
+  m["tiles"] = Json(static_cast<long long>(counts[1]));
+  m["tiles_skipped"] = Json(static_cast<long long>(counts[0]));
+  r.pruned = true;
+  if (team_.verify) checked_rows_unpruned(in, mine, r);
+}
+
+void PrunedSlices::checked_rows_unpruned(const Inputs& in, const std::vector<const Slice*>& mine, Outcome& r) {
+  Kokkos::View<std::int32_t*, MemSpace> row("kmini::gram::checked_row", plan_.targets);
+  r.summary.row_sums.assign(static_cast<std::size_t>(plan_.rows), 0);
+  for (const Slice* s : mine) {
+    for (std::int64_t i : r.checked.rows) {
+      if (!s || i < s->r0 || i >= s->r1) continue;
+      gram_slice(team_.exec, in.a, in.targets(), SliceGeometry{plan_.rows, i, i + 1, plan_.targets}, row, c_.engine,
+                 c_.micro_kernel, c_.tensor_core_tile);
+      std::vector<std::int32_t>& values = r.checked.values[i];
+      values.resize(static_cast<std::size_t>(plan_.targets));
+      copy_to_host<std::int32_t>(team_.exec, row, plan_.targets, values.data());
+      r.checked.from[i] = 0;
+      for (std::int32_t v : values) r.summary.row_sums[static_cast<std::size_t>(i)] += v;
+    }
+  }
+  mpi::allreduce(team_.comm, r.summary.row_sums.data(), static_cast<int>(plan_.rows), MPI_INT64_T, MPI_SUM);
+}
+
+}  // namespace kmini::gram::detail

@@ -1,0 +1,120 @@
+#pragma once
+// Exact pruning of a threshold search (gram.prune): queries against targets
+// whose outputs all have a minimum above 0. A tile of rows sorted by popcount
+// (the slice's rows, and all targets) whose best possible value from the
+// popcounts alone is below the minimum holds no pair any output keeps, so it
+// is not computed; its entries stay 0 counts, which score 0, below the
+// minimum too. The computed tiles go to their rows' and columns' places in
+// the slice, so the outputs read the slice as they read any other.
+#include "gram/impl/gram_kernels.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace kmini::gram {
+
+// What a pruned slice skips: tiles whose bound is below `least` (the
+// smallest minimum of the outputs, less a relative 1e-9 for the rounding of
+// Tversky's weights).
+struct Pruning {
+  Similarity kind = Similarity::Counts;
+  SimilarityParams params;
+  double least = 0;
+};
+
+// The largest value of `kind` that rows with popcounts in [a_lo, a_hi] and
+// [b_lo, b_hi] can reach: every similarity grows with the common ones c <=
+// min(|a|, |b|) and, at c = min, shrinks as |a| and |b| part, so the closest
+// pair of popcounts bounds it (overlapping ranges: 1). Counts: min(a_hi,
+// b_hi). Empty rows: against a non-empty row they score 0, so a range's
+// empty rows are left out of it; two empty rows (or, with a zero Tversky
+// weight, an empty row against any) score gram.empty_similarity, which
+// bounds nothing: 1e300.
+KOKKOS_INLINE_FUNCTION double similarity_bound(Similarity kind, const SimilarityParams& params, std::int64_t a_lo,
+                                               std::int64_t a_hi, std::int64_t b_lo, std::int64_t b_hi) {
+  const bool zero_weight = kind == Similarity::Tversky && (params.alpha == 0 || params.beta == 0);
+  if ((a_lo == 0 && b_lo == 0) || ((a_lo == 0 || b_lo == 0) && zero_weight)) return 1e300;
+  if (a_hi == 0 || b_hi == 0) return 0.0;  // only empty rows on one side, none on the other
+  a_lo = a_lo > 0 ? a_lo : 1;
+  b_lo = b_lo > 0 ? b_lo : 1;
+  if (kind == Similarity::Counts) return double(a_hi < b_hi ? a_hi : b_hi);
+  if (a_hi >= b_lo && b_hi >= a_lo) return 1.0;
+  const std::int64_t na = a_hi < b_lo ? a_hi : a_lo, nb = a_hi < b_lo ? b_lo : b_hi;
+  return similarity_value(kind, na < nb ? na : nb, na, nb, params);
+}
+
+// One team per tile of a pruned slice: rows p of the slice in popcount order
+// (a's row row_ids(p)), targets q likewise (b's row col_ids(q)); a tile whose
+// bound is below the minimum counts itself in `skipped` and stops.
+template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out, class Ids, class Ones>
+struct PrunedTileKernel {
+  using P = Tuning;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  Packed a, b;
+  Out out;
+  Ids row_ids, col_ids;
+  Ones ones_a, ones_b;
+  Kokkos::View<std::int64_t, typename Out::memory_space> skipped;
+  Pruning pruning;
+  std::int64_t r0, height, targets, tile_cols, words;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const std::int64_t p0 = team.league_rank() / tile_cols * P::tile, q0 = team.league_rank() % tile_cols * P::tile;
+    const std::int64_t p1 = p0 + P::tile < height ? p0 + P::tile : height;
+    const std::int64_t q1 = q0 + P::tile < targets ? q0 + P::tile : targets;
+    const double bound = similarity_bound(pruning.kind, pruning.params, ones_a(row_ids(p0)), ones_a(row_ids(p1 - 1)),
+                                          ones_b(col_ids(q0)), ones_b(col_ids(q1 - 1)));
+    if (bound < pruning.least) {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { Kokkos::atomic_add(&skipped(), std::int64_t(1)); });
+      return;
+    }
+    auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
+    accumulate_tile<P, TensorCore, MK>(team, a, b, p0, q0, height, targets, words, ct, RowsOf<Ids>{row_ids},
+                                       RowsOf<Ids>{col_ids});
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+      const int ii = e / P::tile, jj = e % P::tile;
+      if (p0 + ii < p1 && q0 + jj < q1)
+        out((row_ids(p0 + ii) - r0) * targets + col_ids(q0 + jj)) =
+            static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+    });
+  }
+};
+
+// Slice rows [r0, r0 + height) of C = A B^T (replicated: a and b hold every
+// row) into out (height x targets, zeroed first), rows and targets taken in
+// the popcount orders row_ids (the slice's rows) and col_ids (every target),
+// tiles below the bound skipped and counted in `skipped`. The popcount
+// engine (and its micro-kernels) or, on CUDA, the 64 x 64 tensor-core tiles.
+template <class Exec, class Packed, class Out, class Ids, class Ones>
+void gram_slice_pruned(const Exec& exec, const Packed& a, const Packed& b, const Ids& row_ids, const Ids& col_ids,
+                       const Ones& ones_a, const Ones& ones_b, std::int64_t r0, std::int64_t height, const Out& out,
+                       const Kokkos::View<std::int64_t, typename Out::memory_space>& skipped, const Pruning& pruning,
+                       Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+  using P = Tuning;
+  const std::int64_t targets = static_cast<std::int64_t>(col_ids.extent(0));
+  Kokkos::deep_copy(exec, Kokkos::subview(out, Kokkos::make_pair(std::int64_t(0), height * targets)), 0);
+  const std::int64_t tile_cols = (targets + P::tile - 1) / P::tile,
+                     tiles = (height + P::tile - 1) / P::tile * tile_cols;
+  if (tiles == 0) return;
+  const auto launch = [&](auto tensor_core, auto micro_kernel) {
+    Kokkos::TeamPolicy<Exec> policy(exec, static_cast<int>(tiles), P::team_size);
+    policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
+    using Kernel =
+        PrunedTileKernel<decltype(tensor_core)::value, decltype(micro_kernel)::value, Exec, Packed, Out, Ids, Ones>;
+    Kokkos::parallel_for("kmini::gram::tiles_pruned", policy,
+                         Kernel{a, b, out, row_ids, col_ids, ones_a, ones_b, skipped, pruning, r0, height, targets,
+                                tile_cols, static_cast<std::int64_t>(a.extent(1))});
+  };
+  using Portable = std::integral_constant<MicroKernel, MicroKernel::Portable>;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (tensor_core::kAvailable && std::is_same_v<Exec, Kokkos::Cuda>)
+    if (engine == Engine::TensorCore) return launch(std::true_type{}, Portable{});
+#endif
+  (void)engine;
+  if constexpr (Tuning::staged) launch(std::false_type{}, Portable{});
+  else with_micro_kernel(mk, [&](auto k) { launch(std::false_type{}, k); });
+}
+
+}  // namespace kmini::gram
