@@ -12,7 +12,7 @@ rows (RDKit's time per query row is flat in the row: each row scans every target
 core for RDKit; the machine's load (uptime) is printed with the figures. Pruning's ceiling: the share
 of pairs, and of --tile x --tile tiles of rows sorted by popcount, whose Tanimoto bound from the
 popcounts alone (min/max) reaches each threshold: what an exact popcount-bound search must still
-compute.
+compute; then the tiled rows' threshold search at each --prune-min with gram.prune on and off.
 
 usage: bench_gram_fps.py --kmini build/bin/kmini [--rows 20000] [--k 10] [--ranks 1 2] [--mpiexec mpirun]
 """
@@ -93,7 +93,8 @@ def exactness(a, recs, tmp):
     return rows_equal == len(vecs) and pairs == want_pairs
 
 
-def speed(a, recs, tmp):
+def tiled_fps(a, recs, tmp):
+    """The fingerprints tiled to a.rows rows, copies with one bit set or cleared at random."""
     rng = random.Random(7)
     tiled = []
     for n in range(a.rows):
@@ -104,6 +105,11 @@ def speed(a, recs, tmp):
         tiled.append((f"{ident}_{n // len(recs)}", fp))
     fps = os.path.join(tmp, "tiled.fps")
     write_fps(fps, tiled, a.bits)
+    return fps, tiled
+
+
+def speed(a, recs, tmp):
+    fps, tiled = tiled_fps(a, recs, tmp)
     vecs = [fp for _, fp in tiled]
     t0 = time.perf_counter()
     for i in range(a.rdkit_queries):
@@ -120,6 +126,30 @@ def speed(a, recs, tmp):
               f"scan and merge {gram['sparse_outputs_seconds']:.3g} s); RDKit / kmini: "
               f"{per_row * a.rows / seconds:.3g} x the whole process, {per_row * a.rows / gram['compute_seconds']:.3g}"
               " x the tiles")
+
+
+def pruning(a, recs, tmp):
+    """The threshold search of every row against every row at --prune-min: the file as queries and as targets
+    (gram.B) with gram.prune on and off, and the one-input search (each pair once, not pruned), at each --ranks:
+    the tiles' seconds and the tiles skipped; the pairs are checked to be the same."""
+    fps, _ = tiled_fps(a, recs, tmp)
+    for least in a.prune_min:
+        for ranks in a.ranks:
+            pairs = ["--set", f"gram.write.pairs={{path: pairs.npy, min: {least}}}"]
+            runs = {}
+            for name, extra in (("pruned", ["--set", f"gram.B={{file: {fps}}}"]),
+                                ("not pruned", ["--set", f"gram.B={{file: {fps}}}", "--set", "gram.prune=false"]),
+                                ("one input", [])):
+                out = os.path.join(tmp, f"prune_{least}_{ranks}_{len(runs)}")
+                runs[name] = (out, kmini_run(a, ranks, fps, out, pairs + extra)[1])
+            with open(os.path.join(runs["pruned"][0], "pairs.npy"), "rb") as x, \
+                    open(os.path.join(runs["not pruned"][0], "pairs.npy"), "rb") as y:
+                same = x.read() == y.read()
+            p, sec = runs["pruned"][1]["pruning"], {k: v[1]["compute_seconds"] for k, v in runs.items()}
+            print(f"  pairs >= {least}, {ranks} rank(s), {a.rows} x {a.rows}: tiles pruned {sec['pruned']:.3g} s "
+                  f"({p['tiles_skipped']} of {p['tiles']} tiles skipped), not pruned {sec['not pruned']:.3g} s "
+                  f"({sec['not pruned'] / sec['pruned']:.3g}x), one input {sec['one input']:.3g} s "
+                  f"({sec['one input'] / sec['pruned']:.3g}x); the same pairs: {same}")
 
 
 def popcount_bound(recs, tile, thresholds=(0.5, 0.6, 0.7, 0.8, 0.9)):
@@ -153,6 +183,8 @@ def main():
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     p.add_argument("--no-exactness", action="store_true", help="the speed part only")
     p.add_argument("--tile", type=int, default=64, help="rows per tile side for the pruning ceiling (kmini's hosts: 64)")
+    p.add_argument("--prune-min", type=float, nargs="*", default=[0.7, 0.8],
+                   help="the pruned threshold searches' minimums (none: no pruning runs)")
     a = p.parse_args()
     RDLogger.DisableLog("rdApp.*")
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
@@ -161,6 +193,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         exact = a.no_exactness or exactness(a, recs, tmp)
         speed(a, recs, tmp)
+        pruning(a, recs, tmp)
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     sys.exit(0 if exact else 1)
 

@@ -77,7 +77,7 @@ struct Config {
   std::int64_t targets() const { return two_inputs() ? b.rows : a.rows; }  // columns of C
   bool baseline = false;
   bool probe = false;                           // measure the roof (gram.probe): the figure of merit's fraction of it
-  bool prune = true;                            // gram.prune: skip tiles below every output's minimum (prune_minimum)
+  bool prune = false;                           // gram.prune: skip tiles below every output's minimum (prune_minimum)
   std::int64_t baseline_rows = 512;             // rows of the gemm baseline panel
   std::int64_t repeat = 1;                      // timed repetitions of the slice loop (best)
   Engine engine = Engine::Popcount;             // the tiles' sums (gram.engine; auto resolved in gram_config.cpp)

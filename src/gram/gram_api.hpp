@@ -70,7 +70,7 @@ struct ComputeParams {
   double memory_budget = 0;
   std::function<bool()> interrupted;  // checked between slices (Ctrl-C from Python)
   bool summary = false;               // ComputeResult::summary, the CLI's gram.write.summary
-  bool prune = true;                  // gram.prune (prune_minimum)
+  bool prune = false;                 // gram.prune (prune_minimum)
 };
 
 // Host bytes of one record: pairs (i int64, j int64, value), top-k entries

@@ -108,7 +108,7 @@ Computation::Computation(const Team& t, const Config& config, const Plan& p, con
   for (const Slice& s : plan.slices)
     if (s.rank == team.rank()) r.pass.executed_words += s.work;
   if (team.verify) r.checked.rows = check_rows(plan);
-  if (prune_least > 0) pruned = std::make_unique<PrunedSlices>(t, config, p, buffers, prune_least);
+  if (prune_least > 0) pruned = std::make_unique<PrunedSlices>(t, config, p, inputs, buffers, prune_least);
 }
 
 // Slice s of C into `counts`: from the whole inputs, or (ring; every rank

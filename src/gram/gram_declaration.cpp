@@ -119,11 +119,11 @@ const KernelDeclaration& declaration() {
         DeckKey::boolean("baseline", false).with("", "Also time KokkosBlas::gemm on float copies of A"),
         DeckKey::integer("baseline_rows", 512, 1, max_dim).with("rows", "Rows of A the baseline multiplies"),
         DeckKey::integer("repeat", 1, 1, 1000).with("", "Timed repeats; the best one is reported"),
-        DeckKey::boolean("prune", true)
+        DeckKey::boolean("prune", false)
             .with("",
                   "With B, when every output has a minimum above 0 (pairs, top-k with min, count_at_least) and none "
                   "needs all of C: skip the tiles of popcount-sorted rows whose similarity bound is below it "
-                  "(the same outputs)"),
+                  "(the same outputs; faster only where many tiles go, docs/performance.md)"),
         DeckKey::boolean("probe", false)
             .with("",
                   "Measure the AND+popcount (or tensor-core) roof before and after the computation and report the "

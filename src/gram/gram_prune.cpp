@@ -15,8 +15,8 @@ using HostIds = Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::Mem
 
 }  // namespace
 
-PrunedSlices::PrunedSlices(const Team& team, const Config& c, const Plan& plan, const SliceBuffers& buffers,
-                           double least)
+PrunedSlices::PrunedSlices(const Team& team, const Config& c, const Plan& plan, const Inputs& in,
+                           const SliceBuffers& buffers, double least)
     : team_(team), c_(c), plan_(plan), least_(least), ones_a_dev_(buffers.ones), ones_b_dev_(buffers.ones_b) {
   // Tversky's weights round: a bound a hair below the minimum is not trusted to be below it.
   pruning_ = {c.similarity, c.similarity_params(), least * (1 - 1e-9)};
@@ -24,6 +24,9 @@ PrunedSlices::PrunedSlices(const Team& team, const Config& c, const Plan& plan, 
     row_ids_ = Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::prune_rows", plan.height);
     col_ids_ = Kokkos::View<std::int64_t*, MemSpace>("kmini::gram::prune_cols", plan.targets);
     skipped_ = Kokkos::View<std::int64_t, MemSpace>("kmini::gram::prune_skipped");
+    const auto words = static_cast<std::int64_t>(in.a.extent(1));
+    a_sorted_ = Packed(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::prune_a"), plan.height, words);
+    b_sorted_ = Packed(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kmini::gram::prune_b"), plan.targets, words);
     return 0;
   });
   ones_a_.resize(static_cast<std::size_t>(plan.rows));
@@ -34,6 +37,7 @@ PrunedSlices::PrunedSlices(const Team& team, const Config& c, const Plan& plan, 
   std::iota(cols.begin(), cols.end(), 0);
   std::stable_sort(cols.begin(), cols.end(), [&](std::int64_t x, std::int64_t y) { return ones_b[x] < ones_b[y]; });
   Kokkos::deep_copy(team.exec, col_ids_, HostIds(cols.data(), cols.size()));
+  gather_rows(team.exec, b_sorted_, in.targets(), col_ids_, plan.targets);
   team.exec.fence();
 }
 
@@ -45,7 +49,8 @@ void PrunedSlices::compute(const Slice& s, const Inputs& in, const SliceBuffers&
   Kokkos::deep_copy(team_.exec, Kokkos::subview(row_ids_, Kokkos::make_pair(std::int64_t(0), h)),
                     HostIds(rows_.data(), rows_.size()));
   team_.exec.fence();  // rows_ is the next slice's
-  gram_slice_pruned(team_.exec, in.a, in.targets(), row_ids_, col_ids_, ones_a_dev_, ones_b_dev_, s.r0, h,
+  gather_rows(team_.exec, a_sorted_, in.a, row_ids_, h);
+  gram_slice_pruned(team_.exec, a_sorted_, b_sorted_, row_ids_, col_ids_, ones_a_dev_, ones_b_dev_, s.r0, h,
                     buffers.counts, skipped_, pruning_, c_.engine, c_.micro_kernel);
   tiles_ += (h + Tuning::tile - 1) / Tuning::tile * ((plan_.targets + Tuning::tile - 1) / Tuning::tile);
 }

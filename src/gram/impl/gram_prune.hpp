@@ -44,9 +44,30 @@ KOKKOS_INLINE_FUNCTION double similarity_bound(Similarity kind, const Similarity
   return similarity_value(kind, na < nb ? na : nb, na, nb, params);
 }
 
+// dst's row p = src's row ids(p): the pruned tiles read their rows in
+// popcount order from contiguous memory.
+template <class Packed, class Ids>
+struct GatherRows {
+  Packed dst, src;
+  Ids ids;
+  std::int64_t words;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    dst(e / words, e % words) = src(ids(e / words), e % words);
+  }
+};
+
+template <class Exec, class Packed, class Ids>
+void gather_rows(const Exec& exec, const Packed& dst, const Packed& src, const Ids& ids, std::int64_t rows) {
+  const auto words = static_cast<std::int64_t>(src.extent(1));
+  Kokkos::parallel_for("kmini::gram::prune_gather", Kokkos::RangePolicy<Exec>(exec, 0, rows * words),
+                       GatherRows<Packed, Ids>{dst, src, ids, words});
+}
+
 // One team per tile of a pruned slice: rows p of the slice in popcount order
-// (a's row row_ids(p)), targets q likewise (b's row col_ids(q)); a tile whose
-// bound is below the minimum counts itself in `skipped` and stops.
+// (a's row p, gathered: the slice's row row_ids(p)), targets q likewise (b's
+// row q, B's row col_ids(q)); a tile whose
+// bound is below the minimum counts itself in `skipped` and writes zeros in
+// its places instead of its counts.
 template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out, class Ids, class Ones>
 struct PrunedTileKernel {
   using P = Tuning;
@@ -64,37 +85,51 @@ struct PrunedTileKernel {
     const std::int64_t q1 = q0 + P::tile < targets ? q0 + P::tile : targets;
     const double bound = similarity_bound(pruning.kind, pruning.params, ones_a(row_ids(p0)), ones_a(row_ids(p1 - 1)),
                                           ones_b(col_ids(q0)), ones_b(col_ids(q1 - 1)));
-    if (bound < pruning.least) {
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { Kokkos::atomic_add(&skipped(), std::int64_t(1)); });
-      return;
-    }
     auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-    accumulate_tile<P, TensorCore, MK>(team, a, b, p0, q0, height, targets, words, ct, RowsOf<Ids>{row_ids},
-                                       RowsOf<Ids>{col_ids});
+    if (bound < pruning.least) {
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { Kokkos::atomic_add(&skipped(), std::int64_t(1)); });
+    } else {
+      accumulate_tile<P, TensorCore, MK>(team, a, b, p0, q0, height, targets, words, ct);
+    }
     team.team_barrier();
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
-      const int ii = e / P::tile, jj = e % P::tile;
-      if (p0 + ii < p1 && q0 + jj < q1)
-        out((row_ids(p0 + ii) - r0) * targets + col_ids(q0 + jj)) =
-            static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
-    });
+    store(team, ct, p0, p1, q0, q1);
+  }
+  // ct into the tile's places: on hosts row by row, the tile's columns read once.
+  KOKKOS_INLINE_FUNCTION void store(const Member& team, const std::uint32_t* ct, std::int64_t p0, std::int64_t p1,
+                                    std::int64_t q0, std::int64_t q1) const {
+    if constexpr (!P::staged && P::team_size == 1) {
+      std::int64_t cols[P::tile];
+      const int nq = static_cast<int>(q1 - q0);
+      for (int jj = 0; jj < nq; ++jj) cols[jj] = col_ids(q0 + jj);
+      for (std::int64_t p = p0; p < p1; ++p) {
+        auto* o = &out((row_ids(p) - r0) * targets);
+        const std::uint32_t* t = ct + (p - p0) * ct_stride<P>();
+        for (int jj = 0; jj < nq; ++jj) o[cols[jj]] = static_cast<std::int32_t>(t[jj]);
+      }
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
+        const int ii = e / P::tile, jj = e % P::tile;
+        if (p0 + ii < p1 && q0 + jj < q1)
+          out((row_ids(p0 + ii) - r0) * targets + col_ids(q0 + jj)) =
+              static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
+      });
+    }
   }
 };
 
-// Slice rows [r0, r0 + height) of C = A B^T (replicated: a and b hold every
-// row) into out (height x targets, zeroed first), rows and targets taken in
-// the popcount orders row_ids (the slice's rows) and col_ids (every target),
-// tiles below the bound skipped and counted in `skipped`. The popcount
+// Slice rows [r0, r0 + height) of C = A B^T into out (height x targets,
+// every element written) from a_sorted (the slice's rows in the popcount
+// order row_ids, gathered by gather_rows) and b_sorted (every target in the
+// order col_ids), tiles below the bound skipped and counted in `skipped`. The popcount
 // engine (and its micro-kernels) or, on CUDA, the 64 x 64 tensor-core tiles.
 template <class Exec, class Packed, class Out, class Ids, class Ones>
-void gram_slice_pruned(const Exec& exec, const Packed& a, const Packed& b, const Ids& row_ids, const Ids& col_ids,
-                       const Ones& ones_a, const Ones& ones_b, std::int64_t r0, std::int64_t height, const Out& out,
-                       const Kokkos::View<std::int64_t, typename Out::memory_space>& skipped, const Pruning& pruning,
-                       Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+void gram_slice_pruned(const Exec& exec, const Packed& a_sorted, const Packed& b_sorted, const Ids& row_ids,
+                       const Ids& col_ids, const Ones& ones_a, const Ones& ones_b, std::int64_t r0, std::int64_t height,
+                       const Out& out, const Kokkos::View<std::int64_t, typename Out::memory_space>& skipped,
+                       const Pruning& pruning, Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
   using P = Tuning;
   const std::int64_t targets = static_cast<std::int64_t>(col_ids.extent(0));
-  Kokkos::deep_copy(exec, Kokkos::subview(out, Kokkos::make_pair(std::int64_t(0), height * targets)), 0);
   const std::int64_t tile_cols = (targets + P::tile - 1) / P::tile,
                      tiles = (height + P::tile - 1) / P::tile * tile_cols;
   if (tiles == 0) return;
@@ -104,8 +139,8 @@ void gram_slice_pruned(const Exec& exec, const Packed& a, const Packed& b, const
     using Kernel =
         PrunedTileKernel<decltype(tensor_core)::value, decltype(micro_kernel)::value, Exec, Packed, Out, Ids, Ones>;
     Kokkos::parallel_for("kmini::gram::tiles_pruned", policy,
-                         Kernel{a, b, out, row_ids, col_ids, ones_a, ones_b, skipped, pruning, r0, height, targets,
-                                tile_cols, static_cast<std::int64_t>(a.extent(1))});
+                         Kernel{a_sorted, b_sorted, out, row_ids, col_ids, ones_a, ones_b, skipped, pruning, r0, height,
+                                targets, tile_cols, static_cast<std::int64_t>(a_sorted.extent(1))});
   };
   using Portable = std::integral_constant<MicroKernel, MicroKernel::Portable>;
 #if defined(KOKKOS_ENABLE_CUDA)

@@ -15,7 +15,8 @@ struct Outcome;
 class PrunedSlices {
  public:
   // Collective (allocates): skips tiles below `least` (prune_minimum).
-  PrunedSlices(const Team& team, const Config& c, const Plan& plan, const SliceBuffers& buffers, double least);
+  PrunedSlices(const Team& team, const Config& c, const Plan& plan, const Inputs& in, const SliceBuffers& buffers,
+               double least);
   // Slice s of C into buffers.counts, tiles below the minimum skipped.
   void compute(const Slice& s, const Inputs& in, const SliceBuffers& buffers);
   // The final pass counts its own tiles.
@@ -37,6 +38,7 @@ class PrunedSlices {
   std::vector<std::int64_t> rows_;    // the slice in hand's rows in popcount order
   Kokkos::View<std::int32_t*, MemSpace> ones_a_dev_, ones_b_dev_;
   Kokkos::View<std::int64_t*, MemSpace> row_ids_, col_ids_;
+  Packed a_sorted_, b_sorted_;  // the slice's rows, every target, in popcount order
   Kokkos::View<std::int64_t, MemSpace> skipped_;
   std::int64_t tiles_ = 0;  // of this rank's slices since restart()
   void checked_rows_unpruned(const Inputs& in, const std::vector<const Slice*>& mine, Outcome& r);

@@ -213,7 +213,7 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
          write: Optional[Mapping[str, Union[str, os.PathLike[str]]]] = None, comm: Optional[MPI.Intracomm] = None,
          distribution: Distribution = "replicated", ring_schedule: RingSchedule = "auto",
          empty_similarity: Real = 0.0, top_k_min: Real = 0.0, tversky_alpha: Optional[Real] = None,
-         tversky_beta: Optional[Real] = None, exclude_self: bool = False, prune: bool = True) -> GramResult:
+         tversky_beta: Optional[Real] = None, exclude_self: bool = False, prune: bool = False) -> GramResult:
     """C = A A^T (or A B^T) of 0/1 matrices: C[i, j] = the columns where rows i and j are both 1.
 
     With similarities, each row's top-k, the pairs above a threshold and the counts at
@@ -282,7 +282,8 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
         among the targets (C keeps it). Not with `comm`.
     prune : bool
         With B and dense=False, when every output asked for has a minimum above 0: skip the tiles
-        of popcount-sorted rows whose similarity bound is below it (the same results).
+        of popcount-sorted rows whose similarity bound is below it (the same results; faster only
+        where many tiles go).
 
     Returns
     -------
