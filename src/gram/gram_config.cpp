@@ -159,20 +159,24 @@ void read_tversky(const DeckNode& s, const KernelDeclaration& d, Config& c) {
     return;
   }
   if (!tversky)
-    s.fail("tversky", std::string("no gram.tversky with similarity ") + similarity_name(c.similarity) +
-                          " (its weights are tversky's)");
+    s.fail("tversky",
+           "no gram.tversky with similarity " + s.choice(d.key("similarity")) + " (its weights are tversky's)");
   const DeckNode t = s.child(d.key("tversky"));
   c.tversky_alpha = t.real(d.key("tversky.alpha"));
   c.tversky_beta = t.real(d.key("tversky.beta"));
-  const std::string expected = tversky_problem(c.similarity, c.similarity_params(), c.two_inputs());
+  // A gram.B the deck gave but could not read is the unknown-key check's to name.
+  const std::string expected = tversky_problem(c.similarity, c.similarity_params(), c.two_inputs() || s.has("B"));
   if (!expected.empty()) t.fail(c.tversky_alpha + c.tversky_beta > 0 ? "beta" : "alpha", expected);
 }
 
 // gram.exclude_self: with FPS files as A and B, whose IDs it matches.
 void read_exclude_self(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   if (!s.boolean(d.key("exclude_self"))) return;
+  if (!c.two_inputs() && s.has("B")) return;  // a gram.B not read: the unknown-key check names it
   if (!c.two_inputs()) s.fail("exclude_self", "false without gram.B (with one input no row is its own partner)");
   if (!c.a.fps || !c.b.fps) s.fail("exclude_self", "false, or FPS files as gram.A and gram.B (it matches their IDs)");
+  if (c.write_pairs.empty() && c.write_top_k.empty() && c.count_at_least.empty())
+    s.fail("exclude_self", "false without write.pairs, write.top_k or write.count_at_least (what it leaves out of)");
   c.self_cols = self_columns(c.a.fps->ids, c.b.fps->ids);
 }
 
@@ -181,7 +185,6 @@ void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   similarity_from_name(s.choice(d.key("similarity")), c.similarity);  // a declared name: one of them
   c.empty_similarity = s.real(d.key("empty_similarity"));
   read_tversky(s, d, c);
-  read_exclude_self(s, d, c);
   c.upper = s.choice(d.key("triangle")) == "upper";
   if (c.upper && c.two_inputs()) s.fail("triangle", "full with gram.B (A B^T has no symmetry)");
   const DeckNode w = s.child(d.key("write"));
@@ -215,6 +218,7 @@ void read_outputs(const DeckNode& s, const KernelDeclaration& d, Config& c) {
     const std::string expected = unreachable_threshold(c.similarity, t);
     if (!expected.empty()) w.fail("count_at_least", "values each " + expected);
   }
+  read_exclude_self(s, d, c);
 }
 
 // gram.engine, gram.tensor_core_tile and gram.micro_kernel.

@@ -105,11 +105,17 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
   const double useful = double(p.rows) * double(p.targets) * double(p.cols);
   os << "gram: A " << p.rows << " x " << p.cols << " (" << describe(c.a) << ")";
   if (c.two_inputs()) os << " x B " << c.b.rows << " x " << c.b.cols << " (" << describe(c.b) << "): C = A B^T";
-  os << ", " << similarity_name(c.similarity) << ", "
-     << (c.two_inputs() ? "all tiles"
-         : c.upper      ? "upper triangle"
-                        : "full triangle")
-     << "\n"
+  os << ", " << similarity_name(c.similarity);
+  if (c.similarity == Similarity::Tversky)
+    os << " (alpha " << format_number(c.tversky_alpha) << ", beta " << format_number(c.tversky_beta) << ")";
+  const double prune = p.ring() ? 0.0 : prune_minimum(c);
+  os << ", "
+     << (prune > 0        ? "tiles whose bound is below " + format_number(prune) + " skipped"
+         : c.two_inputs() ? "all tiles"
+         : c.upper        ? "upper triangle"
+                          : "full triangle");
+  if (!c.self_cols.empty()) os << ", each query's own ID left out";
+  os << "\n"
      << "    packed " << (c.two_inputs() ? "A and B " : "A ") << gib(p.packed_bytes) << " per rank"
      << (p.circulant() ? " (ring, circulant: its block and two piece buffers)"
          : p.ring()    ? " (ring: the rows it holds and two receive buffers)"

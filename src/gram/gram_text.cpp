@@ -51,7 +51,7 @@ std::string score_text(Similarity s, const char* value) {
   } else {
     float v = 0;
     std::memcpy(&v, value, 4);
-    r = std::to_chars(text, text + sizeof text, v);
+    r = std::to_chars(text, text + sizeof text, v, std::chars_format::fixed);  // 0.0005, not 5e-04
   }
   return std::string(text, r.ptr);
 }

@@ -248,6 +248,12 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
     assert counts == [int((X >= 0.3).sum()), int((X >= 1).sum())], counts
     check_texts(out_x, top_x, pairs_x, ids[-nq:], ids)
     check_simsearch(os.path.join(out_x, "hits.txt"), top_x, ids[-nq:], ids, (queries, path))
+    out_none = os.path.join(tmp, f"run_x_none_{ranks}")  # nothing it would leave anything out of
+    cmd, p = run(ranks, out_none, ["--set", f"gram.A={{file: {queries}}}", "--set", f"gram.B={{file: {path}}}",
+                                   "--set", "gram.exclude_self=true", "--set", "gram.write.C=C.npy"])
+    assert p.returncode == 2 and "gram.exclude_self: got 'true', expected false without write.pairs" in p.stderr, (
+        cmd, p.stderr[-2000:])
+    assert not os.path.exists(out_none), cmd
     # Tversky, queries against targets, against RDKit's BulkTverskySimilarity (empty_similarity 1: RDKit's
     # 1.0 wherever the denominator is 0; with weights 1, 0 that is every empty query).
     for alpha, beta in ((0.9, 0.1), (1.0, 0.0)):

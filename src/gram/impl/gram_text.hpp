@@ -19,7 +19,7 @@ inline constexpr const char* kTopKTextHeader = "query_id\trank\ttarget_id\tscore
 inline constexpr const char* kPairsTextHeader = "query_id\ttarget_id\tscore\n";
 
 // A record's value as text: counts as integers, similarities as the shortest
-// decimal that reads back as the same float32.
+// decimal without an exponent that reads back as the same float32.
 std::string score_text(Similarity s, const char* value);
 
 // Lines "query_id TAB rank TAB target_id TAB score" of rows [row0, row0 + rows)
