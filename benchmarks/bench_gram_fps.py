@@ -137,7 +137,7 @@ def pruning(a, recs, tmp):
         for ranks in a.ranks:
             pairs = ["--set", f"gram.write.pairs={{path: pairs.npy, min: {least}}}"]
             runs = {}
-            for name, extra in (("pruned", ["--set", f"gram.B={{file: {fps}}}"]),
+            for name, extra in (("pruned", ["--set", f"gram.B={{file: {fps}}}", "--set", "gram.prune=true"]),
                                 ("not pruned", ["--set", f"gram.B={{file: {fps}}}", "--set", "gram.prune=false"]),
                                 ("one input", [])):
                 out = os.path.join(tmp, f"prune_{least}_{ranks}_{len(runs)}")
