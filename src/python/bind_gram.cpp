@@ -127,6 +127,9 @@ void exclude_self_option(kmini::gram::ComputeParams& p, bool two, const Options&
         "own partner)");
   if (o["ids"].is_none() || o["target_ids"].is_none())
     throw py::value_error("exclude_self: got True, expected False, or Fingerprints as A and B (it matches their IDs)");
+  if (p.top_k == 0 && !p.pairs && p.count_at_least.empty())
+    throw py::value_error("exclude_self: got True, expected False without top_k, pairs_min or count_at_least (what "
+                          "it leaves out of)");
   p.self_cols = kmini::gram::self_columns(o["ids"].cast<std::vector<std::string>>(),
                                           o["target_ids"].cast<std::vector<std::string>>());
 }

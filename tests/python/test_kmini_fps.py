@@ -105,7 +105,9 @@ def test_exclude_self_leaves_out_each_querys_own_id(tmp_path, slice_rows):
     with pytest.raises(ValueError, match="exclude_self: got True with B=None, expected False"):
         kmini.gram(targets, exclude_self=True)
     with pytest.raises(ValueError, match="exclude_self: got True, expected False, or Fingerprints as A and B"):
-        kmini.gram(queries, targets.words, cols=150, exclude_self=True)
+        kmini.gram(queries, targets.words, cols=150, exclude_self=True, top_k=2)
+    with pytest.raises(ValueError, match="exclude_self: got True, expected False without top_k, pairs_min"):
+        kmini.gram(queries, targets, exclude_self=True)
 
 
 def test_top_k_min_keeps_the_k_best_at_or_above_it():
