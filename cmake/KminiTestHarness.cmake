@@ -50,7 +50,8 @@ set(KMINI_QUICK_TESTS cli.default_run mpi.cli.default.np2 python.kmini)
 set(KMINI_DEVICE_TIER "^unit\\." "^mpi\\.[a-z]+\\.gtest\\.np2$" "^cli\\.default_run$" "^mpi\\.cli\\.default\\.np2$"
     "^(mpi\\.)?cli\\.discount\\.variants\\." "^(mpi\\.cli\\.)?rk4\\.variants\\." "^gram\\.small_deck$"
     "^gram\\.micro_kernel\\." "^(mpi\\.)?gram\\.form\\." "^mpi\\.gram\\..*\\.np2$"
-    "^mpi\\.gram\\.(sparse\\.|ring\\.circulant\\.)?byte_identical$" "^python\\.kmini$" "^python\\.kmini_comm(_ring)?_np2$")
+    "^mpi\\.gram\\.(sparse\\.|ring\\.circulant\\.)?byte_identical$" "^gram\\.prune$" "^python\\.kmini$"
+    "^python\\.kmini_comm(_ring)?_np2$")
 # The slow tests (ctest -L slow, -LE slow to leave them out): each takes 30 s or more on the
 # 2-core development VM (CONTRIBUTING.md): the read-fault sweep, the FPS checks, pip's
 # install into a virtual environment, clang-format over the tree, the unit tests under MPI at one rank.
