@@ -99,7 +99,7 @@ void tversky_options(kmini::gram::ComputeParams& p, bool two, const Options& o) 
     for (const char* name : {"tversky_alpha", "tversky_beta"})
       if (!o[name].is_none())
         throw py::value_error(std::string(name) + ": got " + py::str(py::repr(o[name])).cast<std::string>() +
-                              " with similarity='" + kmini::gram::similarity_name(p.similarity) +
+                              " with similarity='" + o["similarity"].cast<std::string>() +
                               "', expected None (they are the weights of similarity='tversky')");
     return;
   }
@@ -128,8 +128,9 @@ void exclude_self_option(kmini::gram::ComputeParams& p, bool two, const Options&
   if (o["ids"].is_none() || o["target_ids"].is_none())
     throw py::value_error("exclude_self: got True, expected False, or Fingerprints as A and B (it matches their IDs)");
   if (p.top_k == 0 && !p.pairs && p.count_at_least.empty())
-    throw py::value_error("exclude_self: got True, expected False without top_k, pairs_min or count_at_least (what "
-                          "it leaves out of)");
+    throw py::value_error(
+        "exclude_self: got True, expected False without top_k, pairs_min or count_at_least (what "
+        "it leaves out of)");
   p.self_cols = kmini::gram::self_columns(o["ids"].cast<std::vector<std::string>>(),
                                           o["target_ids"].cast<std::vector<std::string>>());
 }
@@ -149,7 +150,7 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
     const std::string expected = kmini::gram::unreachable_threshold(p.similarity, t);
     if (!expected.empty())
       throw py::value_error(name + ": got " + kmini::format_g(t, 17) + " with similarity='" +
-                            kmini::gram::similarity_name(p.similarity) + "', expected " + expected);
+                            o["similarity"].cast<std::string>() + "', expected " + expected);
   };
   tversky_options(p, two, o);
   exclude_self_option(p, two, o);
@@ -175,7 +176,7 @@ void search_options(kmini::gram::ComputeParams& p, const Options& o) {
   const std::string expected = kmini::gram::unreachable_threshold(p.similarity, p.top_k_min);
   if (!expected.empty())
     throw py::value_error("top_k_min: got " + kmini::format_g(p.top_k_min, 17) + " with similarity='" +
-                          kmini::gram::similarity_name(p.similarity) + "', expected " + expected);
+                          o["similarity"].cast<std::string>() + "', expected " + expected);
 }
 
 // Memory as in the CLI: dense C only when asked for and within the budget;

@@ -120,7 +120,7 @@ def test_top_k_min_keeps_the_k_best_at_or_above_it():
         kept = [int(j) for j in full[i]["j"] if t[i, j] >= 0.2]
         assert list(cut[i]["j"]) == kept + [-1] * (6 - len(kept))
     assert (cut["j"] == -1).any() and (cut["j"] >= 0).any()
-    with pytest.raises(ValueError, match=r"top_k_min: got 1\.5 with similarity='jaccard', expected a value in \["):
+    with pytest.raises(ValueError, match=r"top_k_min: got 1\.5 with similarity='tanimoto', expected a value in \["):
         kmini.gram(A, similarity="tanimoto", top_k=2, top_k_min=1.5)
 
 
