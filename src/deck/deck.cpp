@@ -7,11 +7,13 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <vector>
 
 namespace kmini {
 
@@ -253,6 +255,43 @@ std::string Deck::where(const std::string& path, const YAML::Node& node) const {
   return origin_;
 }
 
+namespace {
+
+// The edit distance (insertions, deletions, substitutions, adjacent swaps) of a and b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The one candidate within two edits of `key` (a typo of a name of 4 or more
+// characters), or "" where none or several are.
+std::string closest(const std::string& key, const std::vector<std::string>& candidates) {
+  if (key.size() < 4) return "";
+  std::string best;
+  std::size_t best_distance = 3, ties = 0;
+  for (const auto& c : candidates) {
+    const std::size_t e = edit_distance(key, c);
+    if (e < best_distance) {
+      best = c;
+      best_distance = e;
+      ties = 0;
+    } else if (e == best_distance) {
+      ++ties;
+    }
+  }
+  return ties == 0 ? best : std::string();
+}
+
+}  // namespace
+
 void Deck::check_map(const YAML::Node& map, const std::string& path) const {
   for (const auto& kv : map) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
@@ -266,7 +305,9 @@ void Deck::check_map(const YAML::Node& map, const std::string& path) const {
         if (!rest.empty() && rest.find('.') == std::string::npos) siblings.push_back(rest);
       }
       std::string msg = where(full, kv.first) + ": unknown key " + quoted_value(full);
-      if (!siblings.empty()) msg += " (expected one of: " + join(siblings) + ")";
+      const std::string close = closest(key, siblings);
+      if (!close.empty()) msg += " (did you mean " + quoted_value(close) + "?)";
+      else if (!siblings.empty()) msg += " (expected one of: " + join(siblings) + ")";
       throw UsageError(msg);
     }
     if (kv.second.IsMap()) check_map(kv.second, full);

@@ -64,6 +64,18 @@ TEST(Deck, UnknownKeysAreErrorsListingTheKnownOnes) {
                          "t.yaml:3: unknown key 's.typo' (expected one of: m, n)");
 }
 
+TEST(Deck, AnUnknownKeyNearOneKnownKeyNamesIt) {
+  Deck d = deck("s:\n  repeat: 1\n  reapet: 2\n  nn: 3\n");
+  d.root().child("s").integer("repeat", 1, 1);
+  d.root().child("s").integer("n", 1, 1);
+  KMINI_EXPECT_THROW_MSG(d.check_all_keys_known(), UsageError,
+                         "t.yaml:3: unknown key 's.reapet' (did you mean 'repeat'?)");
+  Deck short_keys = deck("s:\n  n: 1\n  m: 2\n");  // one letter from n: too short to guess
+  short_keys.root().child("s").integer("n", 1, 1);
+  KMINI_EXPECT_THROW_MSG(short_keys.check_all_keys_known(), UsageError,
+                         "t.yaml:3: unknown key 's.m' (expected one of: n)");
+}
+
 TEST(Deck, UnknownSectionIsAnError) {
   Deck d = deck("s: {n: 1}\nother: {x: 1}\n");
   d.root().child("s").integer("n", 1, 1);

@@ -135,7 +135,8 @@ std::vector<BadCase> unknown_key(std::uint64_t seed) {
     apply_context(deck, k);
     const std::string parent = parent_of(k.path);
     if (k.type == T::Section) {
-      if (is_one_of_map(parent)) deck.set(k.path, k.valid);
+      // A section its context requires (gram.tversky with similarity tversky) is set, too.
+      if (is_one_of_map(parent) || !k.context.empty()) deck.set(k.path, k.valid);
     } else {
       deck.set(k.path, k.valid);
     }
@@ -168,12 +169,18 @@ std::vector<BadCase> unknown_key(std::uint64_t seed) {
   const std::map<std::string, std::vector<std::pair<std::string, std::string>>> required{
       {"gram.B.random", {{"cols", "16"}}},
       {"gram.write.pairs", {{"path", "p.npy"}, {"min", "1"}}},
-      {"gram.write.top_k", {{"path", "t.npy"}, {"k", "2"}}}};
+      {"gram.write.top_k", {{"path", "t.npy"}, {"k", "2"}}},
+      {"gram.tversky", {{"alpha", "0.5"}, {"beta", "0.5"}}}};
+  // Sections read only with another key's value (full paths).
+  const std::map<std::string, std::vector<std::pair<std::string, std::string>>> needs{
+      {"gram.tversky", {{"gram.similarity", "tversky"}}}};
   for (const auto& s : sections) {
     DeckTree deck = base_deck();
     if (auto it = alternative.find(s); it != alternative.end()) deck.set(s + "." + it->second.first, it->second.second);
     if (auto it = required.find(s); it != required.end())
       for (const auto& [key, value] : it->second) deck.set(s + "." + key, value);
+    if (auto it = needs.find(s); it != needs.end())
+      for (const auto& [path, value] : it->second) deck.set(path, value);
     const std::string full = s.empty() ? "bogus" : s + ".bogus_key";
     deck.set(full, "1");
     std::map<std::string, int> lines;
