@@ -71,6 +71,14 @@ PYBIND11_MODULE(_kmini, m) {
   kmini::python::bind_gram(m);
   kmini::python::bind_fps(m);
   m.def("_input_pointer", &input_pointer, py::arg("array"), py::arg("dtype"));
+  m.def(
+      "_check_comm",
+      [](const py::object& comm, const std::string& function) {
+        bool given = false;
+        kmini::python::comm_of(comm, function.c_str(), &given);
+      },
+      "Raises what a kernel call with comm= would before the package uses MPI itself (a forked child, MPI "
+      "finalised, mpi4py on another MPI library).");
   m.def("_finalize", &kmini::python::finalize, "Ends Kokkos (registered with atexit); later calls are a RuntimeError.");
   m.def("_finalize_at_exit", &kmini::python::finalize_at_exit,
         "The atexit handler: _finalize at the interpreter's exit.");

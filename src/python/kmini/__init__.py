@@ -321,7 +321,7 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
     options = _options("gram", locals(), cols=cols, summary="summary" in files, ids=ids if b is not None else None,
                        target_ids=b_ids)
     if comm is not None:
-        _over_ranks.check_ids_over_ranks(ids, comm, "A")
+        _over_ranks.check_ids_over_ranks(ids, comm, "A")  # collective: every rank, Fingerprints or not
         res = _over_ranks.gram_over_ranks(a, b, options, comm)
         if b is None:  # the columns are every rank's rows
             target_ids = None

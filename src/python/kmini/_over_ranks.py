@@ -20,11 +20,14 @@ if TYPE_CHECKING:
 
 
 def check_comm(comm: object) -> None:
-    """comm= is an mpi4py intracommunicator."""
+    """comm= is an mpi4py intracommunicator this process may use, checked before the package's own
+    collectives: in a forked child, after MPI's end or with mpi4py on another MPI library, the
+    kernels' error, and no collective."""
     from mpi4py import MPI
     if not isinstance(comm, MPI.Intracomm) or comm == MPI.COMM_NULL:
         raise TypeError(f"comm: got {type(comm).__name__}, expected an mpi4py intracommunicator "
                         "(e.g. MPI.COMM_WORLD)")
+    _kmini._check_comm(comm, "gram")
 
 
 def check_ids_over_ranks(ids: Optional[List[str]], comm: MPI.Intracomm, name: str) -> None:
