@@ -52,7 +52,7 @@ void PrunedSlices::compute(const Slice& s, const Inputs& in, const SliceBuffers&
   gather_rows(team_.exec, a_sorted_, in.a, row_ids_, h);
   gram_slice_pruned(team_.exec, a_sorted_, b_sorted_, row_ids_, col_ids_, ones_a_dev_, ones_b_dev_, s.r0, h,
                     buffers.counts, skipped_, pruning_, c_.engine, c_.micro_kernel);
-  tiles_ += (h + Tuning::tile - 1) / Tuning::tile * ((plan_.targets + Tuning::tile - 1) / Tuning::tile);
+  tiles_ += plan_.geometry(s, true).tile_count();
 }
 
 void PrunedSlices::restart() {
