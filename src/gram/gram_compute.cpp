@@ -376,11 +376,11 @@ void report_ring(const Team& team, const Plan& plan, const Ring& ring, Json& m) 
 
 Outcome compute(const Team& team, const Config& c, const Plan& plan, const Inputs& in, Outputs& out,
                 PhaseClock<ExecSpace>* clock) {
-  Computation run(team, c, plan, in, out);
   const auto phase = [&](const char* name) {
     if (clock) clock->start(name);
   };
-  phase("compute");
+  phase("compute");  // its buffers' allocation included
+  Computation run(team, c, plan, in, out);
   std::optional<SparseOutputs> sparse;
   if (plan.circulant()) {
     run.circulant_repeats();

@@ -113,21 +113,28 @@ TEST(GramHostPack, AValueAboveOneIsFoundAnywhere) {
   }
 }
 
-TEST(GramHostPack, PackbitsRowsGiveTheWordsOfTheirMatrix) {
-  for (const Shape& s : kShapes) {
-    const auto m = matrix(s, 0.37, static_cast<unsigned>(s.cols));
-    // numpy's packbits: column k in bit 7 - k % 8 of byte k / 8, the padding 0.
-    const std::int64_t nbytes = (s.cols + 7) / 8;
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(s.rows * nbytes), 0);
-    for (std::int64_t r = 0; r < s.rows; ++r)
-      for (std::int64_t k = 0; k < s.cols; ++k)
-        if (m[static_cast<std::size_t>(r * s.cols + k)])
-          bytes[static_cast<std::size_t>(r * nbytes + k / 8)] |= static_cast<std::uint8_t>(0x80u >> (k % 8));
-    const std::int64_t stride = words_for(s.cols) + 2;
-    std::vector<Word> out(static_cast<std::size_t>(s.rows * stride), kUntouched);
-    kmini::gram::host_pack::pack_packed_block(bytes.data(), s.rows, nbytes, out.data(), stride);
-    EXPECT_EQ(out, reference(s, m, stride)) << s.rows << " x " << s.cols;
+TEST(GramHostPack, PackbitsRowsGiveTheWordsOfTheirMatrixForEveryInstructionSet) {
+  int compared = 0, sets = 0;
+  for (const Isa isa : kIsas) sets += isa_compiled(isa) ? 1 : 0;
+  for (const Isa isa : kIsas) {
+    for (const Shape& s : kShapes) {
+      const auto m = matrix(s, 0.37, static_cast<unsigned>(s.cols));
+      // numpy's packbits: column k in bit 7 - k % 8 of byte k / 8, the padding 0.
+      const std::int64_t nbytes = (s.cols + 7) / 8;
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(s.rows * nbytes), 0);
+      for (std::int64_t r = 0; r < s.rows; ++r)
+        for (std::int64_t k = 0; k < s.cols; ++k)
+          if (m[static_cast<std::size_t>(r * s.cols + k)])
+            bytes[static_cast<std::size_t>(r * nbytes + k / 8)] |= static_cast<std::uint8_t>(0x80u >> (k % 8));
+      const std::int64_t stride = words_for(s.cols) + 2;  // words past the row's stay as they were
+      std::vector<Word> out(static_cast<std::size_t>(s.rows * stride), kUntouched);
+      if (!kmini::gram::host_pack::pack_packed_block_with(isa, bytes.data(), s.rows, nbytes, out.data(), stride))
+        continue;
+      EXPECT_EQ(out, reference(s, m, stride)) << what(isa, s);
+      ++compared;
+    }
   }
+  EXPECT_EQ(compared, static_cast<int>(std::size(kShapes)) * sets);
 }
 
 }  // namespace

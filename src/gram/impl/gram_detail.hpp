@@ -37,11 +37,12 @@ inline constexpr double kGemmCheckLimit = 1ull << 26;
 inline constexpr int kProbeIterations = compat::device_is_host_accessible ? 20000 : 200;
 // Bytes of a file read per block when packing it. Host memory spaces pack each
 // block on the host right after its read, while it is still in L2 (packing from
-// 8 MiB blocks took 2-3x as long: docs/performance.md, "gram: time to
-// solution from a file"); GPUs read into two page-locked buffers in turn while
+// 8 MiB blocks took 2-3x as long, from 1 MiB ones, half a 1 MiB L2 with the
+// words written, ~10 % longer than from 512 KiB: docs/performance.md, "gram:
+// time to solution from a file"); GPUs read into two page-locked buffers in turn while
 // the other is copied to the device: blocks large enough for the copies' full
 // rate, small enough that pinning both costs little beside the read.
-inline constexpr std::int64_t kReadBlockBytes = compat::device_is_host_accessible ? 1ll << 20 : 16ll << 20;
+inline constexpr std::int64_t kReadBlockBytes = compat::device_is_host_accessible ? 512ll << 10 : 16ll << 20;
 // Rows every rank checks: all of a matrix up to this many rows, else each
 // slice's first and last row and kSpreadCheckRows spread rows, at most kMaxCheckRows.
 inline constexpr std::int64_t kAllRowsCheckedUpTo = 256;

@@ -11,7 +11,8 @@
 // One variant per instruction set the build targets (KMINI_NATIVE or
 // KMINI_ARCH, as the micro-kernels): AVX-512BW (a byte test per 64 bytes),
 // AVX2 (movemask of bit 0 per 32 bytes) and the portable one (a multiply
-// gathers bit 0 of 8 bytes), exact against each other
+// gathers bit 0 of 8 bytes), and for packbits rows two nibble look-ups per
+// byte (vpshufb) against a word-wise bit reversal, exact against each other
 // (tests/gram/test_gram_host_pack.cpp). Host code only: never in a kernel.
 #include "gram/gram_params.hpp"
 
@@ -164,22 +165,109 @@ inline bool pack_unpacked_block_with(Isa isa, const std::uint8_t* src, std::int6
   return true;
 }
 
+namespace impl {
+
+// One packbits row's bytes reversed into its words, word by word: the tail
+// word's bytes past `nbytes` are 0.
+inline void packbits_row_portable(const std::uint8_t* row, std::int64_t nbytes, Word* out) {
+  const std::int64_t full = nbytes / 8, rest = nbytes % 8;
+  for (std::int64_t w = 0; w < full; ++w) out[w] = reverse_bits_in_bytes(load8(row + 8 * w));
+  if (rest > 0) {
+    std::uint8_t tail[8] = {};
+    std::memcpy(tail, row + 8 * full, static_cast<std::size_t>(rest));
+    out[full] = reverse_bits_in_bytes(load8(tail));
+  }
+}
+
+#if KMINI_GRAM_AVX2
+// A byte's bits reversed by two table look-ups of its nibbles (vpshufb).
+inline __m256i reverse_bits_avx2(__m256i v) {
+  const __m256i table = _mm256_setr_epi8(0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15, 0, 8, 4, 12, 2, 10, 6,
+                                         14, 1, 9, 5, 13, 3, 11, 7, 15);
+  const __m256i nibble = _mm256_set1_epi8(15);
+  const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(v, nibble));
+  const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+  return _mm256_or_si256(_mm256_slli_epi16(lo, 4), hi);  // the low nibble's bits reversed become the high nibble
+}
+
+inline void packbits_row_avx2(const std::uint8_t* row, std::int64_t nbytes, Word* out) {
+  std::int64_t b = 0;
+  for (; b + 32 <= nbytes; b += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + b));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b / 8), reverse_bits_avx2(v));
+  }
+  packbits_row_portable(row + b, nbytes - b, out + b / 8);
+}
+#endif
+
+#if KMINI_GRAM_AVX512BW
+inline __m512i reverse_bits_avx512bw(__m512i v) {
+  // Bytes 0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15 (a nibble's bits
+  // reversed) in each 128-bit lane, as 32-bit elements, the first the lowest.
+  const __m512i table = _mm512_set4_epi32(0x0F070B03, 0x0D050901, 0x0E060A02, 0x0C040800);
+  const __m512i nibble = _mm512_set1_epi8(15);
+  const __m512i lo = _mm512_shuffle_epi8(table, _mm512_and_si512(v, nibble));
+  const __m512i hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble));
+  return _mm512_or_si512(_mm512_slli_epi16(lo, 4), hi);
+}
+
+// The last chunk by masked loads (zeros past the row, no fault) and stores
+// up to the end of its last word (those zeros, reversed, are the padding).
+inline void packbits_row_avx512bw(const std::uint8_t* row, std::int64_t nbytes, Word* out) {
+  auto* dst = reinterpret_cast<std::uint8_t*>(out);
+  const std::int64_t padded = (nbytes + 7) / 8 * 8;
+  for (std::int64_t b = 0; b < padded; b += 64) {
+    const std::int64_t n = nbytes - b, w = padded - b;
+    const __mmask64 load = n >= 64 ? ~__mmask64(0) : (__mmask64(1) << n) - 1;
+    const __mmask64 store = w >= 64 ? ~__mmask64(0) : (__mmask64(1) << w) - 1;
+    _mm512_mask_storeu_epi8(dst + b, store, reverse_bits_avx512bw(_mm512_maskz_loadu_epi8(load, row + b)));
+  }
+}
+#endif
+
+}  // namespace impl
+
 // numpy packbits rows (`nbytes` bytes each, contiguous) into dst + r * stride:
 // byte 8w + b becomes byte b of word w, its bits reversed, as the device's
-// pack_packed_bytes does. The padding bits are the caller's to check.
-inline void pack_packed_block(const std::uint8_t* src, std::int64_t rows, std::int64_t nbytes, Word* dst,
-                              std::int64_t stride) {
-  const std::int64_t full = nbytes / 8, rest = nbytes % 8;
+// pack_packed_bytes does; words past words_for(8 * nbytes) untouched. The
+// padding bits are the caller's to check. The SIMD variants store bytes in
+// place (x86 is little-endian: byte b of a word is its bits 8b..8b+7).
+template <Isa I = kAutoIsa>
+void pack_packed_block(const std::uint8_t* src, std::int64_t rows, std::int64_t nbytes, Word* dst,
+                       std::int64_t stride) {
+  static_assert(isa_compiled(I), "pack_packed_block: instruction set not in this build");
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::uint8_t* row = src + r * nbytes;
     Word* out = dst + r * stride;
-    for (std::int64_t w = 0; w < full; ++w) out[w] = impl::reverse_bits_in_bytes(impl::load8(row + 8 * w));
-    if (rest > 0) {
-      std::uint8_t tail[8] = {};
-      std::memcpy(tail, row + 8 * full, static_cast<std::size_t>(rest));
-      out[full] = impl::reverse_bits_in_bytes(impl::load8(tail));
+#if KMINI_GRAM_AVX512BW
+    if constexpr (I == Isa::Avx512bw) {
+      impl::packbits_row_avx512bw(row, nbytes, out);
+      continue;
     }
+#endif
+#if KMINI_GRAM_AVX2
+    if constexpr (I == Isa::Avx2) {
+      impl::packbits_row_avx2(row, nbytes, out);
+      continue;
+    }
+#endif
+    impl::packbits_row_portable(row, nbytes, out);
   }
+}
+
+// The same for a run-time choice (tests, benchmarks); false and nothing done
+// where `isa` is not compiled in.
+inline bool pack_packed_block_with(Isa isa, const std::uint8_t* src, std::int64_t rows, std::int64_t nbytes, Word* dst,
+                                   std::int64_t stride) {
+  if (!isa_compiled(isa)) return false;
+#if KMINI_GRAM_AVX512BW
+  if (isa == Isa::Avx512bw) pack_packed_block<Isa::Avx512bw>(src, rows, nbytes, dst, stride);
+#endif
+#if KMINI_GRAM_AVX2
+  if (isa == Isa::Avx2) pack_packed_block<Isa::Avx2>(src, rows, nbytes, dst, stride);
+#endif
+  if (isa == Isa::Portable) pack_packed_block<Isa::Portable>(src, rows, nbytes, dst, stride);
+  return true;
 }
 
 }  // namespace kmini::gram::host_pack
