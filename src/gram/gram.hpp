@@ -204,6 +204,9 @@ double slice_bytes_per_row(const Config& c, bool host_copies_share_memory);
 // columns: a sixteenth of the slice (a slice with more pairs writes them in
 // several rounds).
 std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width);
+// The pairs buffer of `plan`: as above, or for a pruned plan (whose pairs
+// come from its hits, prune_minimum) the pieces it writes them in.
+std::int64_t pair_buffer_records(const Config& c, const Plan& plan);
 
 // Everything one rank allocates at its peak for `plan`: packed A, one slice
 // (with its host copies where they share the memory), row buffers, the file
@@ -224,6 +227,9 @@ std::string unreachable_threshold(Similarity similarity, double threshold);
 // the outputs' minimums where every output has one above 0 (write.pairs.min,
 // write.top_k.min, count_at_least) and none needs every value (write.C,
 // write.summary), queries against targets (B); else 0, nothing pruned.
+// The share of a pruned slice's pairs its hits' views are first sized for
+// (1 in kPrunedHitShare; more grow them, past gram.memory_budget).
+inline constexpr std::int64_t kPrunedHitShare = 64;
 double prune_minimum(const Config& c);
 
 // gram.exclude_self: for each query ID the index of the same ID among the

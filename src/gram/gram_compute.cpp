@@ -66,11 +66,13 @@ struct Computation {
 };
 
 // The slice loop's buffers, agreed by all ranks, and the popcount of every
-// row of A (and B). `in_place`, when not empty, is the counts buffer.
+// row of A (and B). `in_place`, when not empty, is the counts buffer;
+// `pruned`: none.
 SliceBuffers allocate_buffers(const Team& team, const Config& c, const Plan& plan, const Inputs& in, bool want_summary,
-                              bool dense_float, const IntView& in_place) {
+                              bool dense_float, const IntView& in_place, bool pruned) {
   const std::int64_t rows = plan.rows, targets = plan.targets;
-  const std::int64_t slice = plan.height * (plan.circulant() ? plan.piece_rows : targets);
+  // A pruned plan's slices hand their pairs to the outputs (PrunedSlices): no slice of C.
+  const std::int64_t slice = pruned ? 0 : plan.height * (plan.circulant() ? plan.piece_rows : targets);
   const SliceBuffers buffers = collectively(team.comm, "gram", [&] {
     return SliceBuffers{
         Kokkos::View<std::int32_t*, MemSpace>("kmini::gram::ones", rows),
@@ -102,7 +104,7 @@ Computation::Computation(const Team& t, const Config& config, const Plan& p, con
       want_summary((!config.write_summary.empty() || t.verify) && prune_least == 0),
       dense_float(config.float_values() && out.dense != nullptr),
       buffers(allocate_buffers(t, config, p, inputs, want_summary, dense_float,
-                               o.dense ? o.dense->counts_in_place() : IntView())) {
+                               o.dense ? o.dense->counts_in_place() : IntView(), prune_least > 0)) {
   if (plan.ring()) ring = std::make_unique<Ring>(team, c, plan, in);
   if (!plan.circulant()) mine = my_slices(plan, team.rank());
   for (const Slice& s : plan.slices)
@@ -116,7 +118,7 @@ Computation::Computation(const Team& t, const Config& config, const Plan& p, con
 void Computation::compute_slice(const Slice* s) {
   ScopedRegion compute_region("kmini::gram::compute");
   if (ring) ring->round(s, buffers.counts);
-  else if (s && pruned) pruned->compute(*s, in, buffers);
+  else if (s && pruned) pruned->compute(*s, in);
   else if (s)
     gram_slice(team.exec, in.a, in.targets(), plan.geometry(*s, in.two), buffers.counts, c.engine, c.micro_kernel,
                c.tensor_core_tile);
@@ -198,7 +200,8 @@ void Computation::final_pass(SparseOutputs& sparse) {
       out.dense->round(s, s ? plan.geometry(*s, in.two) : SliceGeometry{}, buffers.counts, buffers.sim);
       if (s) r.pass.post_seconds += post.seconds() - (out.dense->write_seconds() - written);  // host copies
     }
-    sparse.add_round(s, buffers.counts, buffers.ones, buffers.ones_t(in.two));
+    if (pruned) sparse.add_hits(s, s ? pruned->hits() : SliceHits{});
+    else sparse.add_round(s, buffers.counts, buffers.ones, buffers.ones_t(in.two));
   }
   if (out.dense && !r.interrupted) {
     ScopedRegion write_region("kmini::gram::write");

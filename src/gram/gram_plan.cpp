@@ -14,6 +14,11 @@ namespace kmini::gram {
 // --- plan -------------------------------------------------------------------
 
 double slice_bytes_per_row(const Config& c, bool host) {
+  // A pruned slice (gram.prune): its rows gathered in popcount order, and its
+  // hits (i, j, value; sorted on the host) at up to one pair in kPrunedHitShare.
+  if (prune_minimum(c) > 0)
+    return double(words_allocated(c.a.cols)) * sizeof(Word) + 8.0 +
+           double(c.targets()) / double(kPrunedHitShare) * (24.0 + 48.0);
   // Counts (int32), and the float32 values of a dense similarity output.
   double bytes = c.float_values() && !c.write_c.empty() ? 8.0 : 4.0;
   // The pairs buffer: a sixteenth of the slice in records of 24 bytes on the
@@ -27,6 +32,12 @@ double slice_bytes_per_row(const Config& c, bool host) {
 
 std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width) {
   return std::max<std::int64_t>(1, (height * width + 15) / 16);
+}
+
+std::int64_t pair_buffer_records(const Config& c, const Plan& plan) {
+  constexpr std::int64_t kPrunedPairPiece = 1 << 16;
+  const std::int64_t dense = pair_buffer_records(plan.height, plan.targets);
+  return !plan.ring() && prune_minimum(c) > 0 ? std::min(kPrunedPairPiece, dense) : dense;
 }
 
 namespace {

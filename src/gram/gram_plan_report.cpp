@@ -81,7 +81,7 @@ void print_files(std::ostream& os, const Config& c, const Plan& p, int ranks) {
   if (!c.write_pairs.empty())
     os << "    write.pairs " << c.write_pairs << ": pairs with value >= " << format_number(c.pairs_min) << ", at most "
        << format_number(pairs) << " (" << gib(pairs * 20) << "), streamed through a buffer of "
-       << pair_buffer_records(p.height, p.targets) << " per slice\n";
+       << pair_buffer_records(c, p) << " per slice\n";
   if (!c.count_at_least.empty())
     os << "    count_at_least: " << c.count_at_least.size() << " threshold(s) over " << format_number(pairs)
        << " pairs\n";

@@ -107,7 +107,7 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
                                          sorted.data(), sorted.size()));
     d->bins = I64View("kmini::gram::threshold_bins", counting_ ? nt + 1 : 0);
     const std::int64_t h = pairs_ ? plan.height : 0;
-    const std::int64_t cap = pairs_ ? pair_buffer_records(plan.height, plan.targets) : 0;
+    const std::int64_t cap = pairs_ ? pair_buffer_records(c, plan) : 0;  // a pruned plan's: pieces of its hits
     d->per_row = I64View("kmini::gram::pairs_per_row", h);
     d->offsets = I64View("kmini::gram::pair_offsets", pairs_ ? h + 1 : 0);
     d->pair_i = I64View("kmini::gram::pair_i", cap);
@@ -219,6 +219,19 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
     pairs_per_row(exec_, values, g, c_.pairs_min, dev_->per_row);
     total = pair_offsets(exec_, dev_->per_row, dev_->offsets, h);
   }
+  write_pair_records(slice, total, [&](std::int64_t at, std::int64_t n, char* out) {
+    collect_pairs(exec_, values, g, c_.pairs_min, dev_->offsets, at, n, dev_->pair_i, dev_->pair_j, dev_->pair_v);
+    Kokkos::deep_copy(exec_, dev_->host_i, dev_->pair_i);
+    Kokkos::deep_copy(exec_, dev_->host_j, dev_->pair_j);
+    Kokkos::deep_copy(exec_, dev_->host_v, dev_->pair_v);
+    exec_.fence();
+    for (std::int64_t e = 0; e < n; ++e)
+      out = put_pair(out, c_.similarity, dev_->host_i(e), dev_->host_j(e), dev_->host_v(e));
+  });
+}
+
+template <class Fill>
+void SparseOutputs::write_pair_records(const Slice* slice, std::int64_t total, Fill&& fill) {
   // The round's slices are consecutive in row order: this slice's pairs go
   // after all earlier rounds' and the round's slices above it.
   const int ranks = ranks_;
@@ -246,19 +259,61 @@ void SparseOutputs::write_pairs(const Slice* slice, const SliceGeometry& g, cons
       continue;
     }
     const std::int64_t at = p * cap, n = std::min(cap, total - at);
-    collect_pairs(exec_, values, g, c_.pairs_min, dev_->offsets, at, n, dev_->pair_i, dev_->pair_j, dev_->pair_v);
-    Kokkos::deep_copy(exec_, dev_->host_i, dev_->pair_i);
-    Kokkos::deep_copy(exec_, dev_->host_j, dev_->pair_j);
-    Kokkos::deep_copy(exec_, dev_->host_v, dev_->pair_v);
-    exec_.fence();
     records.resize(static_cast<std::size_t>(n) * kPairRecordBytes);
-    char* out = records.data();
-    for (std::int64_t e = 0; e < n; ++e)
-      out = put_pair(out, c_.similarity, dev_->host_i(e), dev_->host_j(e), dev_->host_v(e));
+    fill(at, n, records.data());
     const Kokkos::Timer write_timer;
     records_->pairs(static_cast<std::uint64_t>(first + at), static_cast<std::uint64_t>(n), records.data());
     write_seconds_ += write_timer.seconds();
   }
+}
+
+void SparseOutputs::add_hits(const Slice* slice, const SliceHits& hits) {
+  if (!any()) return;
+  ScopedRegion region("kmini::gram::sparse_outputs");
+  const Kokkos::Timer timer;
+  const std::size_t n = slice ? hits.i.size() : 0;
+  // What the dense outputs leave out: a row's own column (gram.exclude_self).
+  const auto own = [&](std::size_t e) {
+    return !c_.self_cols.empty() && c_.self_cols[static_cast<std::size_t>(hits.i[e])] == hits.j[e];
+  };
+  if (counting_ && n > 0) {  // the bins of CountAtLeast
+    std::vector<double> sorted = c_.count_at_least;
+    std::sort(sorted.begin(), sorted.end());
+    const auto nt = static_cast<int>(sorted.size());
+    hit_bins_.resize(sorted.size() + 1, 0);
+    for (std::size_t e = 0; e < n; ++e) {
+      if (own(e)) continue;
+      int b = 0;
+      while (b < nt && hits.v[e] >= sorted[static_cast<std::size_t>(b)]) ++b;
+      ++hit_bins_[static_cast<std::size_t>(b)];
+    }
+  }
+  if (top_k_ && n > 0) {  // offered as top_k_slice offers, in the same order of entries (ranks_before)
+    const std::int64_t k = c_.top_k;
+    if (hit_lists_.empty()) hit_lists_.assign(static_cast<std::size_t>(c_.a.rows * k), TopKEntry{-1.0, -1});
+    for (std::size_t e = 0; e < n; ++e) {
+      if (own(e)) continue;
+      TopKEntry* list = hit_lists_.data() + hits.i[e] * k;
+      const double v = hits.v[e];
+      const std::int64_t j = hits.j[e];
+      if (!ranks_before(v, j, list[k - 1].value, list[k - 1].j)) continue;
+      std::int64_t p = k - 1;
+      for (; p > 0 && ranks_before(v, j, list[p - 1].value, list[p - 1].j); --p) list[p] = list[p - 1];
+      list[p] = {v, j};
+    }
+  }
+  if (pairs_) {
+    std::vector<std::size_t> kept;
+    for (std::size_t e = 0; e < n; ++e)
+      if (hits.v[e] >= c_.pairs_min && !own(e)) kept.push_back(e);
+    write_pair_records(slice, static_cast<std::int64_t>(kept.size()), [&](std::int64_t at, std::int64_t m, char* out) {
+      for (std::int64_t e = at; e < at + m; ++e) {
+        const std::size_t h = kept[static_cast<std::size_t>(e)];
+        out = put_pair(out, c_.similarity, hits.i[h], hits.j[h], hits.v[h]);
+      }
+    });
+  }
+  seconds_ += timer.seconds();
 }
 
 // count_at_least over all ranks, in the deck's order.
@@ -268,6 +323,7 @@ Json SparseOutputs::finish_counts(std::vector<std::int64_t>* counts) {
   Kokkos::deep_copy(exec_, Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(bins.data(), nb),
                     dev_->bins);
   exec_.fence();
+  for (std::size_t b = 0; b < hit_bins_.size(); ++b) bins[b] += hit_bins_[b];  // a pruned run's
   mpi::allreduce(comm_, bins.data(), static_cast<int>(nb), MPI_INT64_T, MPI_SUM);
   std::vector<double> sorted = c_.count_at_least;
   std::sort(sorted.begin(), sorted.end());
@@ -295,6 +351,7 @@ void SparseOutputs::finish_top_k() {
     auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_v);
     for (std::int64_t e = 0; e < held * k; ++e) lists[static_cast<std::size_t>(e)] = {hv(e), hj(e)};
   }
+  if (!hit_lists_.empty()) merge_top_k_rows(hit_lists_.data(), lists.data(), held, static_cast<int>(k));  // pruned
   std::vector<int> block_rows(static_cast<std::size_t>(ranks_));
   for (int q = 0; q < ranks_; ++q)
     block_rows[static_cast<std::size_t>(q)] = static_cast<int>(rows * (q + 1) / ranks_ - rows * q / ranks_);

@@ -34,6 +34,14 @@ struct TopKEntry {
   std::int64_t j;
 };
 
+// A pruned slice's pairs at or above the smallest of the outputs' minimums
+// (gram.prune): every pair an output keeps, sorted by row, then target, with
+// the value the device computed.
+struct SliceHits {
+  std::vector<std::int64_t> i, j;
+  std::vector<double> v;
+};
+
 namespace detail {
 class RecordSink;
 }
@@ -52,6 +60,10 @@ class SparseOutputs {
   // this round (nullptr: none), its counts, the rows' ones of A and of the
   // columns' matrix (B, or A again).
   void add_round(const Slice* slice, const IntView& counts, const IntView& ones_a, const IntView& ones_b);
+  // Collective, once per round of a pruned plan, in add_round's place: the
+  // hits of the slice this rank computed in this round (nullptr: none). The
+  // outputs are those the slice's counts would give.
+  void add_hits(const Slice* slice, const SliceHits& hits);
   // Circulant plans (gram.ring_schedule): the lists are those of this rank's
   // block of rows, and those of the partner block's piece in hand (steps but
   // the diagonal). One window of a block pair: its counts into count_at_least
@@ -79,6 +91,12 @@ class SparseOutputs {
   struct Device;
   template <class Values>
   void write_pairs(const Slice* slice, const SliceGeometry& g, const Values& values);  // collective
+  // Collective: a slice's `total` pairs after the earlier ones, in pieces of
+  // the pairs buffer, fill(at, n, out) putting records at..at+n at out.
+  template <class Fill>
+  void write_pair_records(const Slice* slice, std::int64_t total, Fill&& fill);
+  std::vector<std::int64_t> hit_bins_;  // add_hits: count_at_least's bins
+  std::vector<TopKEntry> hit_lists_;    // add_hits: the top-k lists, rows x k
   ExecSpace exec_;
   const Config& c_;
   const Plan& plan_;

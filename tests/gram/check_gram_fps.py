@@ -129,8 +129,11 @@ def tanimoto(M, N=None, empty=0.0):
 
 
 def kmini_ok(ranks, out, args):
+    """Runs kmini, which must succeed; its results.json for gram."""
     cmd, p = run(ranks, out, args)
     assert p.returncode == 0, (cmd, p.stdout[-2000:], p.stderr[-2000:])
+    with open(os.path.join(out, "results.json")) as f:
+        return json.load(f)["kernels"]["gram"]
 
 
 def read_tsv(path, header):
@@ -248,6 +251,22 @@ def check_run(ranks, tmp, files, M, bit_vectors, ids):
     assert counts == [int((X >= 0.3).sum()), int((X >= 1).sum())], counts
     check_texts(out_x, top_x, pairs_x, ids[-nq:], ids)
     check_simsearch(os.path.join(out_x, "hits.txt"), top_x, ids[-nq:], ids, (queries, path))
+    # The same search pruned (gram.prune: top-k with a minimum, no summary): the same bytes in every output.
+    pruned = {}
+    for prune in ("true", "false"):
+        out_p = os.path.join(tmp, f"run_xp_{prune}_{ranks}")
+        pruned[prune] = (out_p, kmini_ok(ranks, out_p, [
+            "--set", f"gram.A={{file: {queries}}}", "--set", f"gram.B={{file: {path}}}",
+            "--set", "gram.similarity=tanimoto", "--set", "gram.empty_similarity=1", "--set", "gram.exclude_self=true",
+            "--set", "gram.write.count_at_least=[0.3, 1]", "--set", f"gram.prune={prune}",
+            "--set", "gram.write.top_k={path: top.npy, k: 3, min: 0.3, text: top.tsv, simsearch: hits.txt}",
+            "--set", "gram.write.pairs={path: pairs.npy, min: 0.3, text: pairs.tsv}"]))
+    (on, k_on), (off, k_off) = pruned["true"], pruned["false"]
+    assert k_on["pruning"]["tiles"] > 0 and k_on["count_at_least"] == k_off["count_at_least"], k_on.get("pruning")
+    for name in ("top.npy", "top.tsv", "pairs.npy", "pairs.tsv"):
+        with open(os.path.join(on, name), "rb") as x, open(os.path.join(off, name), "rb") as y:
+            assert x.read() == y.read(), ("pruned exclude_self", ranks, name)
+    assert np.array_equal(np.load(os.path.join(on, "pairs.npy")), pairs_x), "pruned exclude_self pairs"
     out_none = os.path.join(tmp, f"run_x_none_{ranks}")  # nothing it would leave anything out of
     cmd, p = run(ranks, out_none, ["--set", f"gram.A={{file: {queries}}}", "--set", f"gram.B={{file: {path}}}",
                                    "--set", "gram.exclude_self=true", "--set", "gram.write.C=C.npy"])

@@ -7,7 +7,8 @@ columns, so that sorted tiles part), duplicate rows (ties) and empty rows. For
 every similarity (counts, tanimoto, dice, cosine, tversky 0.9/0.1) kmini runs
 with gram.prune true and false, in slices of 105 rows, verified, at 1 and 2
 ranks: pairs.npy, top.npy (top-k with a minimum) and count_at_least are
-byte-identical, equal numpy's, and the pruned run skipped tiles.
+byte-identical, equal numpy's, and the pruned run skipped tiles. And one
+slice with more hits than its views first hold: the same bytes.
 
 usage: check_gram_prune.py KMINI MPIEXEC [MPIEXEC FLAGS...]
 Exit 0 when all hold, 1 otherwise, 77 (skipped) without numpy."""
@@ -90,7 +91,29 @@ def main():
                 p = k_on["pruning"]
                 print(f"{kind} >= {least}, {ranks} rank(s): the same bytes with {p['tiles_skipped']} of {p['tiles']} "
                       f"tiles skipped, {len(pairs)} pairs as numpy's")
+        hits_outgrow_their_views(tmp, rng)
     return 0
+
+
+def hits_outgrow_their_views(tmp, rng):
+    """One slice with more pairs at or above the minimum than a pruned slice's views first hold (65,536):
+    they grow, the slice is computed again, and the pairs and counts are still those of the unpruned run."""
+    A, B = matrix(rng, 420), matrix(rng, 330)
+    np.save(os.path.join(tmp, "A2.npy"), A)
+    np.save(os.path.join(tmp, "B2.npy"), B)
+    V = values("counts", None, A, B)
+    assert (V >= 1).sum() > 65536, (V >= 1).sum()
+    deck = ["--set", "run.kernels=[gram]", "--set", "run.verify=true", "--set", "gram.row_slice=auto",
+            "--set", f"gram.A={{file: {tmp}/A2.npy}}", "--set", f"gram.B={{file: {tmp}/B2.npy}}",
+            "--set", "gram.similarity=counts", "--set", "gram.write.pairs={path: pairs.npy, min: 1}",
+            "--set", "gram.write.count_at_least=[1, 40]"]
+    on, off = os.path.join(tmp, "grow_on"), os.path.join(tmp, "grow_off")
+    k_on, k_off = run(1, on, deck + ["--set", "gram.prune=true"]), run(1, off, deck + ["--set", "gram.prune=false"])
+    assert k_on["slices"] == 1 and k_on["verified"] and k_on["count_at_least"] == k_off["count_at_least"]
+    with open(os.path.join(on, "pairs.npy"), "rb") as x, open(os.path.join(off, "pairs.npy"), "rb") as y:
+        assert x.read() == y.read(), "pairs after the hits' views grew"
+    assert k_on["pairs_written"] == int((V >= 1).sum()), k_on["pairs_written"]
+    print(f"{k_on['pairs_written']} hits in one slice: the same bytes as unpruned")
 
 
 if __name__ == "__main__":

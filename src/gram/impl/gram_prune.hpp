@@ -3,10 +3,10 @@
 // whose outputs all have a minimum above 0. A tile of rows sorted by popcount
 // (the slice's rows, and all targets) whose best possible value from the
 // popcounts alone is below the minimum holds no pair any output keeps, so it
-// is not computed; its entries stay 0 counts, which score 0, below the
-// minimum too. The computed tiles go to their rows' and columns' places in
-// the slice, so the outputs read the slice as they read any other.
+// is not computed. The computed tiles hand their pairs at or above the
+// minimum to the outputs (the hits); no slice of C is written or scanned.
 #include "gram/impl/gram_kernels.hpp"
+#include "gram/impl/gram_outputs.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -63,71 +63,111 @@ void gather_rows(const Exec& exec, const Packed& dst, const Packed& src, const I
                        GatherRows<Packed, Ids>{dst, src, ids, words});
 }
 
+// Where a pruned slice's kernel puts its pairs at or above the minimum:
+// (i, j, value) at i(n), j(n), v(n) for n < capacity, `count` counting them
+// all (more than the capacity: the caller grows the views and computes the
+// slice again).
+template <class MemorySpace>
+struct PrunedHits {
+  Kokkos::View<std::int64_t*, MemorySpace> i, j;
+  Kokkos::View<double*, MemorySpace> v;
+  Kokkos::View<std::int64_t, MemorySpace> count;
+};
+
 // One team per tile of a pruned slice: rows p of the slice in popcount order
 // (a's row p, gathered: the slice's row row_ids(p)), targets q likewise (b's
-// row q, B's row col_ids(q)); a tile whose
-// bound is below the minimum counts itself in `skipped` and writes zeros in
-// its places instead of its counts.
-template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Out, class Ids, class Ones>
+// row q, B's row col_ids(q)). A tile whose bound is below the minimum counts
+// itself in `skipped`; any other is computed and its pairs whose value
+// reaches `least` (the smallest minimum, exactly) go to `hits` with the rows'
+// and targets' own numbers. No slice of C is written: every pair an output
+// keeps is a hit, and the outputs take the hits (SparseOutputs::add_hits).
+template <bool TensorCore, MicroKernel MK, class Exec, class Packed, class Ids, class Ones>
 struct PrunedTileKernel {
   using P = Tuning;
   using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using Space = typename Ids::memory_space;
   Packed a, b;
-  Out out;
   Ids row_ids, col_ids;
-  Ones ones_a, ones_b;
-  Kokkos::View<std::int64_t, typename Out::memory_space> skipped;
+  Ones ones_a, ones_b, ones_b_sorted;  // ones_b_sorted(q) = ones_b(col_ids(q))
+  PrunedHits<Space> hits;
+  Kokkos::View<std::int64_t, Space> skipped;
   Pruning pruning;
-  std::int64_t r0, height, targets, tile_cols, words;
+  double least;
+  std::int64_t height, targets, tile_cols, words;
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const std::int64_t p0 = team.league_rank() / tile_cols * P::tile, q0 = team.league_rank() % tile_cols * P::tile;
     const std::int64_t p1 = p0 + P::tile < height ? p0 + P::tile : height;
     const std::int64_t q1 = q0 + P::tile < targets ? q0 + P::tile : targets;
     const double bound = similarity_bound(pruning.kind, pruning.params, ones_a(row_ids(p0)), ones_a(row_ids(p1 - 1)),
                                           ones_b(col_ids(q0)), ones_b(col_ids(q1 - 1)));
+    if (bound < pruning.least) {  // the same for every thread of the team
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { Kokkos::atomic_add(&skipped(), std::int64_t(1)); });
+      return;
+    }
     auto* ct = static_cast<std::uint32_t*>(team.team_shmem().get_shmem(ct_bytes<P>()));
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * ct_stride<P>()), [&](const int e) { ct[e] = 0; });
-    if (bound < pruning.least) {
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { Kokkos::atomic_add(&skipped(), std::int64_t(1)); });
-    } else {
-      accumulate_tile<P, TensorCore, MK>(team, a, b, p0, q0, height, targets, words, ct);
-    }
     team.team_barrier();
-    store(team, ct, p0, p1, q0, q1);
-  }
-  // ct into the tile's places: on hosts row by row, the tile's columns read once.
-  KOKKOS_INLINE_FUNCTION void store(const Member& team, const std::uint32_t* ct, std::int64_t p0, std::int64_t p1,
-                                    std::int64_t q0, std::int64_t q1) const {
-    if constexpr (!P::staged && P::team_size == 1) {
-      std::int64_t cols[P::tile];
-      const int nq = static_cast<int>(q1 - q0);
-      for (int jj = 0; jj < nq; ++jj) cols[jj] = col_ids(q0 + jj);
-      for (std::int64_t p = p0; p < p1; ++p) {
-        auto* o = &out((row_ids(p) - r0) * targets);
-        const std::uint32_t* t = ct + (p - p0) * ct_stride<P>();
-        for (int jj = 0; jj < nq; ++jj) o[cols[jj]] = static_cast<std::int32_t>(t[jj]);
+    accumulate_tile<P, TensorCore, MK>(team, a, b, p0, q0, height, targets, words, ct);
+    team.team_barrier();
+    const int nq = static_cast<int>(q1 - q0);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<int>(p1 - p0)), [&](const int ii) {
+      const std::uint32_t* t = ct + ii * ct_stride<P>();
+      switch (pruning.kind) {  // the similarity a constant in each row's loop (it vectorises)
+        case Similarity::Jaccard: row_hits<Similarity::Jaccard>(p0 + ii, q0, nq, t); break;
+        case Similarity::Dice: row_hits<Similarity::Dice>(p0 + ii, q0, nq, t); break;
+        case Similarity::Cosine: row_hits<Similarity::Cosine>(p0 + ii, q0, nq, t); break;
+        case Similarity::Tversky: row_hits<Similarity::Tversky>(p0 + ii, q0, nq, t); break;
+        default: row_hits<Similarity::Counts>(p0 + ii, q0, nq, t); break;
       }
-    } else {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, P::tile * P::tile), [&](const int e) {
-        const int ii = e / P::tile, jj = e % P::tile;
-        if (p0 + ii < p1 && q0 + jj < q1)
-          out((row_ids(p0 + ii) - r0) * targets + col_ids(q0 + jj)) =
-              static_cast<std::int32_t>(ct[ii * ct_stride<P>() + jj]);
-      });
+    });
+  }
+  template <Similarity Kind>
+  KOKKOS_INLINE_FUNCTION double value(std::int64_t c, std::int64_t na, std::int64_t q) const {
+    if constexpr (Kind == Similarity::Counts) return double(c);
+    else return similarity_value(Kind, c, na, ones_b_sorted(q), pruning.params);
+  }
+  // Row p's pairs among targets [q0, q0 + nq) (their counts t) at or above
+  // `least`, into `hits`: runs of kTopKBlock values compared at once (they
+  // vectorise), the hits among them then taken in order.
+  template <Similarity Kind>
+  KOKKOS_INLINE_FUNCTION void row_hits(std::int64_t p, std::int64_t q0, int nq, const std::uint32_t* t) const {
+    static_assert(kTopKBlock <= 32, "a run's hits are bits of a 32-bit mask");
+    const std::int64_t i = row_ids(p), na = ones_a(i);
+    for (int j0 = 0; j0 < nq; j0 += static_cast<int>(kTopKBlock)) {
+      const int n = nq - j0 < kTopKBlock ? nq - j0 : static_cast<int>(kTopKBlock);
+      std::uint32_t found = 0;
+      if (n == kTopKBlock) {
+        for (int q = 0; q < kTopKBlock; ++q)
+          found |= std::uint32_t(value<Kind>(t[j0 + q], na, q0 + j0 + q) >= least ? 1 : 0) << q;
+      } else {
+        for (int q = 0; q < n; ++q)
+          found |= std::uint32_t(value<Kind>(t[j0 + q], na, q0 + j0 + q) >= least ? 1 : 0) << q;
+      }
+      while (found != 0) {
+        const int q = j0 + take_lowest_bit(found);
+        const std::int64_t at = Kokkos::atomic_fetch_add(&hits.count(), std::int64_t(1));
+        if (at < static_cast<std::int64_t>(hits.i.extent(0))) {
+          hits.i(at) = i;
+          hits.j(at) = col_ids(q0 + q);
+          hits.v(at) = value<Kind>(t[q], na, q0 + q);
+        }
+      }
     }
   }
 };
 
-// Slice rows [r0, r0 + height) of C = A B^T into out (height x targets,
-// every element written) from a_sorted (the slice's rows in the popcount
+// The pairs of slice rows [r0, r0 + height) of C = A B^T at or above `least`
+// into `hits` (in no order), from a_sorted (the slice's rows in the popcount
 // order row_ids, gathered by gather_rows) and b_sorted (every target in the
-// order col_ids), tiles below the bound skipped and counted in `skipped`. The popcount
-// engine (and its micro-kernels) or, on CUDA, the 64 x 64 tensor-core tiles.
-template <class Exec, class Packed, class Out, class Ids, class Ones>
+// order col_ids), tiles below the bound skipped and counted in `skipped`.
+// The popcount engine (and its micro-kernels) or, on CUDA, the 64 x 64
+// tensor-core tiles.
+template <class Exec, class Packed, class Ids, class Ones>
 void gram_slice_pruned(const Exec& exec, const Packed& a_sorted, const Packed& b_sorted, const Ids& row_ids,
-                       const Ids& col_ids, const Ones& ones_a, const Ones& ones_b, std::int64_t r0, std::int64_t height,
-                       const Out& out, const Kokkos::View<std::int64_t, typename Out::memory_space>& skipped,
-                       const Pruning& pruning, Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
+                       const Ids& col_ids, const Ones& ones_a, const Ones& ones_b, const Ones& ones_b_sorted,
+                       std::int64_t height, const PrunedHits<typename Ids::memory_space>& hits,
+                       const Kokkos::View<std::int64_t, typename Ids::memory_space>& skipped, const Pruning& pruning,
+                       double least, Engine engine = Engine::Popcount, MicroKernel mk = kAutoMicroKernel) {
   using P = Tuning;
   const std::int64_t targets = static_cast<std::int64_t>(col_ids.extent(0));
   const std::int64_t tile_cols = (targets + P::tile - 1) / P::tile,
@@ -137,10 +177,11 @@ void gram_slice_pruned(const Exec& exec, const Packed& a_sorted, const Packed& b
     Kokkos::TeamPolicy<Exec> policy(exec, static_cast<int>(tiles), P::team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(team_scratch_bytes<P>()));
     using Kernel =
-        PrunedTileKernel<decltype(tensor_core)::value, decltype(micro_kernel)::value, Exec, Packed, Out, Ids, Ones>;
-    Kokkos::parallel_for("kmini::gram::tiles_pruned", policy,
-                         Kernel{a_sorted, b_sorted, out, row_ids, col_ids, ones_a, ones_b, skipped, pruning, r0, height,
-                                targets, tile_cols, static_cast<std::int64_t>(a_sorted.extent(1))});
+        PrunedTileKernel<decltype(tensor_core)::value, decltype(micro_kernel)::value, Exec, Packed, Ids, Ones>;
+    Kokkos::parallel_for(
+        "kmini::gram::tiles_pruned", policy,
+        Kernel{a_sorted, b_sorted, row_ids, col_ids, ones_a, ones_b, ones_b_sorted, hits, skipped, pruning, least,
+               height, targets, tile_cols, static_cast<std::int64_t>(a_sorted.extent(1))});
   };
   using Portable = std::integral_constant<MicroKernel, MicroKernel::Portable>;
 #if defined(KOKKOS_ENABLE_CUDA)

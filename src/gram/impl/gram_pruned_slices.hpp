@@ -1,7 +1,8 @@
 #pragma once
 // gram.prune in the slice loop (gram_compute.cpp): the popcount order of the
 // targets (once) and of each slice's rows, the pruned slices
-// (gram_prune.hpp), and what the final pass skipped.
+// (gram_prune.hpp) and their hits, and what the final pass skipped.
+#include "gram/gram_sparse.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_prune.hpp"
 
@@ -17,8 +18,11 @@ class PrunedSlices {
   // Collective (allocates): skips tiles below `least` (prune_minimum).
   PrunedSlices(const Team& team, const Config& c, const Plan& plan, const Inputs& in, const SliceBuffers& buffers,
                double least);
-  // Slice s of C into buffers.counts, tiles below the minimum skipped.
-  void compute(const Slice& s, const Inputs& in, const SliceBuffers& buffers);
+  // The pairs of slice s at or above the minimum, tiles below it skipped
+  // (hits(): those of the last slice computed).
+  void compute(const Slice& s, const Inputs& in);
+  // The last slice's hits on the host, sorted by row, then target.
+  SliceHits hits();
   // The final pass counts its own tiles.
   void restart();
   // Collective, after the final pass: the tiles and those skipped (all
@@ -36,10 +40,13 @@ class PrunedSlices {
   Pruning pruning_;
   std::vector<std::int32_t> ones_a_;  // A's popcounts on the host
   std::vector<std::int64_t> rows_;    // the slice in hand's rows in popcount order
-  Kokkos::View<std::int32_t*, MemSpace> ones_a_dev_, ones_b_dev_;
+  Kokkos::View<std::int32_t*, MemSpace> ones_a_dev_, ones_b_dev_, ones_b_sorted_;  // the last in popcount order
   Kokkos::View<std::int64_t*, MemSpace> row_ids_, col_ids_;
   Packed a_sorted_, b_sorted_;  // the slice's rows, every target, in popcount order
   Kokkos::View<std::int64_t, MemSpace> skipped_;
+  PrunedHits<MemSpace> hits_;
+  std::int64_t hit_count_ = 0;  // the last slice's
+  void compute_hits(std::int64_t height);
   std::int64_t tiles_ = 0;  // of this rank's slices since restart()
   void checked_rows_unpruned(const Inputs& in, const std::vector<const Slice*>& mine, Outcome& r);
 };
