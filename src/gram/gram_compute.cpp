@@ -200,8 +200,14 @@ void Computation::final_pass(SparseOutputs& sparse) {
       out.dense->round(s, s ? plan.geometry(*s, in.two) : SliceGeometry{}, buffers.counts, buffers.sim);
       if (s) r.pass.post_seconds += post.seconds() - (out.dense->write_seconds() - written);  // host copies
     }
-    if (pruned) sparse.add_hits(s, s ? pruned->hits() : SliceHits{});
-    else sparse.add_round(s, buffers.counts, buffers.ones, buffers.ones_t(in.two));
+    if (pruned) {
+      FencedTimer<ExecSpace> again(team.exec);
+      pruned->fit(s);
+      r.final_compute_seconds += again.seconds();  // the slice computed again where its hits outgrew their views
+      sparse.add_hits(s, s ? pruned->hits() : SliceHits{});
+    } else {
+      sparse.add_round(s, buffers.counts, buffers.ones, buffers.ones_t(in.two));
+    }
   }
   if (out.dense && !r.interrupted) {
     ScopedRegion write_region("kmini::gram::write");

@@ -70,33 +70,37 @@ void PrunedSlices::compute(const Slice& s, const Inputs& in) {
                     HostIds(rows_.data(), rows_.size()));
   team_.exec.fence();  // rows_ is the next slice's
   gather_rows(team_.exec, a_sorted_, in.a, row_ids_, h);
+  Kokkos::deep_copy(team_.exec, Kokkos::View<std::int64_t, Kokkos::HostSpace>(&skipped_before_), skipped_);
+  team_.exec.fence();
   compute_hits(h);
   tiles_ += plan_.geometry(s, true).tile_count();
 }
 
-// The slice's tiles into hits_; where they outgrow the views, the views grow
-// to hold them all and the slice is computed again (its skipped tiles
-// counted once).
+// The slice's tiles into hits_ (the skipped ones counted from `skipped_before_`).
 void PrunedSlices::compute_hits(std::int64_t height) {
-  std::int64_t before = 0;
-  Kokkos::deep_copy(team_.exec, Kokkos::View<std::int64_t, Kokkos::HostSpace>(&before), skipped_);
-  for (;;) {
-    Kokkos::deep_copy(team_.exec, hits_.count, std::int64_t(0));
-    gram_slice_pruned(team_.exec, a_sorted_, b_sorted_, row_ids_, col_ids_, ones_a_dev_, ones_b_dev_, ones_b_sorted_,
-                      height, hits_, skipped_, pruning_, least_, c_.engine, c_.micro_kernel);
-    Kokkos::deep_copy(team_.exec, Kokkos::View<std::int64_t, Kokkos::HostSpace>(&hit_count_), hits_.count);
-    team_.exec.fence();
-    const auto capacity = static_cast<std::int64_t>(hits_.i.extent(0));
-    if (hit_count_ <= capacity) return;
-    const std::int64_t grown = hit_count_ + hit_count_ / 4;
-    hits_.i = {};  // freed before the larger ones are allocated
-    hits_.j = {};
-    hits_.v = {};
-    hits_.i = hit_view<std::int64_t>("kmini::gram::prune_hit_i", grown);
-    hits_.j = hit_view<std::int64_t>("kmini::gram::prune_hit_j", grown);
-    hits_.v = hit_view<double>("kmini::gram::prune_hit_value", grown);
-    Kokkos::deep_copy(team_.exec, skipped_, before);
-  }
+  Kokkos::deep_copy(team_.exec, skipped_, skipped_before_);
+  Kokkos::deep_copy(team_.exec, hits_.count, std::int64_t(0));
+  gram_slice_pruned(team_.exec, a_sorted_, b_sorted_, row_ids_, col_ids_, ones_a_dev_, ones_b_dev_, ones_b_sorted_,
+                    height, hits_, skipped_, pruning_, least_, c_.engine, c_.micro_kernel);
+  Kokkos::deep_copy(team_.exec, Kokkos::View<std::int64_t, Kokkos::HostSpace>(&hit_count_), hits_.count);
+  team_.exec.fence();
+}
+
+void PrunedSlices::fit(const Slice* s) {
+  const bool grow = s && hit_count_ > static_cast<std::int64_t>(hits_.i.extent(0));
+  const std::int64_t grown = hit_count_ + hit_count_ / 4;
+  collectively(team_.comm, "gram", [&] {
+    if (grow) {
+      hits_.i = {};  // freed before the larger ones are allocated
+      hits_.j = {};
+      hits_.v = {};
+      hits_.i = hit_view<std::int64_t>("kmini::gram::prune_hit_i", grown);
+      hits_.j = hit_view<std::int64_t>("kmini::gram::prune_hit_j", grown);
+      hits_.v = hit_view<double>("kmini::gram::prune_hit_value", grown);
+    }
+    return 0;
+  });
+  if (grow) compute_hits(s->r1 - s->r0);  // the same rows, still gathered
 }
 
 SliceHits PrunedSlices::hits() {

@@ -103,17 +103,19 @@ def hits_outgrow_their_views(tmp, rng):
     np.save(os.path.join(tmp, "B2.npy"), B)
     V = values("counts", None, A, B)
     assert (V >= 1).sum() > 65536, (V >= 1).sum()
-    deck = ["--set", "run.kernels=[gram]", "--set", "run.verify=true", "--set", "gram.row_slice=auto",
+    deck = ["--set", "run.kernels=[gram]", "--set", "run.verify=true", "--set", "gram.row_slice=420",
             "--set", f"gram.A={{file: {tmp}/A2.npy}}", "--set", f"gram.B={{file: {tmp}/B2.npy}}",
             "--set", "gram.similarity=counts", "--set", "gram.write.pairs={path: pairs.npy, min: 1}",
             "--set", "gram.write.count_at_least=[1, 40]"]
-    on, off = os.path.join(tmp, "grow_on"), os.path.join(tmp, "grow_off")
-    k_on, k_off = run(1, on, deck + ["--set", "gram.prune=true"]), run(1, off, deck + ["--set", "gram.prune=false"])
-    assert k_on["slices"] == 1 and k_on["verified"] and k_on["count_at_least"] == k_off["count_at_least"]
-    with open(os.path.join(on, "pairs.npy"), "rb") as x, open(os.path.join(off, "pairs.npy"), "rb") as y:
-        assert x.read() == y.read(), "pairs after the hits' views grew"
-    assert k_on["pairs_written"] == int((V >= 1).sum()), k_on["pairs_written"]
-    print(f"{k_on['pairs_written']} hits in one slice: the same bytes as unpruned")
+    for ranks in (1, 2):  # at 2 ranks one rank grows its views, the other has no slice
+        on, off = os.path.join(tmp, f"grow_on_{ranks}"), os.path.join(tmp, f"grow_off_{ranks}")
+        k_on = run(ranks, on, deck + ["--set", "gram.prune=true"])
+        k_off = run(ranks, off, deck + ["--set", "gram.prune=false"])
+        assert k_on["slices"] == 1 and k_on["verified"] and k_on["count_at_least"] == k_off["count_at_least"]
+        with open(os.path.join(on, "pairs.npy"), "rb") as x, open(os.path.join(off, "pairs.npy"), "rb") as y:
+            assert x.read() == y.read(), ("pairs after the hits' views grew", ranks)
+        assert k_on["pairs_written"] == int((V >= 1).sum()), k_on["pairs_written"]
+        print(f"{k_on['pairs_written']} hits in one slice, {ranks} rank(s): the same bytes as unpruned")
 
 
 if __name__ == "__main__":

@@ -19,8 +19,12 @@ class PrunedSlices {
   PrunedSlices(const Team& team, const Config& c, const Plan& plan, const Inputs& in, const SliceBuffers& buffers,
                double least);
   // The pairs of slice s at or above the minimum, tiles below it skipped
-  // (hits(): those of the last slice computed).
+  // (hits(): those of the last slice computed, as many as the views hold).
   void compute(const Slice& s, const Inputs& in);
+  // Collective, after each slice of the final pass (s: this rank's, or
+  // null): where the hits outgrew their views, the views grow (agreed by all
+  // ranks) and the slice is computed again.
+  void fit(const Slice* s);
   // The last slice's hits on the host, sorted by row, then target.
   SliceHits hits();
   // The final pass counts its own tiles.
@@ -45,7 +49,8 @@ class PrunedSlices {
   Packed a_sorted_, b_sorted_;  // the slice's rows, every target, in popcount order
   Kokkos::View<std::int64_t, MemSpace> skipped_;
   PrunedHits<MemSpace> hits_;
-  std::int64_t hit_count_ = 0;  // the last slice's
+  std::int64_t hit_count_ = 0;       // the last slice's
+  std::int64_t skipped_before_ = 0;  // tiles skipped before the last slice
   void compute_hits(std::int64_t height);
   std::int64_t tiles_ = 0;  // of this rank's slices since restart()
   void checked_rows_unpruned(const Inputs& in, const std::vector<const Slice*>& mine, Outcome& r);
