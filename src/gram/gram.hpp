@@ -227,6 +227,14 @@ std::string unreachable_threshold(Similarity similarity, double threshold);
 // the outputs' minimums where every output has one above 0 (write.pairs.min,
 // write.top_k.min, count_at_least) and none needs every value (write.C,
 // write.summary), queries against targets (B); else 0, nothing pruned.
+// What keeps gram.prune from applying (None: it applies). The deck and
+// Python decide it here and word it with their own names.
+enum class PruneRefusal { None, OneInput, AllOfC, NoOutput, NoMinimum, Ring };
+// two_inputs: B given; all_of_c: dense C or the summary asked for;
+// minimums: the outputs' (pairs, top-k, each count_at_least value; a top-k
+// list without one gives 0); ring: the ring distribution asked for.
+PruneRefusal prune_refusal(bool two_inputs, bool all_of_c, const std::vector<double>& minimums, bool ring);
+
 // The share of a pruned slice's pairs its hits' views are first sized for
 // (1 in kPrunedHitShare; more grow them, past gram.memory_budget).
 inline constexpr std::int64_t kPrunedHitShare = 64;

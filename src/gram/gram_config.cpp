@@ -111,15 +111,32 @@ std::string tversky_problem(Similarity similarity, const SimilarityParams& p, bo
   return "";
 }
 
+PruneRefusal prune_refusal(bool two_inputs, bool all_of_c, const std::vector<double>& minimums, bool ring) {
+  if (!two_inputs) return PruneRefusal::OneInput;
+  if (all_of_c) return PruneRefusal::AllOfC;
+  if (minimums.empty()) return PruneRefusal::NoOutput;
+  if (*std::min_element(minimums.begin(), minimums.end()) <= 0) return PruneRefusal::NoMinimum;
+  return ring ? PruneRefusal::Ring : PruneRefusal::None;
+}
+
+namespace {
+
+// The minimums of a deck's sparse outputs (prune_refusal).
+std::vector<double> output_minimums(const Config& c) {
+  std::vector<double> m = c.count_at_least;
+  if (!c.write_pairs.empty()) m.push_back(c.pairs_min);
+  if (!c.write_top_k.empty()) m.push_back(c.top_k_min);
+  return m;
+}
+
+}  // namespace
+
 double prune_minimum(const Config& c) {
-  const bool pairs = !c.write_pairs.empty(), top_k = !c.write_top_k.empty();
-  if (!c.prune || !c.two_inputs() || !c.write_c.empty() || !c.write_summary.empty()) return 0;
-  if (!pairs && !top_k && c.count_at_least.empty()) return 0;
-  double least = std::numeric_limits<double>::max();
-  if (pairs) least = std::min(least, c.pairs_min);
-  if (top_k) least = std::min(least, c.top_k_min);
-  for (double t : c.count_at_least) least = std::min(least, t);
-  return least > 0 ? least : 0;
+  if (!c.prune) return 0;
+  const std::vector<double> m = output_minimums(c);
+  if (prune_refusal(c.two_inputs(), !c.write_c.empty() || !c.write_summary.empty(), m, false) != PruneRefusal::None)
+    return 0;
+  return *std::min_element(m.begin(), m.end());
 }
 
 std::vector<std::int64_t> self_columns(const std::vector<std::string>& query_ids,
@@ -267,6 +284,27 @@ void read_distribution(const DeckNode& s, const KernelDeclaration& d, Config& c)
            "count_at_least and the summary only)");
 }
 
+// gram.prune: queries against targets whose every output has a minimum above 0.
+void check_prune(const DeckNode& s, const Config& c) {
+  const char* expected = nullptr;
+  switch (prune_refusal(c.two_inputs() || s.has("B"), !c.write_c.empty() || !c.write_summary.empty(),
+                        output_minimums(c), c.distribution == Distribution::Ring)) {
+    case PruneRefusal::OneInput: expected = "false without gram.B (it prunes queries against targets)"; break;
+    case PruneRefusal::AllOfC: expected = "false with write.C or write.summary (they need every value of C)"; break;
+    case PruneRefusal::NoOutput:
+      expected = "false without write.pairs, write.top_k or write.count_at_least (it skips what none keeps)";
+      break;
+    case PruneRefusal::NoMinimum:
+      expected =
+          "false unless write.pairs.min, write.top_k.min and each write.count_at_least value are above 0 "
+          "(it skips the tiles below the smallest)";
+      break;
+    case PruneRefusal::Ring: expected = "false with distribution ring (it runs replicated)"; break;
+    case PruneRefusal::None: return;
+  }
+  s.fail("prune", expected);
+}
+
 }  // namespace
 
 void GramKernel::configure(const DeckNode& s, const Environment& env) {
@@ -287,10 +325,11 @@ void GramKernel::configure(const DeckNode& s, const Environment& env) {
   c.baseline = s.boolean(d.key("baseline"));
   c.probe = s.boolean(d.key("probe"));
   c.prune = s.boolean(d.key("prune"));
+  read_distribution(s, d, c);
+  if (c.prune) check_prune(s, c);
   c.baseline_rows = s.integer(d.key("baseline_rows"));
   c.repeat = s.integer(d.key("repeat"));
   read_engine(s, d, c);
-  read_distribution(s, d, c);
   config_ = c;
   const DeckNode w = s.child(d.key("write"));
   outputs_.clear();

@@ -121,9 +121,9 @@ const KernelDeclaration& declaration() {
         DeckKey::integer("repeat", 1, 1, 1000).with("", "Timed repeats; the best one is reported"),
         DeckKey::boolean("prune", false)
             .with("",
-                  "With B, when every output has a minimum above 0 (pairs, top-k with min, count_at_least) and none "
-                  "needs all of C: skip the tiles of popcount-sorted rows whose similarity bound is below it "
-                  "(the same outputs; faster only where many tiles go, docs/performance.md)"),
+                  "With B, every output with a minimum above 0 (pairs, top-k with min, count_at_least), none "
+                  "needing all of C, replicated: skip the tiles of popcount-sorted rows whose similarity bound is "
+                  "below it (the same outputs; faster where many tiles go, docs/similarity-search.md)"),
         DeckKey::boolean("probe", false)
             .with("",
                   "Measure the AND+popcount (or tensor-core) roof before and after the computation and report the "

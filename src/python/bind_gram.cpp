@@ -135,6 +135,30 @@ void exclude_self_option(kmini::gram::ComputeParams& p, bool two, const Options&
                                           o["target_ids"].cast<std::vector<std::string>>());
 }
 
+// prune=, as the deck's gram.prune (the same rule, prune_refusal): with B,
+// no dense C or summary, every output with a minimum above 0, replicated.
+void prune_option(const kmini::gram::ComputeParams& p, bool two) {
+  if (!p.prune) return;
+  std::vector<double> minimums = p.count_at_least;
+  if (p.pairs) minimums.push_back(p.pairs_min);
+  if (p.top_k > 0) minimums.push_back(p.top_k_min);
+  using kmini::gram::PruneRefusal;
+  switch (kmini::gram::prune_refusal(two, p.dense || p.summary, minimums,
+                                     p.distribution == kmini::gram::Distribution::Ring)) {
+    case PruneRefusal::OneInput:
+      throw py::value_error("prune: got True with B=None, expected False (it prunes queries against targets)");
+    case PruneRefusal::AllOfC:
+      throw py::value_error("prune: got True with dense=True, expected False, or dense=False (C needs every value)");
+    case PruneRefusal::NoOutput:
+      throw py::value_error("prune: got True, expected False without top_k, pairs_min or count_at_least");
+    case PruneRefusal::NoMinimum:
+      throw py::value_error("prune: got True, expected False unless pairs_min, top_k_min, count_at_least are above 0");
+    case PruneRefusal::Ring:
+      throw py::value_error("prune: got True with distribution='ring', expected False (it runs replicated)");
+    case PruneRefusal::None: return;
+  }
+}
+
 // The outputs asked for beyond C: top_k, pairs_min, count_at_least, slice_rows.
 void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, const Options& o) {
   const py::object &top_k = o["top_k"], &pairs_min = o["pairs_min"];
@@ -154,6 +178,7 @@ void gram_outputs(kmini::gram::ComputeParams& p, std::int64_t rows_b, bool two, 
   };
   tversky_options(p, two, o);
   exclude_self_option(p, two, o);
+  prune_option(p, two);
   if (p.pairs) reachable("pairs_min", p.pairs_min);
   for (std::size_t i = 0; i < p.count_at_least.size(); ++i)
     reachable("count_at_least[" + std::to_string(i) + "]", p.count_at_least[i]);

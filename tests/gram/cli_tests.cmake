@@ -161,6 +161,27 @@ kmini_cli_test(gram.bad.exclude_self_without_ids EXIT 2
                STDERR "gram.exclude_self: got 'true', expected false, or FPS files as gram.A and gram.B"
                ARGS ${_small} --set "gram.B.random={rows: 20, cols: 50}" --set gram.exclude_self=true)
 
+# gram.prune: queries against targets whose every output has a minimum above 0
+# (the searches against numpy and unpruned runs: gram.prune).
+set(_small_ab ${_small} --set gram.B.random.rows=20 --set gram.B.random.cols=50)
+kmini_cli_test(gram.bad.prune_one_input EXIT 2
+               STDERR "gram.prune: got 'true', expected false without gram.B"
+               ARGS ${_small} --set gram.prune=true --set "gram.write.pairs={path: p.npy, min: 2}")
+kmini_cli_test(gram.bad.prune_dense_c EXIT 2
+               STDERR "gram.prune: got 'true', expected false with write.C or write.summary"
+               ARGS ${_small_ab} --set gram.prune=true --set "gram.write.pairs={path: p.npy, min: 2}"
+                    --set gram.write.C=C.npy)
+kmini_cli_test(gram.bad.prune_no_output EXIT 2
+               STDERR "gram.prune: got 'true', expected false without write.pairs, write.top_k or write.count_at_least"
+               ARGS ${_small_ab} --set gram.prune=true)
+kmini_cli_test(gram.bad.prune_no_minimum EXIT 2
+               STDERR "gram.prune: got 'true', expected false unless write.pairs.min, write.top_k.min"
+               ARGS ${_small_ab} --set gram.prune=true --set "gram.write.top_k={path: t.npy, k: 3}")
+kmini_cli_test(gram.bad.prune_ring EXIT 2
+               STDERR "gram.prune: got 'true', expected false with distribution ring"
+               ARGS ${_small_ab} --set gram.prune=true --set "gram.write.pairs={path: p.npy, min: 2}"
+                    --set gram.distribution=ring)
+
 # The PyTorch peer's numpy parts (benchmarks/peers.py: padding, Jaccard,
 # pairs, the tie-aware top-k comparison) against kmini's outputs.
 kmini_test(gram.torch_peer_numpy_parts

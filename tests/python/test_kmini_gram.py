@@ -4,6 +4,7 @@ in one slice and in many) against references written here in numpy, the
 CLI's files for the same input, and its errors."""
 import json
 import os
+import re
 import resource
 import subprocess
 
@@ -398,6 +399,22 @@ def test_results_outlive_the_call_and_memory_stays_bounded():
         kmini.gram(A, top_k=3, pairs_min=25, slice_rows=64)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 16 * 1024, f"resident memory grew by {grown_kib} KiB over 1000 calls"
+
+
+@pytest.mark.parametrize("args,message", [
+    (dict(B=False, pairs_min=2, dense=False), "prune: got True with B=None, expected False"),
+    (dict(pairs_min=2), "prune: got True with dense=True, expected False"),
+    (dict(dense=False, count_at_least=[]), "prune: got True, expected False without top_k, pairs_min"),
+    (dict(top_k=3, dense=False), "prune: got True, expected False unless pairs_min, top_k_min"),
+    (dict(pairs_min=2, count_at_least=[0, 3], dense=False), "prune: got True, expected False unless pairs_min"),
+    (dict(pairs_min=2, dense=False, distribution="ring"), "prune: got True with distribution='ring'"),
+])
+def test_prune_where_it_cannot_apply_is_refused(args, message):
+    r = np.random.default_rng(31)
+    A, B = r.random((30, 50)) < 0.3, r.random((20, 50)) < 0.5
+    with_b = args.pop("B", True)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        kmini.gram(A, B if with_b else None, prune=True, **args)
 
 
 @pytest.mark.parametrize("similarity,least", [("jaccard", 0.45), ("counts", 50), ("cosine", 0.6)])

@@ -281,9 +281,9 @@ def gram(A: Union[ArrayInput, Fingerprints], B: Union[ArrayInput, Fingerprints, 
         With Fingerprints as A and B: top_k, pairs and counts leave out each query's own ID
         among the targets (C keeps it). Not with `comm`.
     prune : bool
-        With B and dense=False, when every output asked for has a minimum above 0: skip the tiles
-        of popcount-sorted rows whose similarity bound is below it (the same results; faster only
-        where many tiles go).
+        With B and dense=False, every output asked for with a minimum above 0: skip the tiles of
+        popcount-sorted rows whose similarity bound is below it (the same results; faster where
+        many tiles go). ValueError where it cannot apply.
 
     Returns
     -------
