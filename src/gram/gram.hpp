@@ -223,10 +223,6 @@ const KernelDeclaration& declaration();
 // [0, 1])"). The CLI's deck and Python's arguments are checked by it.
 std::string unreachable_threshold(Similarity similarity, double threshold);
 
-// The minimum a pruned search skips tiles below (gram.prune): the smallest of
-// the outputs' minimums where every output has one above 0 (write.pairs.min,
-// write.top_k.min, count_at_least) and none needs every value (write.C,
-// write.summary), queries against targets (B); else 0, nothing pruned.
 // What keeps gram.prune from applying (None: it applies). The deck and
 // Python decide it here and word it with their own names.
 enum class PruneRefusal { None, OneInput, AllOfC, NoOutput, NoMinimum, Ring };
@@ -238,7 +234,15 @@ PruneRefusal prune_refusal(bool two_inputs, bool all_of_c, const std::vector<dou
 // The share of a pruned slice's pairs its hits' views are first sized for
 // (1 in kPrunedHitShare; more grow them, past gram.memory_budget).
 inline constexpr std::int64_t kPrunedHitShare = 64;
+
+// The minimum a pruned search skips tiles below (gram.prune): the smallest of
+// the outputs' minimums where every output has one above 0 (write.pairs.min,
+// write.top_k.min, count_at_least) and none needs every value (write.C,
+// write.summary), queries against targets (B); else 0, nothing pruned.
 double prune_minimum(const Config& c);
+// The same for `plan`: 0 where its distribution is the ring (pruning runs
+// on replicated slices only).
+double prune_minimum(const Config& c, const Plan& plan);
 
 // gram.exclude_self: for each query ID the index of the same ID among the
 // targets, or -1 (IDs are unique within each file).

@@ -100,7 +100,7 @@ Computation::Computation(const Team& t, const Config& config, const Plan& p, con
       plan(p),
       in(inputs),
       out(o),
-      prune_least(p.ring() ? 0.0 : prune_minimum(config)),
+      prune_least(prune_minimum(config, p)),
       want_summary((!config.write_summary.empty() || t.verify) && prune_least == 0),
       dense_float(config.float_values() && out.dense != nullptr),
       buffers(allocate_buffers(t, config, p, inputs, want_summary, dense_float,

@@ -139,6 +139,8 @@ double prune_minimum(const Config& c) {
   return *std::min_element(m.begin(), m.end());
 }
 
+double prune_minimum(const Config& c, const Plan& plan) { return plan.ring() ? 0.0 : prune_minimum(c); }
+
 std::vector<std::int64_t> self_columns(const std::vector<std::string>& query_ids,
                                        const std::vector<std::string>& target_ids) {
   std::unordered_map<std::string_view, std::int64_t> target_of;

@@ -37,7 +37,7 @@ std::int64_t pair_buffer_records(std::int64_t height, std::int64_t width) {
 std::int64_t pair_buffer_records(const Config& c, const Plan& plan) {
   constexpr std::int64_t kPrunedPairPiece = 1 << 16;
   const std::int64_t dense = pair_buffer_records(plan.height, plan.targets);
-  return !plan.ring() && prune_minimum(c) > 0 ? std::min(kPrunedPairPiece, dense) : dense;
+  return prune_minimum(c, plan) > 0 ? std::min(kPrunedPairPiece, dense) : dense;
 }
 
 namespace {

@@ -108,7 +108,7 @@ void GramKernel::print_plan(std::ostream& os, const Environment& env) const {
   os << ", " << similarity_name(c.similarity);
   if (c.similarity == Similarity::Tversky)
     os << " (alpha " << format_number(c.tversky_alpha) << ", beta " << format_number(c.tversky_beta) << ")";
-  const double prune = p.ring() ? 0.0 : prune_minimum(c);
+  const double prune = prune_minimum(c, p);
   os << ", "
      << (prune > 0        ? "tiles whose bound is below " + format_number(prune) + " skipped"
          : c.two_inputs() ? "all tiles"

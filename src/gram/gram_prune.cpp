@@ -76,9 +76,8 @@ void PrunedSlices::compute(const Slice& s, const Inputs& in) {
   tiles_ += plan_.geometry(s, true).tile_count();
 }
 
-// The slice's tiles into hits_ (the skipped ones counted from `skipped_before_`).
+// The slice's tiles into hits_, the skipped ones counted in skipped_.
 void PrunedSlices::compute_hits(std::int64_t height) {
-  Kokkos::deep_copy(team_.exec, skipped_, skipped_before_);
   Kokkos::deep_copy(team_.exec, hits_.count, std::int64_t(0));
   gram_slice_pruned(team_.exec, a_sorted_, b_sorted_, row_ids_, col_ids_, ones_a_dev_, ones_b_dev_, ones_b_sorted_,
                     height, hits_, skipped_, pruning_, least_, c_.engine, c_.micro_kernel);
@@ -100,7 +99,9 @@ void PrunedSlices::fit(const Slice* s) {
     }
     return 0;
   });
-  if (grow) compute_hits(s->r1 - s->r0);  // the same rows, still gathered
+  if (!grow) return;
+  Kokkos::deep_copy(team_.exec, skipped_, skipped_before_);  // its skipped tiles counted once
+  compute_hits(s->r1 - s->r0);                               // the same rows, still gathered
 }
 
 SliceHits PrunedSlices::hits() {

@@ -90,6 +90,8 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
       records_(records) {
   rank_ = mpi::rank(comm);
   ranks_ = mpi::size(comm);
+  thresholds_ = c.count_at_least;
+  std::sort(thresholds_.begin(), thresholds_.end());
   if (plan.circulant()) {
     own0_ = Plan::block_begin(plan.rows, ranks_, rank_);
     own_rows_ = Plan::block_begin(plan.rows, ranks_, rank_ + 1) - own0_;
@@ -99,8 +101,7 @@ SparseOutputs::SparseOutputs(const ExecSpace& exec, const Config& c, const Plan&
   ScopedRegion region("kmini::gram::sparse_outputs");
   dev_ = collectively(comm, "gram", [&] {
     auto d = std::make_unique<Device>();
-    std::vector<double> sorted = c.count_at_least;
-    std::sort(sorted.begin(), sorted.end());
+    const std::vector<double>& sorted = thresholds_;
     const auto nt = static_cast<std::int64_t>(sorted.size());
     d->thresholds = F64View("kmini::gram::thresholds", nt);
     Kokkos::deep_copy(d->thresholds, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
@@ -277,29 +278,24 @@ void SparseOutputs::add_hits(const Slice* slice, const SliceHits& hits) {
     return !c_.self_cols.empty() && c_.self_cols[static_cast<std::size_t>(hits.i[e])] == hits.j[e];
   };
   if (counting_ && n > 0) {  // the bins of CountAtLeast
-    std::vector<double> sorted = c_.count_at_least;
-    std::sort(sorted.begin(), sorted.end());
-    const auto nt = static_cast<int>(sorted.size());
-    hit_bins_.resize(sorted.size() + 1, 0);
-    for (std::size_t e = 0; e < n; ++e) {
-      if (own(e)) continue;
-      int b = 0;
-      while (b < nt && hits.v[e] >= sorted[static_cast<std::size_t>(b)]) ++b;
-      ++hit_bins_[static_cast<std::size_t>(b)];
-    }
+    const auto nt = static_cast<int>(thresholds_.size());
+    hit_bins_.resize(thresholds_.size() + 1, 0);
+    for (std::size_t e = 0; e < n; ++e)
+      if (!own(e)) ++hit_bins_[static_cast<std::size_t>(threshold_bin(hits.v[e], thresholds_.data(), nt))];
   }
-  if (top_k_ && n > 0) {  // offered as top_k_slice offers, in the same order of entries (ranks_before)
-    const std::int64_t k = c_.top_k;
-    if (hit_lists_.empty()) hit_lists_.assign(static_cast<std::size_t>(c_.a.rows * k), TopKEntry{-1.0, -1});
+  if (top_k_ && n > 0) {  // the lists of top_k_slice, offered the same way (empty: ClearTopK's entries)
+    const auto k = static_cast<int>(c_.top_k);
+    const auto size = static_cast<std::size_t>(c_.a.rows * k);
+    if (hit_j_.empty()) {
+      hit_j_.assign(size, -1);
+      hit_v_.assign(size, -1.0);
+    }
+    const Kokkos::View<std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> best_j(hit_j_.data(), size);
+    const Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> best_v(hit_v_.data(), size);
     for (std::size_t e = 0; e < n; ++e) {
-      if (own(e)) continue;
-      TopKEntry* list = hit_lists_.data() + hits.i[e] * k;
-      const double v = hits.v[e];
-      const std::int64_t j = hits.j[e];
-      if (!ranks_before(v, j, list[k - 1].value, list[k - 1].j)) continue;
-      std::int64_t p = k - 1;
-      for (; p > 0 && ranks_before(v, j, list[p - 1].value, list[p - 1].j); --p) list[p] = list[p - 1];
-      list[p] = {v, j};
+      const std::int64_t base = hits.i[e] * k, last = base + k - 1;
+      if (!own(e) && ranks_before(hits.v[e], hits.j[e], best_v(last), best_j(last)))
+        offer(best_j, best_v, base, k, hits.j[e], hits.v[e]);
     }
   }
   if (pairs_) {
@@ -325,8 +321,7 @@ Json SparseOutputs::finish_counts(std::vector<std::int64_t>* counts) {
   exec_.fence();
   for (std::size_t b = 0; b < hit_bins_.size(); ++b) bins[b] += hit_bins_[b];  // a pruned run's
   mpi::allreduce(comm_, bins.data(), static_cast<int>(nb), MPI_INT64_T, MPI_SUM);
-  std::vector<double> sorted = c_.count_at_least;
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double>& sorted = thresholds_;
   Json list = Json::array();
   for (double x : c_.count_at_least) {
     const std::int64_t n = pairs_at_or_above(sorted, bins, x);
@@ -351,7 +346,11 @@ void SparseOutputs::finish_top_k() {
     auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dev_->best_v);
     for (std::int64_t e = 0; e < held * k; ++e) lists[static_cast<std::size_t>(e)] = {hv(e), hj(e)};
   }
-  if (!hit_lists_.empty()) merge_top_k_rows(hit_lists_.data(), lists.data(), held, static_cast<int>(k));  // pruned
+  if (!hit_j_.empty()) {  // a pruned run's lists
+    std::vector<TopKEntry> hit(static_cast<std::size_t>(held * k));
+    for (std::size_t e = 0; e < hit.size(); ++e) hit[e] = {hit_v_[e], hit_j_[e]};
+    merge_top_k_rows(hit.data(), lists.data(), held, static_cast<int>(k));
+  }
   std::vector<int> block_rows(static_cast<std::size_t>(ranks_));
   for (int q = 0; q < ranks_; ++q)
     block_rows[static_cast<std::size_t>(q)] = static_cast<int>(rows * (q + 1) / ranks_ - rows * q / ranks_);

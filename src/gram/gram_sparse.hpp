@@ -95,8 +95,10 @@ class SparseOutputs {
   // the pairs buffer, fill(at, n, out) putting records at..at+n at out.
   template <class Fill>
   void write_pair_records(const Slice* slice, std::int64_t total, Fill&& fill);
+  std::vector<double> thresholds_;      // count_at_least, sorted ascending
   std::vector<std::int64_t> hit_bins_;  // add_hits: count_at_least's bins
-  std::vector<TopKEntry> hit_lists_;    // add_hits: the top-k lists, rows x k
+  std::vector<std::int64_t> hit_j_;     // add_hits: the top-k lists, rows x k
+  std::vector<double> hit_v_;
   ExecSpace exec_;
   const Config& c_;
   const Plan& plan_;

@@ -81,6 +81,15 @@ void with_similarity(Similarity kind, F&& f) {
   }
 }
 
+// The bin of value v among `nt` thresholds sorted ascending: how many of
+// them are <= v (count_at_least's bins, on the device and from a pruned
+// run's hits on the host).
+KOKKOS_INLINE_FUNCTION int threshold_bin(double v, const double* thresholds, int nt) {
+  int b = 0;
+  while (b < nt && v >= thresholds[b]) ++b;
+  return b;
+}
+
 template <class Values, class Thresholds, class Bins>
 struct CountAtLeast {
   Values values;
@@ -91,11 +100,7 @@ struct CountAtLeast {
   int nt;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t li) const {
     std::int64_t local[kMaxThresholds + 1] = {};
-    const auto bin = [&](const double v) {
-      int b = 0;
-      while (b < nt && v >= thresholds(b)) ++b;
-      return b;
-    };
+    const auto bin = [&](const double v) { return threshold_bin(v, thresholds.data(), nt); };
     const std::int64_t first = symmetric ? r0 + li + 1 : col0, self = symmetric ? -1 : values.self_of(r0 + li);
     for (std::int64_t j = first; j < cols; ++j) ++local[bin(values(li, j))];
     if (self >= first && self < cols) --local[bin(values(li, self))];  // counted above: taken back
