@@ -20,8 +20,7 @@ endfunction()
 macro(_kmini_shared_test_programs)
   add_executable(kmini_unit_tests ${KMINI_TEST_SUPPORT}/test_main.cpp)
   target_link_libraries(kmini_unit_tests PRIVATE kmini_lib GTest::gtest)
-  # ${PROJECT_SOURCE_DIR}/benchmarks: the wgmma probe's index math (wgmma_probe/wgmma_layout.hpp).
-  target_include_directories(kmini_unit_tests PRIVATE ${KMINI_TEST_ROOT} ${PROJECT_SOURCE_DIR}/benchmarks)
+  target_include_directories(kmini_unit_tests PRIVATE ${KMINI_TEST_ROOT})
   target_compile_definitions(kmini_unit_tests PRIVATE ${KMINI_TEST_DEFINES})
   _kmini_discover_unit_tests(kmini_unit_tests TEST_PREFIX "unit." DISCOVERY_TIMEOUT 60 ${KMINI_GTEST_DISCOVERY}
                              PROPERTIES ENVIRONMENT "${KMINI_MPI_ENV}" LABELS unit)

@@ -7,6 +7,7 @@
 #include "gram/gram.hpp"
 #include "gram/impl/gram_detail.hpp"
 #include "gram/impl/gram_outputs.hpp"
+#include "gram/impl/gram_wgmma.hpp"
 #include "io/fps.hpp"
 #include "io/npy.hpp"
 
@@ -253,6 +254,10 @@ void read_engine(const DeckNode& s, const KernelDeclaration& d, Config& c) {
   const std::string tile = s.choice(d.key("tensor_core_tile"));
   for (TensorCoreTile t : kTensorCoreTiles)
     if (tile == tensor_core_tile_name(t)) c.tensor_core_tile = t;
+  if (c.engine == Engine::TensorCore && c.tensor_core_tile == TensorCoreTile::Warpgroup64x128) {
+    const std::string why = wgmma::unavailable();
+    if (!why.empty()) s.fail("tensor_core_tile", "another kernel than warpgroup64x128: " + why);
+  }
   // auto: the one the target's instruction set selects (kAutoMicroKernel);
   // the others only where this build contains them (KMINI_ARCH / KMINI_NATIVE).
   const std::string mk = s.choice(d.key("micro_kernel"));

@@ -19,6 +19,13 @@ std::vector<std::string> similarity_names() {
   return names;
 }
 
+// gram.tensor_core_tile's choices: auto, then every kernel's name.
+std::vector<std::string> tensor_core_tile_options() {
+  std::vector<std::string> names{tensor_core_tile_name(TensorCoreTile::Auto)};
+  for (TensorCoreTile t : kTensorCoreTiles) names.emplace_back(tensor_core_tile_name(t));
+  return names;
+}
+
 // gram.A and gram.B take the same forms.
 void add_input(std::vector<DeckKey>& keys, const std::string& m, const std::string& what) {
   const double max_dim = static_cast<double>(detail::kMaxDim);
@@ -130,10 +137,11 @@ const KernelDeclaration& declaration() {
                   "figure of merit as a fraction of it (the benchmark decks do); off, no roof is reported"),
         DeckKey::choice("engine", "auto", {"auto", "popcount", "tensor_core"})
             .with("", "tensor_core: 1-bit mma on NVIDIA GPUs (sm_80+); auto: it where built, else popcount"),
-        DeckKey::choice("tensor_core_tile", "auto", {"auto", "block64", "warp32x64", "warp64x64"})
+        DeckKey::choice("tensor_core_tile", "auto", tensor_core_tile_options())
             .with("",
                   "The tensor-core kernel: 64 x 64 blocks, or 128 x 128 with each warp's 32 x 64 or 64 x 64 in "
-                  "registers; auto: the backend's best"),
+                  "registers, or (warpgroup64x128, H100 and H200) the wgmma engine's 128 x 128 with each "
+                  "warpgroup's 64 x 128; auto: the backend's best"),
         DeckKey::choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"})
             .with("", "Host AND+popcount loop; auto: the best the build's instruction set has"),
         DeckKey::choice("distribution", "replicated", {"replicated", "ring", "auto"})

@@ -2,6 +2,8 @@
 // Tile shapes of the Gram kernel per backend. A team computes one TILE x TILE
 // tile of C; the two row panels are staged in team scratch CHUNK words at a
 // time; each thread accumulates MR x NR micro-tiles of C in registers.
+#include "gram/impl/gram_block_tiles.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -46,15 +48,18 @@ inline const char* engine_name(Engine e) { return e == Engine::TensorCore ? "ten
 // The tensor-core engine's kernel (gram.tensor_core_tile): block64, the 64 x 64
 // team kernel staging 16 words at a time; warp32x64 and warp64x64, 128 x 128
 // blocks with a cp.async pipeline and each warp's part of C in registers
-// (gram_tensor_core_blocked.hpp). Exact against each other.
-enum class TensorCoreTile { Auto, Block64, Warp32x64, Warp64x64 };
+// (gram_tensor_core_blocked.hpp); warpgroup64x128, the wgmma engine (sm_90a:
+// H100, H200), 128 x 128 blocks of two warpgroups, each 64 x 128 of C in
+// registers (gram_wgmma.hpp). Exact against each other.
+enum class TensorCoreTile { Auto, Block64, Warp32x64, Warp64x64, Warpgroup64x128 };
 inline constexpr TensorCoreTile kTensorCoreTiles[] = {TensorCoreTile::Block64, TensorCoreTile::Warp32x64,
-                                                      TensorCoreTile::Warp64x64};
+                                                      TensorCoreTile::Warp64x64, TensorCoreTile::Warpgroup64x128};
 constexpr const char* tensor_core_tile_name(TensorCoreTile t) {
-  return t == TensorCoreTile::Block64     ? "block64"
-         : t == TensorCoreTile::Warp32x64 ? "warp32x64"
-         : t == TensorCoreTile::Warp64x64 ? "warp64x64"
-                                          : "auto";
+  return t == TensorCoreTile::Block64           ? "block64"
+         : t == TensorCoreTile::Warp32x64       ? "warp32x64"
+         : t == TensorCoreTile::Warp64x64       ? "warp64x64"
+         : t == TensorCoreTile::Warpgroup64x128 ? "warpgroup64x128"
+                                                : "auto";
 }
 // What auto means (docs/performance.md, "gram: the tensor-core engine").
 inline constexpr TensorCoreTile kDefaultTensorCoreTile = TensorCoreTile::Warp32x64;
@@ -140,18 +145,6 @@ struct Tuning {
 // row major with row length width = cols - col0. One input (C = A A^T,
 // targets = 0): columns from r0 on (the rest is the mirror of earlier
 // slices). Two inputs (C = A B^T, targets = rows of B): all columns.
-// A window of C: rows [r0, r1) of A against rows [c0, c1) of B (of A), read
-// from views whose row 0 is global row a_base (b_base), written to
-// out((i - r0) * out_width + (j - out_col0)); triangular: tiles on or above
-// the diagonal only, each mirrored inside the window. What every tile kernel
-// takes (TileWindow, the blocked tensor-core kernel's arguments).
-struct WindowGeometry {
-  std::int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
-  bool triangular = false;
-  std::int64_t a_base = 0, b_base = 0;
-  std::int64_t out_col0 = 0, out_width = 0;
-};
-
 struct SliceGeometry {
   std::int64_t rows = 0, r0 = 0, r1 = 0;
   std::int64_t targets = 0;  // rows of B; 0: one input, C symmetric

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace kmini::gram::detail {
@@ -30,13 +31,39 @@ std::string hex(std::uint64_t v) {
 
 }  // namespace
 
+namespace {
+
+TensorCoreTile resolved_tile(const Config& c) {
+  return c.tensor_core_tile == TensorCoreTile::Auto ? kDefaultTensorCoreTile : c.tensor_core_tile;
+}
+
+// The instruction the tensor-core engine issued.
+const char* tensor_core_instruction(const Config& c) {
+  return resolved_tile(c) == TensorCoreTile::Warpgroup64x128 ? "wgmma.m64n128k256.b1.and.popc"
+                                                             : "mma.m16n8k256.b1.and.popc";
+}
+
+// The wgmma engine's roof on this rank's device (gram_wgmma.hpp), in bit-ops/s.
+double wgmma_probe([[maybe_unused]] RunContext& ctx) {
+  double rate = 0;
+#if defined(KMINI_GRAM_WGMMA) && defined(KOKKOS_ENABLE_CUDA)
+  if (const char* failed = wgmma::probe(ctx.exec.cuda_stream(), rate))
+    throw std::runtime_error(std::string("kmini::gram: the wgmma probe: ") + failed);
+#endif
+  return rate;
+}
+
+}  // namespace
+
 Probes measure_probes(RunContext& ctx, const Config& c) {
   ScopedRegion probe_region("kmini::gram::probe");
   // One worker per thread the device keeps resident (on a GPU, SMs x 2048),
   // each looping long enough to hide the launch.
   Probes p;
   p.popcount = probe_and_popcount_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
-  if (c.engine == Engine::TensorCore)
+  if (c.engine == Engine::TensorCore && resolved_tile(c) == TensorCoreTile::Warpgroup64x128)
+    p.tensor_core = wgmma_probe(ctx);  // the wgmma engine against its own instruction's roof
+  else if (c.engine == Engine::TensorCore)
     p.tensor_core = probe_tensor_core_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
   const double scale = roof_test_scale();
   p.popcount.peak *= scale;
@@ -79,6 +106,7 @@ double report_roof(RunContext& ctx, const Config& c, const Probes& before, Json&
   // one stays in results.json beside it).
   const double tc_all = allreduce_sum(env.comm(), probes.tensor_core);
   m["probe_tensor_core_peak_bit_ops_per_s"] = tc_all;
+  m["probe_tensor_core_instruction"] = tensor_core_instruction(c);
   return tc_all;
 }
 
@@ -104,12 +132,12 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
   m["chunk_words"] = Tuning::chunk;
   m["micro_tile"] = std::to_string(Tuning::mr) + "x" + std::to_string(Tuning::nr);
   m["team_size"] = Tuning::team_size;
-  m["micro_kernel"] = c.engine == Engine::TensorCore ? "mma.m16n8k256.b1.and.popc"
+  m["micro_kernel"] = c.engine == Engine::TensorCore ? tensor_core_instruction(c)
                       : Tuning::staged               ? "portable"
                                                      : micro_kernel_name(c.micro_kernel);
   m["engine"] = engine_name(c.engine);
   if (c.engine == Engine::TensorCore) {
-    const TensorCoreTile t = c.tensor_core_tile == TensorCoreTile::Auto ? kDefaultTensorCoreTile : c.tensor_core_tile;
+    const TensorCoreTile t = resolved_tile(c);
     m["tensor_core_tile"] = tensor_core_tile_name(t);
     if (t != TensorCoreTile::Block64) m["tile"] = 128;  // the executed count stays the 64 x 64 plan's (a lower bound)
   }

@@ -7,6 +7,7 @@
 // (from the word-major panels in team scratch) and stores (into the C tile)
 // must then give the plain popcount sums, at odd chunk lengths too.
 #include "core/random.hpp"
+#include "gram/block_window_check.hpp"
 #include "gram/impl/gram_tensor_core.hpp"
 #include "gram/impl/gram_tensor_core_blocked.hpp"
 
@@ -20,6 +21,7 @@ namespace {
 
 using kmini::gram::Word;
 namespace tc = kmini::gram::tensor_core;
+namespace bwc = kmini::gram::block_window_check;
 
 // The GPU's panel geometry (gram_params.hpp's CUDA Tuning), whatever backend
 // this test binary was built for.
@@ -231,68 +233,6 @@ void emulate_blocked(const tc::BlockedArgs& p, std::int64_t blocks) {
   }
 }
 
-std::int64_t popcount_and(const Word* x, const Word* y, std::int64_t words) {
-  std::int64_t n = 0;
-  for (std::int64_t k = 0; k < words; ++k)
-    for (Word v = x[k] & y[k]; v != 0; v &= v - 1) ++n;
-  return n;
-}
-
-// Rows of `words` 64-bit words (an even count, as the packed views have), density about 1/2 or 1/4.
-std::vector<Word> random_rows(std::int64_t rows, std::int64_t words, std::int64_t used, std::uint64_t seed) {
-  std::vector<Word> v(static_cast<std::size_t>(rows * words), 0);
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t k = 0; k < used; ++k) {
-      Word x = kmini::random::hash(seed, r * words + k);
-      if (r % 3 == 0) x &= kmini::random::hash(seed + 1, r * words + k);
-      v[r * words + k] = x;
-    }
-  return v;
-}
-
-// Window r0..r1 x c0..c1 of C = A B^T (A's rows from a_base, B's from b_base)
-// into an output of out_width columns from out_col0, by the emulated kernel;
-// every element the window owns against the popcount sums, every other one untouched.
-template <class S>
-void check_window(std::int64_t a_rows, std::int64_t b_rows, std::int64_t words, std::int64_t r0, std::int64_t r1,
-                  std::int64_t c0, std::int64_t c1, bool triangular, std::int64_t a_base, std::int64_t b_base,
-                  std::int64_t out_col0, std::int64_t out_width) {
-  const std::vector<Word> a = random_rows(a_rows, words, words - 1, 7 + words);
-  const std::vector<Word> b = triangular ? a : random_rows(b_rows, words, words, 70 + words);
-  std::vector<std::int32_t> out(static_cast<std::size_t>((r1 - r0) * out_width), -7);
-  tc::BlockedArgs p;
-  p.a = a.data();
-  p.b = b.data();
-  p.out = out.data();
-  p.lda = p.ldb = p.words = words;
-  p.r0 = r0;
-  p.r1 = r1;
-  p.c0 = c0;
-  p.c1 = c1;
-  p.a_base = a_base;
-  p.b_base = b_base;
-  p.out_col0 = out_col0;
-  p.out_width = out_width;
-  p.triangular = triangular;
-  const std::int64_t tile_rows = (r1 - r0 + S::block - 1) / S::block;
-  p.tile_cols = (c1 - c0 + S::block - 1) / S::block;
-  emulate_blocked<S>(p, tile_rows * p.tile_cols - (triangular ? tile_rows * (tile_rows - 1) / 2 : 0));
-  std::int64_t bad = 0, stray = 0;
-  for (std::int64_t i = r0; i < r1; ++i)
-    for (std::int64_t j = out_col0; j < out_col0 + out_width; ++j) {
-      const std::int32_t got = out[(i - r0) * out_width + (j - out_col0)];
-      if (j < c0 || j >= c1) {
-        stray += got != -7;
-        continue;
-      }
-      const std::int64_t want = popcount_and(&a[(i - a_base) * words], &b[(j - b_base) * words], words);
-      bad += got != want;
-    }
-  EXPECT_EQ(bad, 0) << tc::kLanes * S::warps << " threads, " << words << " words, window " << r0 << ".." << r1 << " x "
-                    << c0 << ".." << c1 << (triangular ? " triangular" : "");
-  EXPECT_EQ(stray, 0) << "elements outside the window written";
-}
-
 }  // namespace
 
 TEST(GramTensorCore, BlockedLaneTablesCoverEachRowAndChunkOnce) {
@@ -327,15 +267,16 @@ TEST(GramTensorCore, BlockedLaneTablesCoverEachRowAndChunkOnce) {
 // windows at row offsets inside wider outputs (the ring's), k not a multiple
 // of a stage or of the mma's 4 words.
 TEST(GramTensorCore, BlockedKernelEmulationMatchesPopcount) {
-  for (const std::int64_t words : {2, 6, 16, 18, 38}) {
-    check_window<tc::Warp32x64>(200, 150, words, 0, 200, 0, 150, false, 0, 0, 0, 150);
-    check_window<tc::Warp64x64>(200, 150, words, 0, 200, 0, 150, false, 0, 0, 0, 150);
-  }
+  const auto both = [](const bwc::Window& w) {
+    bwc::check_window("warp32x64", tc::Warp32x64::block, w, emulate_blocked<tc::Warp32x64>);
+    bwc::check_window("warp64x64", tc::Warp64x64::block, w, emulate_blocked<tc::Warp64x64>);
+  };
+  for (const std::int64_t words : {2, 6, 16, 18, 38}) both({200, 150, words, 0, 200, 0, 150, false, 0, 0, 0, 150});
   // A triangular slice of 300 rows from row 40 of a 340-row matrix, its window from row 40 on.
-  check_window<tc::Warp32x64>(340, 340, 18, 40, 340, 40, 340, true, 0, 0, 40, 300);
-  check_window<tc::Warp64x64>(340, 340, 6, 40, 300, 40, 340, true, 0, 0, 40, 300);
+  both({340, 340, 18, 40, 340, 40, 340, true, 0, 0, 40, 300});
+  both({340, 340, 6, 40, 300, 40, 340, true, 0, 0, 40, 300});
   // A ring window: rows 130..260 held from local row 0 (a_base 130), columns
   // 260..390 of B held from b_base 260, inside an output from column 100.
-  check_window<tc::Warp32x64>(130, 130, 38, 130, 260, 260, 390, false, 130, 260, 100, 330);
-  check_window<tc::Warp64x64>(130, 130, 16, 130, 260, 260, 390, false, 130, 260, 100, 330);
+  both({130, 130, 38, 130, 260, 260, 390, false, 130, 260, 100, 330});
+  both({130, 130, 16, 130, 260, 260, 390, false, 130, 260, 100, 330});
 }

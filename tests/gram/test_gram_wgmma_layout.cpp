@@ -1,4 +1,4 @@
-// The wgmma probe's index math (benchmarks/wgmma_probe/wgmma_layout.hpp), checked on
+// The wgmma probe's index math (gram/impl/gram_wgmma_layout.hpp), checked on
 // the CPU: the descriptor's bit fields, the tiles against the PTX ISA's
 // canonical K-major no-swizzle layout ((8,m),(T,2k)):((1T,SBO),(1,LBO)) with
 // T = 128 one-bit elements, the accumulator fragments, the host reference
@@ -6,7 +6,8 @@
 // its operands the way the ISA says the tensor core does, from the decoded
 // descriptors, out of the bytes the probe stages; gathered back by the probe's
 // fragment mapping it must give the host reference.
-#include "wgmma_probe/wgmma_layout.hpp"
+#include "gram/impl/gram_wgmma_layout.hpp"
+#include "gram/wgmma_emulation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,50 +19,16 @@
 namespace {
 
 namespace wg = kmini::gram::wgmma;
+using kmini::gram::wgmma_emulation::canonical_bit;
+using kmini::gram::wgmma_emulation::decode;
+using kmini::gram::wgmma_emulation::Decoded;
+using kmini::gram::wgmma_emulation::emulate_wgmma;
 
 std::vector<std::uint32_t> random_words(std::size_t n, unsigned seed) {
   std::mt19937 gen(seed);
   std::vector<std::uint32_t> v(n);
   for (auto& x : v) x = static_cast<std::uint32_t>(gen());
   return v;
-}
-
-// The ISA's fields, read back with masks of their own.
-struct Decoded {
-  std::uint32_t start, lbo, sbo, base_offset, swizzle, reserved;
-};
-Decoded decode(std::uint64_t d) {
-  const std::uint64_t fields = 0x3FFFull | 0x3FFFull << 16 | 0x3FFFull << 32 | 0x7ull << 49 | 0x3ull << 62;
-  return {std::uint32_t(d & 0x3FFF) << 4,
-          std::uint32_t(d >> 16 & 0x3FFF) << 4,
-          std::uint32_t(d >> 32 & 0x3FFF) << 4,
-          std::uint32_t(d >> 49 & 0x7),
-          std::uint32_t(d >> 62),
-          std::uint32_t((d & ~fields) != 0)};
-}
-
-// Bit address, from the operand's start, of element (row, k) of a K-major
-// no-swizzle operand: the canonical layout with T = 128, strides in elements
-// (1 bit each), so SBO and LBO in bytes times 8.
-std::uint64_t canonical_bit(int row, int k, std::uint32_t lbo, std::uint32_t sbo) {
-  const int T = 128;
-  return std::uint64_t(row % 8) * T + std::uint64_t(row / 8) * sbo * 8 + std::uint64_t(k % T) +
-         std::uint64_t(k / T) * lbo * 8;
-}
-
-bool bit_at(const std::vector<unsigned char>& smem, std::uint64_t bit) { return (smem[bit / 8] >> (bit % 8)) & 1u; }
-
-// One warpgroup's m64nNk256 .b1 .and.popc, D += A B, operands read through
-// their descriptors out of the shared-memory image (shared address a is
-// smem[a]). D is 64 x n row-major.
-void emulate_wgmma(const std::vector<unsigned char>& smem, std::uint64_t desc_a, std::uint64_t desc_b, int n,
-                   std::vector<std::int64_t>& d) {
-  const Decoded a = decode(desc_a), b = decode(desc_b);
-  for (int m = 0; m < wg::kM; ++m)
-    for (int j = 0; j < n; ++j)
-      for (int k = 0; k < wg::kK; ++k)
-        d[std::size_t(m) * n + j] += bit_at(smem, a.start * 8ull + canonical_bit(m, k, a.lbo, a.sbo)) &&
-                                     bit_at(smem, b.start * 8ull + canonical_bit(j, k, b.lbo, b.sbo));
 }
 
 // The probe's kernel on the emulation: stage A and B by BlockTiles, issue

@@ -16,10 +16,14 @@
 #include "gram/impl/gram_similarity_kernels.hpp"
 #include "gram/impl/gram_tensor_core.hpp"
 #include "gram/impl/gram_tensor_core_blocked.hpp"
+#include "gram/impl/gram_wgmma.hpp"
+#include "gram/impl/gram_wgmma_layout.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace kmini::gram {
@@ -261,9 +265,9 @@ void gram_window_with(const Exec& exec, const Packed& a, const Packed& b, const 
 
 #if defined(KOKKOS_ENABLE_CUDA)
 // Window w with the blocked tensor-core kernel of shape S (gram_tensor_core_blocked.hpp).
-template <class S, class Packed, class Out>
-void gram_window_blocked(const Kokkos::Cuda& exec, const Packed& a, const Packed& b, const TileWindow& w,
-                         const Out& out) {
+// The block kernels' arguments: window w of the views.
+template <class Packed, class Out>
+tensor_core::BlockedArgs block_args(const Packed& a, const Packed& b, const TileWindow& w, const Out& out) {
   static_assert(std::is_same_v<typename Out::non_const_value_type, std::int32_t>, "counts are int32");
   tensor_core::BlockedArgs p;
   static_cast<WindowGeometry&>(p) = w;
@@ -273,10 +277,32 @@ void gram_window_blocked(const Kokkos::Cuda& exec, const Packed& a, const Packed
   p.lda = static_cast<std::int64_t>(a.stride(0));
   p.ldb = static_cast<std::int64_t>(b.stride(0));
   p.words = static_cast<std::int64_t>(a.extent(1));
-  const std::int64_t tile_rows = (w.r1 - w.r0 + S::block - 1) / S::block;
-  p.tile_cols = (w.c1 - w.c0 + S::block - 1) / S::block;
-  const std::int64_t blocks = tile_rows * p.tile_cols - (w.triangular ? tile_rows * (tile_rows - 1) / 2 : 0);
+  return p;
+}
+
+template <class S, class Packed, class Out>
+void gram_window_blocked(const Kokkos::Cuda& exec, const Packed& a, const Packed& b, const TileWindow& w,
+                         const Out& out) {
+  tensor_core::BlockedArgs p = block_args(a, b, w, out);
+  const std::int64_t blocks = tensor_core::block_tiles(w, S::block, p.tile_cols);
   if (blocks > 0) tensor_core::launch_blocked<S>(exec, p, blocks);
+}
+
+// Window w with the wgmma engine (gram_wgmma.hpp), on exec's stream; where
+// it cannot run here (configure() refused it for decks), an exception naming why.
+template <class Packed, class Out>
+void gram_window_wgmma(const Kokkos::Cuda& exec, const Packed& a, const Packed& b, const TileWindow& w,
+                       const Out& out) {
+  const std::string why = wgmma::unavailable();
+  if (!why.empty()) throw std::invalid_argument("kmini::gram: the wgmma engine (warpgroup64x128): " + why);
+  tensor_core::BlockedArgs p = block_args(a, b, w, out);
+  const std::int64_t tiles = tensor_core::block_tiles(w, wgmma::EngineShape::block, p.tile_cols);
+  if (tiles <= 0) return;
+  std::uint64_t id = 0;
+  Kokkos::Tools::beginParallelFor("kmini::gram::tiles_wgmma", Kokkos::Tools::Experimental::device_id(exec), &id);
+  const char* failed = wgmma::launch(p, tiles, exec.cuda_stream());
+  Kokkos::Tools::endParallelFor(id);
+  if (failed) throw std::runtime_error(std::string("kmini::gram::tiles_wgmma: ") + failed);
 }
 #endif
 
@@ -295,6 +321,7 @@ void gram_window(const Exec& exec, const Packed& a, const Packed& b, const TileW
       const tensor_core::Tile t = tensor_core::resolved(tile);
       if (t != tensor_core::Tile::Block64 &&
           tensor_core::blocked_fits(a.data(), a.stride(0), b.data(), b.stride(0), a.extent(1))) {
+        if (t == tensor_core::Tile::Warpgroup64x128) return gram_window_wgmma(exec, a, b, w, out);
         if (t == tensor_core::Tile::Warp64x64) return gram_window_blocked<tensor_core::Warp64x64>(exec, a, b, w, out);
         return gram_window_blocked<tensor_core::Warp32x64>(exec, a, b, w, out);
       }

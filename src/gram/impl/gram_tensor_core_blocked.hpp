@@ -20,6 +20,8 @@
 // kernel in a warp emulation (ldmatrix and the mma per the PTX ISA's tables) at
 // odd shapes against the popcount reference
 // (tests/gram/test_gram_tensor_core.cpp).
+#include "gram/impl/gram_block_tiles.hpp"
+#include "gram/impl/gram_cp_async.cuh"
 #include "gram/impl/gram_tensor_core.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -100,59 +102,11 @@ KOKKOS_INLINE_FUNCTION constexpr int warp_col0(int warp) {
   return (warp / S::warps_m) * S::warp_n;
 }
 
-// The window and views one launch computes (TileWindow's fields, the views'
-// pointers and row strides in words).
-struct BlockedArgs : WindowGeometry {
-  const Word* a = nullptr;
-  const Word* b = nullptr;
-  std::int32_t* out = nullptr;
-  std::int64_t lda = 0, ldb = 0, words = 0;
-  std::int64_t tile_cols = 0;
-};
-
-// Block tile (l, m) of league index t: row-major, or on and above the diagonal.
-KOKKOS_INLINE_FUNCTION void block_tile(const BlockedArgs& p, std::int64_t t, std::int64_t& l, std::int64_t& m) {
-  l = 0;
-  if (p.triangular) {
-    while (t >= p.tile_cols - l) {
-      t -= p.tile_cols - l;
-      ++l;
-    }
-    m = l + t;
-  } else {
-    l = t / p.tile_cols;
-    m = t % p.tile_cols;
-  }
-}
-
-// Element (i, j) of C (global indices) into out, and its mirror.
-KOKKOS_INLINE_FUNCTION void store_element(const BlockedArgs& p, std::int64_t i, std::int64_t j, bool mirror,
-                                          std::int32_t v) {
-  if (i < p.r1 && j < p.c1) p.out[(i - p.r0) * p.out_width + (j - p.out_col0)] = v;
-  if (mirror && j < p.r1 && i < p.c1) p.out[(j - p.r0) * p.out_width + (i - p.out_col0)] = v;
-}
-
-// The blocked kernel runs where the views are 16-byte aligned with even row
-// strides (cp.async copies 16 bytes); the packed views are (Tuning::granule).
-inline bool blocked_fits(const void* a, std::int64_t lda, const void* b, std::int64_t ldb, std::int64_t words) {
-  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return aligned(a) && aligned(b) && lda % 2 == 0 && ldb % 2 == 0 && words % 2 == 0;
-}
-
 #if defined(KOKKOS_ENABLE_CUDA)
 
 namespace device {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool full) {
-  // src-size 0: nothing read, the 16 bytes zero-filled (rows and words past the end).
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(full ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 __device__ __forceinline__ void ldmatrix_x4(unsigned addr, std::uint32_t& r0, std::uint32_t& r1, std::uint32_t& r2,
                                             std::uint32_t& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -172,8 +126,8 @@ __device__ __forceinline__ void load_stage(const BlockedArgs& p, unsigned stage,
     const std::int64_t w = k0 + 2 * chunk;
     const bool in_k = w < p.words;
     const bool fa = in_k && ia + row < a_end, fb = in_k && jb + row < b_end;
-    cp_async16(stage + smem_offset(row, chunk), fa ? p.a + (ia + row) * p.lda + w : p.a, fa);
-    cp_async16(stage + S::panel_bytes + smem_offset(row, chunk), fb ? p.b + (jb + row) * p.ldb + w : p.b, fb);
+    cp_async::copy16(stage + smem_offset(row, chunk), fa ? p.a + (ia + row) * p.lda + w : p.a, fa);
+    cp_async::copy16(stage + S::panel_bytes + smem_offset(row, chunk), fb ? p.b + (jb + row) * p.ldb + w : p.b, fb);
   }
 }
 
@@ -220,17 +174,17 @@ __global__ void __launch_bounds__(S::threads, S::min_blocks) blocked_tiles(const
 #pragma unroll
   for (int s = 0; s < S::stages - 1; ++s) {
     if (s < stages_k) load_stage<S>(p, base + s * S::stage_bytes, ia, a_end, jb, b_end, s * S::stage_words);
-    cp_async_commit();
+    cp_async::commit();
   }
   for (std::int64_t kt = 0; kt < stages_k; ++kt) {
     // Stage kt has landed (at most stages - 2 younger groups pending), and
     // every warp is done with stage kt - 1, whose buffer the next copy fills.
-    cp_async_wait<S::stages - 2>();
+    cp_async::wait<S::stages - 2>();
     __syncthreads();
     const std::int64_t next = kt + S::stages - 1;
     if (next < stages_k)
       load_stage<S>(p, base + (next % S::stages) * S::stage_bytes, ia, a_end, jb, b_end, next * S::stage_words);
-    cp_async_commit();
+    cp_async::commit();
     stage_mma<S>(base + (kt % S::stages) * S::stage_bytes, wr, wc, lane, acc);
   }
   const bool mirror = p.triangular && m > l;

@@ -1,12 +1,14 @@
 #pragma once
 // What wgmma.mma_async.sync.aligned.m64nNk256.s32.b1.b1.and.popc (sm_90a)
-// reads and writes, for the wgmma probe (wgmma_probe.cu): the shared-memory
+// reads and writes, for the wgmma probe (benchmarks/wgmma_probe) and the
+// wgmma engine (gram_wgmma_engine.cu, at the end of this file): the shared-memory
 // tiles of A and B, their matrix descriptors and the accumulator fragments, as
 // the PTX ISA describes them (sections "Shared Memory Matrix Layout",
 // "Matrix Descriptor Format", "Matrix Fragments for wgmma.mma_async.m64nNk256"),
 // and the host reference the probe checks one result against. Host and device
-// code without Kokkos, so that plain nvcc compiles the probe and the CPU tests
-// (tests/gram/test_gram_wgmma_layout.cpp) check the index math.
+// code without Kokkos, so that plain nvcc compiles the probe and the engine
+// and the CPU tests (tests/gram/test_gram_wgmma_layout.cpp,
+// test_gram_wgmma_engine.cpp) check the index math.
 //
 // Layout: K-major, no swizzle. A (64 x 256 bits) and B (N x 256 bits: B is
 // "column-major", row n of this tile is column n of B) are the same kind of
@@ -116,6 +118,56 @@ inline void reference_tile(const std::uint32_t* a, int rows, const std::uint32_t
   for (int m = 0; m < rows; ++m)
     for (int n = 0; n < cols; ++n)
       d[std::int64_t(m) * cols + n] = reps * and_popc(a + std::int64_t(m) * words, b + std::int64_t(n) * words, words);
+}
+
+// --- The engine (gram.tensor_core_tile: warpgroup64x128, gram_wgmma_engine.cu) ---
+// One CUDA block per 128 x 128 block tile of C and two warpgroups: warpgroup g
+// multiplies rows 64 g .. 64 g + 63 of the tile by its 128 columns, one
+// m64n128k256 per k step, its 64 x 128 part of C in 64 registers per thread
+// for the whole k loop. k is staged stage_steps k steps (of 256 bits) at a
+// time: A's and B's 128 rows as one tile of the layout above per k step (a
+// panel), both copied by cp.async into one of `stages` buffers.
+struct EngineShape {
+  static constexpr int block = 128;
+  static constexpr int warpgroups = block / kM;                                  // 2
+  static constexpr int threads = warpgroups * kWarpgroup;                        // 256
+  static constexpr int n = block;                                                // wgmma's N
+  static constexpr int acc = n / 2;                                              // accumulators per thread
+  static constexpr int stage_steps = 2;                                          // k steps per stage
+  static constexpr int step_words = kK / 64;                                     // 4 64-bit words per k step
+  static constexpr int stage_words = stage_steps * step_words;                   // 8 words of a row per stage
+  static constexpr std::uint32_t panel_bytes = stage_steps * tile_bytes(block);  // 8 KiB
+  static constexpr std::uint32_t stage_bytes = 2 * panel_bytes;                  // A's panel, then B's
+  static constexpr int stages = 4;                                               // cp.async pipeline depth
+  static constexpr std::uint32_t smem_bytes = stages * stage_bytes;              // 64 KiB: three blocks an SM
+  static constexpr int chunks = block * stage_steps * 2;                         // 16-byte chunks of a panel
+  static constexpr int copies = chunks / threads;                                // per thread and panel
+  static_assert(chunks % threads == 0, "whole copies per thread");
+};
+
+// Copy q of thread t into each panel of a stage: two neighbouring threads copy
+// the two 16-byte chunks of one row's k step (one 32-byte sector of global
+// memory), a warp 16 rows, into 512 contiguous bytes of the tile.
+KMINI_WGMMA_HD constexpr int copy_index(int t, int q) { return t + q * EngineShape::threads; }
+KMINI_WGMMA_HD constexpr int copy_chunk(int t, int q) { return copy_index(t, q) % 2; }
+KMINI_WGMMA_HD constexpr int copy_row(int t, int q) { return copy_index(t, q) / 2 % EngineShape::block; }
+KMINI_WGMMA_HD constexpr int copy_step(int t, int q) { return copy_index(t, q) / (2 * EngineShape::block); }
+// The copy's first 64-bit word, from the stage's first word of the row.
+KMINI_WGMMA_HD constexpr int copy_word(int t, int q) {
+  return copy_step(t, q) * EngineShape::step_words + copy_chunk(t, q) * 2;
+}
+// Where it goes, from the panel's start.
+KMINI_WGMMA_HD constexpr std::uint32_t copy_offset(int t, int q) {
+  return std::uint32_t(copy_step(t, q)) * tile_bytes(EngineShape::block) +
+         tile_offset(copy_row(t, q), copy_chunk(t, q));
+}
+// The operands of k step s of the stage at shared address `stage`:
+// warpgroup g's 64 rows of A, and B's 128 rows.
+KMINI_WGMMA_HD constexpr std::uint32_t a_operand(std::uint32_t stage, int g, int s) {
+  return stage + std::uint32_t(s) * tile_bytes(EngineShape::block) + tile_offset(g * kM, 0);
+}
+KMINI_WGMMA_HD constexpr std::uint32_t b_operand(std::uint32_t stage, int s) {
+  return stage + EngineShape::panel_bytes + std::uint32_t(s) * tile_bytes(EngineShape::block);
 }
 
 }  // namespace kmini::gram::wgmma
