@@ -170,22 +170,13 @@ void emulate_blocked(const tc::BlockedArgs& p, std::int64_t blocks) {
     std::memset(acc, 0, sizeof(acc));
     for (std::int64_t k0 = 0; k0 < p.words; k0 += S::stage_words) {
       std::fill(smem.begin(), smem.end(), 0xA5);  // the last stage's bytes
-      std::vector<int> filled(S::stage_bytes / 16, 0);
+      bwc::StageCopies copies{p, ia, a_end, jb, b_end, smem.data(), S::panel_bytes};
       for (int t = 0; t < S::threads; ++t)
         for (int q = 0; q < S::copies; ++q) {
           const int row = tc::copy_row<S>(t, q), chunk = tc::copy_chunk<S>(t, q);
-          const std::int64_t w = k0 + 2 * chunk;
-          const bool fa = w < p.words && ia + row < a_end, fb = w < p.words && jb + row < b_end;
-          unsigned char* da = smem.data() + tc::smem_offset(row, chunk);
-          unsigned char* db = smem.data() + S::panel_bytes + tc::smem_offset(row, chunk);
-          if (fa) std::memcpy(da, p.a + (ia + row) * p.lda + w, 16);
-          else std::memset(da, 0, 16);
-          if (fb) std::memcpy(db, p.b + (jb + row) * p.ldb + w, 16);
-          else std::memset(db, 0, 16);
-          ++filled[tc::smem_offset(row, chunk) / 16];
-          ++filled[(S::panel_bytes + tc::smem_offset(row, chunk)) / 16];
+          copies.copy(row, k0 + 2 * chunk, tc::smem_offset(row, chunk));
         }
-      for (int f : filled) ASSERT_EQ(f, 1) << "every 16 bytes of a stage copied once";
+      ASSERT_TRUE(copies.each_once()) << "every 16 bytes of a stage copied once";
       for (int warp = 0; warp < S::warps; ++warp)
         for (int s = 0; s < S::steps; ++s) {
           std::uint32_t a[S::mt][32][4], b[S::nt][32][2];

@@ -43,22 +43,11 @@ void emulate_engine(const tc::BlockedArgs& p, std::int64_t tiles, std::int64_t g
       for (std::int64_t kt = 0; kt < stages_k; ++kt) {
         const std::uint32_t stage = base + std::uint32_t(kt % S::stages) * S::stage_bytes;
         std::memset(smem.data() + stage, 0xA5, S::stage_bytes);  // an earlier stage's bytes
-        std::vector<int> filled(S::stage_bytes / 16, 0);
+        bwc::StageCopies copies{p, ia, a_end, jb, b_end, smem.data() + stage, S::panel_bytes};
         for (int t = 0; t < S::threads; ++t)
-          for (int q = 0; q < S::copies; ++q) {
-            const int row = wg::copy_row(t, q);
-            const std::int64_t w = kt * S::stage_words + wg::copy_word(t, q);
-            const bool fa = w < p.words && ia + row < a_end, fb = w < p.words && jb + row < b_end;
-            unsigned char* da = smem.data() + stage + wg::copy_offset(t, q);
-            unsigned char* db = da + S::panel_bytes;
-            if (fa) std::memcpy(da, p.a + (ia + row) * p.lda + w, 16);
-            else std::memset(da, 0, 16);
-            if (fb) std::memcpy(db, p.b + (jb + row) * p.ldb + w, 16);
-            else std::memset(db, 0, 16);
-            ++filled[wg::copy_offset(t, q) / 16];
-            ++filled[(S::panel_bytes + wg::copy_offset(t, q)) / 16];
-          }
-        for (int f : filled) ASSERT_EQ(f, 1) << "every 16 bytes of a stage copied once";
+          for (int q = 0; q < S::copies; ++q)
+            copies.copy(wg::copy_row(t, q), kt * S::stage_words + wg::copy_word(t, q), wg::copy_offset(t, q));
+        ASSERT_TRUE(copies.each_once()) << "every 16 bytes of a stage copied once";
         for (int g = 0; g < S::warpgroups; ++g)
           for (int s = 0; s < S::stage_steps; ++s)
             kmini::gram::wgmma_emulation::emulate_wgmma(smem, descriptor(wg::a_operand(stage, g, s)),
