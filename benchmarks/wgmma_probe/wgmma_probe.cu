@@ -181,7 +181,7 @@ Rate measure_wgmma(const Options& opts, int sms, Clocks* clocks_d) {
   r.n = N;
   r.bit_pairs_per_instruction = wg::wgmma_bit_pairs(N);
   r.threads = wg::kWarpgroup;
-  const std::uint32_t smem = wg::BlockTiles{N, Sets}.bytes();
+  const std::uint32_t smem = wg::ProbeTiles{N, Sets}.bytes();
   auto kernel = wgmma_kernel<N, Sets>;
   KMINI_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   KMINI_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, kernel, r.threads, smem));

@@ -140,8 +140,9 @@ const KernelDeclaration& declaration() {
         DeckKey::choice("tensor_core_tile", "auto", tensor_core_tile_options())
             .with("",
                   "The tensor-core kernel: 64 x 64 blocks, or 128 x 128 with each warp's 32 x 64 or 64 x 64 in "
-                  "registers, or (warpgroup64x128, H100 and H200) the wgmma engine's 128 x 128 with each "
-                  "warpgroup's 64 x 128; auto: the backend's best"),
+                  "registers, or (warpgroup64x128) the wgmma engine's 128 x 128 with each warpgroup's 64 x 128, "
+                  "in CUDA builds with KMINI_WGMMA_ENGINE (on for Hopper) on H100 and H200 only, refused "
+                  "elsewhere; auto: the backend's best"),
         DeckKey::choice("micro_kernel", "auto", {"auto", "portable", "avx2", "avx512bw", "avx512_vpopcntdq"})
             .with("", "Host AND+popcount loop; auto: the best the build's instruction set has"),
         DeckKey::choice("distribution", "replicated", {"replicated", "ring", "auto"})

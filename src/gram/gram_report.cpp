@@ -29,10 +29,6 @@ std::string hex(std::uint64_t v) {
   return os.str();
 }
 
-}  // namespace
-
-namespace {
-
 TensorCoreTile resolved_tile(const Config& c) {
   return c.tensor_core_tile == TensorCoreTile::Auto ? kDefaultTensorCoreTile : c.tensor_core_tile;
 }

@@ -40,23 +40,23 @@ inline std::vector<Word> random_rows(std::int64_t rows, std::int64_t words, std:
 }
 
 // One stage's copies as a block kernel's threads issue them (cp.async of 16
-// bytes, zeros past the rows and words) into the stage's image at `stage`:
-// A's panel, then B's `panel_bytes` later; each 16 bytes counted in `filled`.
+// bytes from BlockRows' sources, zeros past the rows and words) into the
+// stage's image at `stage`: A's panel, then B's `panel_bytes` later; each 16
+// bytes counted in `filled`.
 struct StageCopies {
   const tc::BlockedArgs& p;
-  std::int64_t ia, a_end, jb, b_end;  // the block's first rows of the views, and their ends
+  const tc::BlockRows& rows;
   unsigned char* stage;
   std::size_t panel_bytes;
   std::vector<int> filled = std::vector<int>(2 * panel_bytes / 16, 0);
 
   // Row `row` of the block's A and B tiles, words w, w + 1, to `offset` in each panel.
   void copy(int row, std::int64_t w, std::size_t offset) {
-    const bool fa = w < p.words && ia + row < a_end, fb = w < p.words && jb + row < b_end;
     unsigned char* da = stage + offset;
     unsigned char* db = da + panel_bytes;
-    if (fa) std::memcpy(da, p.a + (ia + row) * p.lda + w, 16);
+    if (rows.a_reads(p, row, w)) std::memcpy(da, rows.a_source(p, row, w), 16);
     else std::memset(da, 0, 16);
-    if (fb) std::memcpy(db, p.b + (jb + row) * p.ldb + w, 16);
+    if (rows.b_reads(p, row, w)) std::memcpy(db, rows.b_source(p, row, w), 16);
     else std::memset(db, 0, 16);
     ++filled[offset / 16];
     ++filled[(panel_bytes + offset) / 16];

@@ -337,6 +337,31 @@ TEST(TEST_CATEGORY, Gram_EveryTensorCoreTileMatchesHostReference) {
   }
 }
 
+// The wgmma engine where it runs (H100, H200): k over more stages than its
+// four buffers (2700 columns: 43 words, 6 stages) and more block tiles (18 x
+// 18 of A B^T) than the blocks its persistent grid keeps resident (two an
+// SM), so that buffers are reused and blocks take tiles in turn.
+TEST(TEST_CATEGORY, Gram_WgmmaEngineOverManyStagesAndTiles) {
+  if (!wgmma::unavailable().empty()) GTEST_SKIP() << "the wgmma engine: " << wgmma::unavailable();
+  const std::int64_t rows = 2200, targets = 2200, cols = 2700;
+  const Source sa = random_source(rows, cols, 0.3, 43), sb = random_source(targets, cols, 0.5, 44);
+  PackedView<MemSpace> a("a", rows, words_allocated(cols)), b("b", targets, words_allocated(cols));
+  pack_random(Exec(), a, rows, cols, sa.density, sa.seed);
+  pack_random(Exec(), b, targets, cols, sb.density, sb.seed);
+  const auto ra = reference::pack(host_rows(sa, 0, rows), rows, cols);
+  const auto rb = reference::pack(host_rows(sb, 0, targets), targets, cols);
+  const SliceGeometry g{rows, 0, rows, targets};
+  Kokkos::View<std::int32_t*, MemSpace> out("out", rows * targets);
+  Kokkos::deep_copy(out, -7);
+  gram_slice(Exec(), a, b, g, out, Engine::TensorCore, kAutoMicroKernel, TensorCoreTile::Warpgroup64x128);
+  auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  std::int64_t bad = 0;
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < targets; ++j)
+      if (ho(i * targets + j) != reference::count(ra, i, rb, j)) ++bad;
+  EXPECT_EQ(bad, 0);
+}
+
 // gram.distribution: ring. A slice assembled from chunks held in separate
 // compact views (rows at an offset), as the ring computes it: the slice's own
 // chunk as the triangular diagonal block, the chunks below it as rectangles

@@ -164,13 +164,13 @@ void emulate_blocked(const tc::BlockedArgs& p, std::int64_t blocks) {
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
     std::int64_t l, m;
     tc::block_tile(p, blk, l, m);
-    const std::int64_t i0 = p.r0 + l * S::block, j0 = p.c0 + m * S::block;
-    const std::int64_t ia = i0 - p.a_base, a_end = p.r1 - p.a_base, jb = j0 - p.b_base, b_end = p.c1 - p.b_base;
+    const tc::BlockRows rows = tc::BlockRows::of(p, l, m, S::block);
+    const std::int64_t i0 = rows.i0, j0 = rows.j0;
     static std::int32_t acc[S::warps][32][S::mt][S::nt][4];
     std::memset(acc, 0, sizeof(acc));
     for (std::int64_t k0 = 0; k0 < p.words; k0 += S::stage_words) {
       std::fill(smem.begin(), smem.end(), 0xA5);  // the last stage's bytes
-      bwc::StageCopies copies{p, ia, a_end, jb, b_end, smem.data(), S::panel_bytes};
+      bwc::StageCopies copies{p, rows, smem.data(), S::panel_bytes};
       for (int t = 0; t < S::threads; ++t)
         for (int q = 0; q < S::copies; ++q) {
           const int row = tc::copy_row<S>(t, q), chunk = tc::copy_chunk<S>(t, q);

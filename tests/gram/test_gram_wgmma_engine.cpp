@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -27,31 +28,48 @@ using S = wg::EngineShape;
 using kmini::gram::Word;
 
 // The kernel on `grid` blocks, each taking tiles b, b + grid, ...; `descriptor`
-// lets a test break the operands' descriptors.
+// lets a test break the operands' descriptors. The stages follow the
+// kernel's schedule (gram_wgmma_layout.hpp): the prologue's, then at step kt
+// stage_copied_at(kt), each into its buffer, before step kt's wgmma read
+// theirs; a copy must not land in a buffer that wgmma group kt (or kt - 1,
+// still in flight) reads.
 template <class Descriptor>
 void emulate_engine(const tc::BlockedArgs& p, std::int64_t tiles, std::int64_t grid, Descriptor descriptor) {
   const std::uint32_t base = 0x400;  // where the block's dynamic shared memory starts
   std::vector<unsigned char> smem(base + S::smem_bytes, 0);
+  const auto buffer = [&](std::int64_t k) { return base + std::uint32_t(wg::stage_buffer(k)) * S::stage_bytes; };
   const std::int64_t stages_k = (p.words + S::stage_words - 1) / S::stage_words;
   for (std::int64_t blk = 0; blk < grid; ++blk)
     for (std::int64_t tile = blk; tile < tiles; tile += grid) {
       std::int64_t l, m;
       tc::block_tile(p, tile, l, m);
-      const std::int64_t i0 = p.r0 + l * S::block, j0 = p.c0 + m * S::block;
-      const std::int64_t ia = i0 - p.a_base, a_end = p.r1 - p.a_base, jb = j0 - p.b_base, b_end = p.c1 - p.b_base;
-      std::vector<std::vector<std::int64_t>> d(S::warpgroups, std::vector<std::int64_t>(std::size_t(wg::kM) * S::n, 0));
-      for (std::int64_t kt = 0; kt < stages_k; ++kt) {
-        const std::uint32_t stage = base + std::uint32_t(kt % S::stages) * S::stage_bytes;
-        std::memset(smem.data() + stage, 0xA5, S::stage_bytes);  // an earlier stage's bytes
-        bwc::StageCopies copies{p, ia, a_end, jb, b_end, smem.data() + stage, S::panel_bytes};
+      const tc::BlockRows rows = tc::BlockRows::of(p, l, m, S::block);
+      std::vector<std::int64_t> held(S::stages, -1);  // the stage each buffer holds
+      const auto copy_stage = [&](std::int64_t k) {
+        std::memset(smem.data() + buffer(k), 0xA5, S::stage_bytes);  // an earlier stage's bytes
+        bwc::StageCopies copies{p, rows, smem.data() + buffer(k), S::panel_bytes};
         for (int t = 0; t < S::threads; ++t)
           for (int q = 0; q < S::copies; ++q)
-            copies.copy(wg::copy_row(t, q), kt * S::stage_words + wg::copy_word(t, q), wg::copy_offset(t, q));
-        ASSERT_TRUE(copies.each_once()) << "every 16 bytes of a stage copied once";
+            copies.copy(wg::copy_row(t, q), wg::stage_word(k) + wg::copy_word(t, q), wg::copy_offset(t, q));
+        EXPECT_TRUE(copies.each_once()) << "every 16 bytes of stage " << k << " copied once";
+        held[wg::stage_buffer(k)] = k;
+      };
+      std::vector<std::vector<std::int64_t>> d(S::warpgroups, std::vector<std::int64_t>(std::size_t(wg::kM) * S::n, 0));
+      for (std::int64_t s = 0; s < wg::kPrologueStages && s < stages_k; ++s) copy_stage(s);
+      for (std::int64_t kt = 0; kt < stages_k; ++kt) {
+        const std::int64_t next = wg::stage_copied_at(kt);
+        if (next < stages_k) {
+          EXPECT_NE(wg::stage_buffer(next), wg::stage_buffer(kt)) << "stage " << next << " over the one read now";
+          if (kt > 0) {
+            EXPECT_NE(wg::stage_buffer(next), wg::stage_buffer(kt - 1)) << "over the group in flight";
+          }
+          copy_stage(next);
+        }
+        ASSERT_EQ(held[wg::stage_buffer(kt)], kt) << "stage " << kt << " in its buffer when read";
         for (int g = 0; g < S::warpgroups; ++g)
           for (int s = 0; s < S::stage_steps; ++s)
-            kmini::gram::wgmma_emulation::emulate_wgmma(smem, descriptor(wg::a_operand(stage, g, s)),
-                                                        descriptor(wg::b_operand(stage, s)), S::n, d[g]);
+            kmini::gram::wgmma_emulation::emulate_wgmma(smem, descriptor(wg::a_operand(buffer(kt), g, s)),
+                                                        descriptor(wg::b_operand(buffer(kt), s)), S::n, d[g]);
       }
       // Register j of thread t of warpgroup g holds D_g(acc_row, acc_col).
       const bool mirror = p.triangular && m > l;
@@ -59,7 +77,7 @@ void emulate_engine(const tc::BlockedArgs& p, std::int64_t tiles, std::int64_t g
         for (int t = 0; t < wg::kWarpgroup; ++t)
           for (int j = 0; j < S::acc; ++j) {
             const int r = wg::acc_row(t, j), c = wg::acc_col(t, j);
-            tc::store_element(p, i0 + g * wg::kM + r, j0 + c, mirror,
+            tc::store_element(p, rows.i0 + g * wg::kM + r, rows.j0 + c, mirror,
                               static_cast<std::int32_t>(d[g][std::size_t(r) * S::n + c]));
           }
     }
@@ -112,8 +130,9 @@ TEST(GramWgmmaEngine, OperandsAreAlignedTilesOfTheStage) {
       EXPECT_EQ(wg::a_operand(stage, g, s), stage + s * wg::tile_bytes(S::block) + wg::tile_offset(64 * g, 0));
     }
   }
-  // Three blocks' buffers fit an H100's or H200's 228 KiB of shared memory an SM (1 KiB each reserved).
-  EXPECT_LE(3 * (S::smem_bytes + 1024), 228u * 1024);
+  // Two blocks' buffers (the registers allow two an SM) fit an H100's or H200's 228 KiB of
+  // shared memory an SM, 1 KiB of each block's reserved.
+  EXPECT_LE(2 * (S::smem_bytes + 1024), 228u * 1024);
   EXPECT_EQ(S::acc * S::threads / 128, S::block * S::block / 128);  // each of C's elements in one register
 }
 

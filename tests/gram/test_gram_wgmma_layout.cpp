@@ -31,14 +31,14 @@ std::vector<std::uint32_t> random_words(std::size_t n, unsigned seed) {
   return v;
 }
 
-// The probe's kernel on the emulation: stage A and B by BlockTiles, issue
+// The probe's kernel on the emulation: stage A and B by ProbeTiles, issue
 // reps x kKSteps x sets instructions with its descriptors, hand each thread
 // its registers by the fragment figure and gather them as the probe does.
 // `descriptor` lets a test break the descriptors.
 template <class Descriptor>
 std::vector<std::int64_t> emulate_probe_block(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b,
                                               int n, int sets, int reps, Descriptor descriptor) {
-  const wg::BlockTiles tiles{n, sets};
+  const wg::ProbeTiles tiles{n, sets};
   const std::uint32_t base = 0x400;  // where the block's dynamic shared memory starts
   std::vector<unsigned char> smem(base + tiles.bytes(), 0);
   auto put = [&](std::uint32_t at, std::uint32_t w) {
@@ -106,7 +106,7 @@ TEST(GramWgmma, TileIsTheCanonicalKMajorLayout) {
 
 TEST(GramWgmma, BlockTilesCoverTheirBytesOnceAligned) {
   for (const auto& [n, sets] : {std::pair{256, 1}, {128, 1}, {8, 8}}) {
-    const wg::BlockTiles tiles{n, sets};
+    const wg::ProbeTiles tiles{n, sets};
     std::vector<int> hits(tiles.bytes(), 0);
     for (int e = 0; e < wg::kM * wg::kInputWords; ++e)
       for (int i = 0; i < 4; ++i) ++hits[tiles.a_word(e) + i];
@@ -120,7 +120,7 @@ TEST(GramWgmma, BlockTilesCoverTheirBytesOnceAligned) {
     }
     EXPECT_EQ(tiles.bytes(), wg::kKSteps * 32u * (wg::kM + tiles.cols()));
   }
-  EXPECT_EQ(wg::BlockTiles({256, 1}).bytes(), 40u * 1024);  // fits the 48 KiB a block gets without opting in
+  EXPECT_EQ(wg::ProbeTiles({256, 1}).bytes(), 40u * 1024);  // fits the 48 KiB a block gets without opting in
 }
 
 TEST(GramWgmma, AccumulatorFragmentsCoverDOnce) {

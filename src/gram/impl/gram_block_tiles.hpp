@@ -62,6 +62,30 @@ KMINI_GRAM_HD inline void block_tile(const BlockedArgs& p, std::int64_t t, std::
   }
 }
 
+// Block tile (l, m) of a window: its first rows in A's and B's views (row i
+// of C is a's row i - a_base, column j b's row j - b_base) and their ends;
+// where a 16-byte copy of words w, w + 1 of tile row `row` reads, and whether
+// it reads at all (else it zero-fills: rows and words past the ends).
+struct BlockRows {
+  std::int64_t i0, j0, ia, a_end, jb, b_end;
+  KMINI_GRAM_HD static BlockRows of(const BlockedArgs& p, std::int64_t l, std::int64_t m, int block) {
+    const std::int64_t i0 = p.r0 + l * block, j0 = p.c0 + m * block;
+    return {i0, j0, i0 - p.a_base, p.r1 - p.a_base, j0 - p.b_base, p.c1 - p.b_base};
+  }
+  KMINI_GRAM_HD bool a_reads(const BlockedArgs& p, int row, std::int64_t w) const {
+    return w < p.words && ia + row < a_end;
+  }
+  KMINI_GRAM_HD bool b_reads(const BlockedArgs& p, int row, std::int64_t w) const {
+    return w < p.words && jb + row < b_end;
+  }
+  KMINI_GRAM_HD const Word* a_source(const BlockedArgs& p, int row, std::int64_t w) const {
+    return a_reads(p, row, w) ? p.a + (ia + row) * p.lda + w : p.a;
+  }
+  KMINI_GRAM_HD const Word* b_source(const BlockedArgs& p, int row, std::int64_t w) const {
+    return b_reads(p, row, w) ? p.b + (jb + row) * p.ldb + w : p.b;
+  }
+};
+
 // Element (i, j) of C (global indices) into out, and its mirror.
 KMINI_GRAM_HD inline void store_element(const BlockedArgs& p, std::int64_t i, std::int64_t j, bool mirror,
                                         std::int32_t v) {

@@ -264,7 +264,6 @@ void gram_window_with(const Exec& exec, const Packed& a, const Packed& b, const 
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
-// Window w with the blocked tensor-core kernel of shape S (gram_tensor_core_blocked.hpp).
 // The block kernels' arguments: window w of the views.
 template <class Packed, class Out>
 tensor_core::BlockedArgs block_args(const Packed& a, const Packed& b, const TileWindow& w, const Out& out) {
@@ -280,6 +279,7 @@ tensor_core::BlockedArgs block_args(const Packed& a, const Packed& b, const Tile
   return p;
 }
 
+// Window w with the blocked tensor-core kernel of shape S (gram_tensor_core_blocked.hpp).
 template <class S, class Packed, class Out>
 void gram_window_blocked(const Kokkos::Cuda& exec, const Packed& a, const Packed& b, const TileWindow& w,
                          const Out& out) {
@@ -298,11 +298,13 @@ void gram_window_wgmma(const Kokkos::Cuda& exec, const Packed& a, const Packed& 
   tensor_core::BlockedArgs p = block_args(a, b, w, out);
   const std::int64_t tiles = tensor_core::block_tiles(w, wgmma::EngineShape::block, p.tile_cols);
   if (tiles <= 0) return;
+#if defined(KMINI_GRAM_WGMMA)  // else unavailable() said why above
   std::uint64_t id = 0;
   Kokkos::Tools::beginParallelFor("kmini::gram::tiles_wgmma", Kokkos::Tools::Experimental::device_id(exec), &id);
   const char* failed = wgmma::launch(p, tiles, exec.cuda_stream());
   Kokkos::Tools::endParallelFor(id);
   if (failed) throw std::runtime_error(std::string("kmini::gram::tiles_wgmma: ") + failed);
+#endif
 }
 #endif
 

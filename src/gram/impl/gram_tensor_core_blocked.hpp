@@ -114,20 +114,17 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned addr, std::uint32_t& r0, st
                : "r"(addr));
 }
 
-// One stage: rows i0.. of A (below a_end) and j0.. of B (below b_end), words
-// k0 .. k0 + 15, into the stage's two panels.
+// One stage: the block's rows of A and B (BlockRows), words k0 .. k0 + 15,
+// into the stage's two panels.
 template <class S>
-__device__ __forceinline__ void load_stage(const BlockedArgs& p, unsigned stage, std::int64_t ia, std::int64_t a_end,
-                                           std::int64_t jb, std::int64_t b_end, std::int64_t k0) {
+__device__ __forceinline__ void load_stage(const BlockedArgs& p, unsigned stage, const BlockRows& r, std::int64_t k0) {
   const int t = threadIdx.x;
 #pragma unroll
   for (int q = 0; q < S::copies; ++q) {
     const int row = copy_row<S>(t, q), chunk = copy_chunk<S>(t, q);
     const std::int64_t w = k0 + 2 * chunk;
-    const bool in_k = w < p.words;
-    const bool fa = in_k && ia + row < a_end, fb = in_k && jb + row < b_end;
-    cp_async::copy16(stage + smem_offset(row, chunk), fa ? p.a + (ia + row) * p.lda + w : p.a, fa);
-    cp_async::copy16(stage + S::panel_bytes + smem_offset(row, chunk), fb ? p.b + (jb + row) * p.ldb + w : p.b, fb);
+    cp_async::copy16(stage + smem_offset(row, chunk), r.a_source(p, row, w), r.a_reads(p, row, w));
+    cp_async::copy16(stage + S::panel_bytes + smem_offset(row, chunk), r.b_source(p, row, w), r.b_reads(p, row, w));
   }
 }
 
@@ -164,16 +161,15 @@ __global__ void __launch_bounds__(S::threads, S::min_blocks) blocked_tiles(const
   const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   std::int64_t l, m;
   block_tile(p, blockIdx.x, l, m);
-  const std::int64_t i0 = p.r0 + l * S::block, j0 = p.c0 + m * S::block;
-  // Local rows of the views: row i of C is a's row i - a_base, column j b's row j - b_base.
-  const std::int64_t ia = i0 - p.a_base, a_end = p.r1 - p.a_base, jb = j0 - p.b_base, b_end = p.c1 - p.b_base;
+  const BlockRows rows = BlockRows::of(p, l, m, S::block);
+  const std::int64_t i0 = rows.i0, j0 = rows.j0;
   const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   const std::int64_t stages_k = (p.words + S::stage_words - 1) / S::stage_words;
   const int wr = warp_row0<S>(warp), wc = warp_col0<S>(warp);
   std::int32_t acc[S::mt][S::nt][4] = {};
 #pragma unroll
   for (int s = 0; s < S::stages - 1; ++s) {
-    if (s < stages_k) load_stage<S>(p, base + s * S::stage_bytes, ia, a_end, jb, b_end, s * S::stage_words);
+    if (s < stages_k) load_stage<S>(p, base + s * S::stage_bytes, rows, s * S::stage_words);
     cp_async::commit();
   }
   for (std::int64_t kt = 0; kt < stages_k; ++kt) {
@@ -182,8 +178,7 @@ __global__ void __launch_bounds__(S::threads, S::min_blocks) blocked_tiles(const
     cp_async::wait<S::stages - 2>();
     __syncthreads();
     const std::int64_t next = kt + S::stages - 1;
-    if (next < stages_k)
-      load_stage<S>(p, base + (next % S::stages) * S::stage_bytes, ia, a_end, jb, b_end, next * S::stage_words);
+    if (next < stages_k) load_stage<S>(p, base + (next % S::stages) * S::stage_bytes, rows, next * S::stage_words);
     cp_async::commit();
     stage_mma<S>(base + (kt % S::stages) * S::stage_bytes, wr, wc, lane, acc);
   }

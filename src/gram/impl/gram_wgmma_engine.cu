@@ -29,28 +29,28 @@ namespace {
 using S = EngineShape;
 namespace tc = tensor_core;
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "gram_wgmma_engine.cu is device code for sm_90a alone (-gencode=arch=compute_90a,code=sm_90a)"
+#endif
+#if defined(__CUDA_ARCH__)
 #define KMINI_WGMMA_DEVICE_CODE 1
 #else
 #define KMINI_WGMMA_DEVICE_CODE 0
 #endif
 
 #if KMINI_WGMMA_DEVICE_CODE
-// Words k0 .. k0 + stage_words - 1 of rows ia.. of A (below a_end) and jb..
-// of B (below b_end) into the stage buffer at shared address `stage`: A's
-// panel, then B's; zeros past the rows and the words.
-__device__ __forceinline__ void load_stage(const tc::BlockedArgs& p, unsigned stage, std::int64_t ia,
-                                           std::int64_t a_end, std::int64_t jb, std::int64_t b_end, std::int64_t k0) {
+// Stage k of the block's rows of A and B (BlockRows) into its buffer at
+// `stage` (shared address): A's panel, then B's; zeros past the rows and words.
+__device__ __forceinline__ void load_stage(const tc::BlockedArgs& p, unsigned stage, const tc::BlockRows& rows,
+                                           std::int64_t k) {
   const int t = threadIdx.x;
 #pragma unroll
   for (int q = 0; q < S::copies; ++q) {
     const int row = copy_row(t, q);
-    const std::int64_t w = k0 + copy_word(t, q);  // even, as `words` is: both words in, or neither
-    const bool in_k = w < p.words;
-    const bool fa = in_k && ia + row < a_end, fb = in_k && jb + row < b_end;
+    const std::int64_t w = stage_word(k) + copy_word(t, q);  // even, as `words` is: both words in, or neither
     const unsigned at = stage + copy_offset(t, q);
-    cp_async::copy16(at, fa ? p.a + (ia + row) * p.lda + w : p.a, fa);
-    cp_async::copy16(at + S::panel_bytes, fb ? p.b + (jb + row) * p.ldb + w : p.b, fb);
+    cp_async::copy16(at, rows.a_source(p, row, w), rows.a_reads(p, row, w));
+    cp_async::copy16(at + S::panel_bytes, rows.b_source(p, row, w), rows.b_reads(p, row, w));
   }
 }
 #endif
@@ -66,37 +66,31 @@ __global__ void __launch_bounds__(S::threads, 2) wgmma_tiles(const tc::BlockedAr
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     std::int64_t l, m;
     tc::block_tile(p, tile, l, m);
-    const std::int64_t i0 = p.r0 + l * S::block, j0 = p.c0 + m * S::block;
-    // Local rows of the views: row i of C is a's row i - a_base, column j b's row j - b_base.
-    const std::int64_t ia = i0 - p.a_base, a_end = p.r1 - p.a_base, jb = j0 - p.b_base, b_end = p.c1 - p.b_base;
+    const tc::BlockRows rows = tc::BlockRows::of(p, l, m, S::block);
+    const auto buffer = [base](std::int64_t k) { return base + unsigned(stage_buffer(k)) * S::stage_bytes; };
     std::int32_t acc[S::acc];
 #pragma unroll
     for (int j = 0; j < S::acc; ++j) acc[j] = 0;
 #pragma unroll
-    for (int s = 0; s < S::stages - 2; ++s) {  // stages 0 .. stages - 3 in flight first
-      if (s < stages_k)
-        load_stage(p, base + s * S::stage_bytes, ia, a_end, jb, b_end, s * std::int64_t(S::stage_words));
+    for (int s = 0; s < kPrologueStages; ++s) {
+      if (s < stages_k) load_stage(p, buffer(s), rows, s);
       cp_async::commit();
     }
     for (std::int64_t kt = 0; kt < stages_k; ++kt) {
-      // This thread's copies of stage kt have landed (stages - 3 younger
-      // groups may still be pending), made visible to wgmma's async proxy
-      // and, past the barrier, every thread's. Past it too, every warpgroup
-      // has waited for its wgmma group kt - 2 (below), so stage kt + stages - 2
-      // may fill that group's buffer.
-      cp_async::wait<S::stages - 3>();
+      // This thread's copies of stage kt have landed (the younger groups
+      // may still be pending), made visible to wgmma's async proxy and, past
+      // the barrier, every thread's. Past it too, every warpgroup has waited
+      // for its wgmma group kt - 2 (below), whose buffer the next copy fills.
+      cp_async::wait<kPrologueStages - 1>();
       fence_proxy_async();
       __syncthreads();
-      const std::int64_t next = kt + S::stages - 2;
-      if (next < stages_k)
-        load_stage(p, base + unsigned(next % S::stages) * S::stage_bytes, ia, a_end, jb, b_end,
-                   next * std::int64_t(S::stage_words));
+      const std::int64_t next = stage_copied_at(kt);
+      if (next < stages_k) load_stage(p, buffer(next), rows, next);
       cp_async::commit();
-      const unsigned stage = base + unsigned(kt % S::stages) * S::stage_bytes;
       wgmma_fence();
 #pragma unroll
       for (int s = 0; s < S::stage_steps; ++s)
-        wgmma<S::n>(acc, descriptor(a_operand(stage, g, s)), descriptor(b_operand(stage, s)));
+        wgmma<S::n>(acc, descriptor(a_operand(buffer(kt), g, s)), descriptor(b_operand(buffer(kt), s)));
       wgmma_commit();
       wgmma_wait<1>();  // group kt - 1 done: one group in flight while the next stage is waited for
     }
@@ -104,7 +98,7 @@ __global__ void __launch_bounds__(S::threads, 2) wgmma_tiles(const tc::BlockedAr
     const bool mirror = p.triangular && m > l;
 #pragma unroll
     for (int j = 0; j < S::acc; ++j)
-      tc::store_element(p, i0 + g * kM + acc_row(tw, j), j0 + acc_col(tw, j), mirror, acc[j]);
+      tc::store_element(p, rows.i0 + g * kM + acc_row(tw, j), rows.j0 + acc_col(tw, j), mirror, acc[j]);
     __syncthreads();  // every warpgroup done with the buffers before the next tile's copies
   }
 #else
@@ -162,7 +156,7 @@ const char* probe(void* stream_handle, double& bit_pairs_per_s) {
   using probe_kernels::Clocks;
   constexpr int kN = 128;  // the engine's instruction: m64n128k256
   const auto kernel = probe_kernels::wgmma_kernel<kN, 1>;
-  const std::uint32_t smem = BlockTiles{kN, 1}.bytes();
+  const std::uint32_t smem = ProbeTiles{kN, 1}.bytes();
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t e = cudaGetDevice(&device);

@@ -62,7 +62,7 @@ KMINI_WGMMA_HD constexpr std::uint32_t tile_bytes(int rows) { return std::uint32
 // (rows of kKSteps x 8 words: k step ks is words 8 ks .. 8 ks + 7).
 constexpr int kKSteps = 4;
 constexpr int kInputWords = kKSteps * kRowWords;
-struct BlockTiles {
+struct ProbeTiles {
   int n, sets;
   KMINI_WGMMA_HD constexpr int cols() const { return n * sets; }
   KMINI_WGMMA_HD constexpr std::uint32_t a_tile(int ks) const { return std::uint32_t(ks) * tile_bytes(kM); }
@@ -135,15 +135,25 @@ struct EngineShape {
   static constexpr int acc = n / 2;                                              // accumulators per thread
   static constexpr int stage_steps = 2;                                          // k steps per stage
   static constexpr int step_words = kK / 64;                                     // 4 64-bit words per k step
-  static constexpr int stage_words = stage_steps * step_words;                   // 8 words of a row per stage
+  static constexpr int stage_words = stage_steps * step_words;                   // 8 64-bit words of a row per stage
   static constexpr std::uint32_t panel_bytes = stage_steps * tile_bytes(block);  // 8 KiB
   static constexpr std::uint32_t stage_bytes = 2 * panel_bytes;                  // A's panel, then B's
   static constexpr int stages = 4;                                               // cp.async pipeline depth
-  static constexpr std::uint32_t smem_bytes = stages * stage_bytes;              // 64 KiB: three blocks an SM
-  static constexpr int chunks = block * stage_steps * 2;                         // 16-byte chunks of a panel
-  static constexpr int copies = chunks / threads;                                // per thread and panel
+  static constexpr std::uint32_t smem_bytes = stages * stage_bytes;  // 64 KiB (the registers allow two blocks an SM)
+  static constexpr int chunks = block * stage_steps * 2;             // 16-byte chunks of a panel
+  static constexpr int copies = chunks / threads;                    // per thread and panel
   static_assert(chunks % threads == 0, "whole copies per thread");
 };
+
+// The pipeline's schedule: stage k (words stage_word(k) .. of every row) goes
+// to buffer stage_buffer(k); stages 0 .. prologue_stages - 1 are copied before
+// the k loop, and step kt, once stage kt has landed, copies stage
+// stage_copied_at(kt), into the buffer that wgmma group kt - 2 read (group
+// kt - 1 may still be reading its own).
+constexpr int kPrologueStages = EngineShape::stages - 2;
+KMINI_WGMMA_HD constexpr int stage_buffer(std::int64_t k) { return int(k % EngineShape::stages); }
+KMINI_WGMMA_HD constexpr std::int64_t stage_word(std::int64_t k) { return k * EngineShape::stage_words; }
+KMINI_WGMMA_HD constexpr std::int64_t stage_copied_at(std::int64_t kt) { return kt + kPrologueStages; }
 
 // Copy q of thread t into each panel of a stage: two neighbouring threads copy
 // the two 16-byte chunks of one row's k step (one 32-byte sector of global

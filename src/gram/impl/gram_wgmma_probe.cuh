@@ -1,10 +1,10 @@
 #pragma once
 // The wgmma probe's kernel: the dense rate of m64nNk256 .b1 .and.popc on
-// operands staged once in shared memory (BlockTiles, gram_wgmma_layout.hpp),
+// operands staged once in shared memory (ProbeTiles, gram_wgmma_layout.hpp),
 // the roof the wgmma engine is measured against. Shared by the standalone
 // probe (benchmarks/wgmma_probe) and kmini's own probe of the engine
-// (gram_wgmma_engine.cu, results.json's probe_tensor_core_peak where the
-// engine ran). Device code for sm_90a only, as gram_wgmma_instructions.cuh.
+// (gram_wgmma_engine.cu: results.json's probe_tensor_core_peak_bit_ops_per_s
+// where the engine ran). Device code for sm_90a only, as gram_wgmma_instructions.cuh.
 #include "gram/impl/gram_wgmma_instructions.cuh"
 #include "gram/impl/gram_wgmma_layout.hpp"
 
@@ -27,14 +27,14 @@ struct Clocks {
 };
 
 // One warpgroup per block. A and B come row-major from global memory and are
-// staged into the tiles (BlockTiles); then `reps` times the kKSteps x Sets
+// staged into the tiles (ProbeTiles); then `reps` times the kKSteps x Sets
 // instructions into Sets accumulators. d (one block, the check):
 // D row-major, 64 x Sets N; else each thread's sum goes to sink.
 template <int N, int Sets>
 __global__ void __launch_bounds__(kWarpgroup) wgmma_kernel(const std::uint32_t* a, const std::uint32_t* b, int reps,
                                                            std::int32_t* d, std::int32_t* sink, Clocks* clocks) {
   extern __shared__ __align__(128) unsigned char smem[];
-  constexpr BlockTiles kTiles{N, Sets};
+  constexpr ProbeTiles kTiles{N, Sets};
   constexpr int kCols = kTiles.cols();
   const int t = threadIdx.x;
   const bool timer = blockIdx.x == 0 && t == 0;
