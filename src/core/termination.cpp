@@ -15,6 +15,7 @@ constexpr int kPathBytes = 4096;  // PATH_MAX on Linux
 struct Slot {
   std::atomic<int> state{0};  // 0 free, 1 being filled, 2 registered
   char path[kPathBytes];
+  char probe[kPathBytes + 32];  // MPI-IO's lock probe beside it, or empty
 };
 Slot g_slots[kSlots];
 volatile std::sig_atomic_t g_print = 0;
@@ -45,7 +46,10 @@ void format_int(int v, char* out) {
 
 extern "C" void on_signal(int sig) {
   for (auto& s : g_slots)
-    if (s.state.load(std::memory_order_acquire) == 2) ::unlink(s.path);
+    if (s.state.load(std::memory_order_acquire) == 2) {
+      ::unlink(s.path);
+      if (s.probe[0]) ::unlink(s.probe);
+    }
   if (g_decided >= 0) ::_exit(g_decided);
   if (g_print) {
     const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "a signal";
@@ -82,13 +86,15 @@ void block_signals(bool block) {
   ::pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
 }
 
-TemporaryFile::TemporaryFile(const std::string& path) {
+TemporaryFile::TemporaryFile(const std::string& path, int mpi_io_rank) {
   if (path.size() >= static_cast<std::size_t>(kPathBytes))
     throw RuntimeFailure(path + ": temporary path too long to register for clean-up");
   for (int i = 0; i < kSlots; ++i) {
     int expected = 0;
     if (g_slots[i].state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
       std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
+      const std::string probe = mpi_io_rank < 0 ? std::string() : path + ".locktest." + std::to_string(mpi_io_rank);
+      std::memcpy(g_slots[i].probe, probe.c_str(), probe.size() + 1);
       g_slots[i].state.store(2, std::memory_order_release);
       slot_ = i;
       return;

@@ -30,10 +30,14 @@ void block_signals(bool block);
 
 // Registers a temporary path (removed by the handler) for the lifetime of
 // the object. Registration failures (table full, path too long) throw.
+// mpi_io_rank (this process's rank in the communicator that opens the file
+// with MPI-IO, where one does): the handler also removes the file Open MPI's
+// shared-file-pointer component creates beside it while MPI_File_open runs
+// (PATH.locktest.RANK, removed by Open MPI when the open completes).
 class TemporaryFile {
  public:
   TemporaryFile() = default;
-  explicit TemporaryFile(const std::string& path);
+  explicit TemporaryFile(const std::string& path, int mpi_io_rank = -1);
   ~TemporaryFile() { release(); }
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;

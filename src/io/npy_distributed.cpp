@@ -128,7 +128,7 @@ void DistributedWriter::open(std::uint64_t total) {
 
   // Every rank registers the name (any of them may be the one SIGTERM reaches first).
   collectively(comm_, [&] {
-    registration_ = termination::TemporaryFile(temp_);
+    registration_ = termination::TemporaryFile(temp_, rank);  // MPI-IO opens it below
     if (rank != 0) return;
     try {
       reserve_space(temp_, growing_ ? header_bytes_ : total);  // a growing array: its header, then each write

@@ -72,6 +72,29 @@ TEST(OutputFilesDeathTest, SigtermRemovesTemporariesAndSaysSoOnce) {
   EXPECT_FALSE(std::filesystem::exists(tmp));
 }
 
+// A temporary that MPI-IO opens: a signal while MPI_File_open runs also
+// finds the file Open MPI's shared-file-pointer component creates beside it
+// (PATH.locktest.RANK); the handler removes that too, and no other rank's.
+TEST(OutputFilesDeathTest, SigtermRemovesMpiIoLockProbeBesideTheTemporary) {
+  const std::string dir = test::work_path("output_files_sigterm_locktest");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string tmp = dir + "/pairs.npy" + kTemporaryMarker + "1.2";
+  std::ofstream(tmp) << "partial";
+  std::ofstream(tmp + ".locktest.3") << "";
+  std::ofstream(tmp + ".locktest.4") << "";  // another rank's: that rank removes it
+  EXPECT_EXIT(
+      {
+        termination::install_handlers(true);
+        termination::TemporaryFile registered(tmp, 3);
+        std::raise(SIGTERM);
+      },
+      ::testing::ExitedWithCode(143), "temporary output files removed");
+  EXPECT_FALSE(std::filesystem::exists(tmp));
+  EXPECT_FALSE(std::filesystem::exists(tmp + ".locktest.3"));
+  EXPECT_TRUE(std::filesystem::exists(tmp + ".locktest.4"));
+}
+
 // Once the run's status is decided and reported, the teardown signal mpiexec
 // sends to the remaining ranks is silent and keeps that status (CI found two
 // 'kmini: error:' lines when rank 1 exited first under a full disk).
