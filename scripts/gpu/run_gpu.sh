@@ -305,6 +305,19 @@ run_deck() {  # name np deck-or-empty [kmini args...]
   local verified
   verified=$(grep -o '"verified": *[a-z]*' "$dir/results.json" 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ',')
   say "deck $name (np $np): exit $rc in $(($(date +%s) - t0)) s; verified counts: ${verified:-no results.json}"
+  # gram with its roof: the engine, the kernel and the fraction of the probe of the instruction it issued.
+  local fom
+  fom=$("${python:-python3}" - "$dir/results.json" 2>/dev/null <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))["kernels"].get("gram") or {}
+if g.get("fraction_of_peak") is not None:
+    print("gram %s %s: %.3g useful bit-ops/s, %.1f %% of the %s probe" % (
+        g.get("engine"), g.get("tensor_core_tile", ""), g["useful_bit_ops_per_s"], 100 * g["fraction_of_peak"],
+        g.get("probe_tensor_core_instruction") or ("tensor-core" if g.get("engine") == "tensor_core" else "AND+popcount")))
+PY
+)
+  [[ -n $fom ]] && say "  $fom"
+  return 0
 }
 if want decks; then
   run_deck default_np1 1 ""
