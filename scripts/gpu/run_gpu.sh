@@ -311,8 +311,9 @@ run_deck() {  # name np deck-or-empty [kmini args...]
 import json, sys
 g = json.load(open(sys.argv[1]))["kernels"].get("gram") or {}
 if g.get("fraction_of_peak") is not None:
-    print("gram %s %s: %.3g useful bit-ops/s, %.1f %% of the %s probe" % (
-        g.get("engine"), g.get("tensor_core_tile", ""), g["useful_bit_ops_per_s"], 100 * g["fraction_of_peak"],
+    kernel = " ".join(k for k in (g.get("engine"), g.get("tensor_core_tile")) if k)
+    print("gram %s: %.3g useful bit-ops/s, %.1f %% of the %s probe" % (
+        kernel, g["useful_bit_ops_per_s"], 100 * g["fraction_of_peak"],
         g.get("probe_tensor_core_instruction") or ("tensor-core" if g.get("engine") == "tensor_core" else "AND+popcount")))
 PY
 )
