@@ -266,17 +266,31 @@ TEST(TEST_CATEGORY, Gram_DistributedWriterWritesBlocksInAnyOrder) {
   for (int e = 0; e < 5; ++e) EXPECT_EQ(f[static_cast<std::size_t>(e)], float(e));
 }
 
+// A (rows x cols) and B (targets x cols) of random bits at densities da and
+// db, packed on the device, with their host references.
+struct RandomPair {
+  PackedView<MemSpace> a, b;
+  reference::HostPacked ra, rb;
+};
+inline RandomPair random_pair(std::int64_t rows, std::int64_t targets, std::int64_t cols, double da, double db,
+                              std::uint64_t seed) {
+  const Source sa = random_source(rows, cols, da, seed), sb = random_source(targets, cols, db, seed + 1);
+  RandomPair p{
+      PackedView<MemSpace>("a", rows, words_allocated(cols)), PackedView<MemSpace>("b", targets, words_allocated(cols)),
+      reference::pack(host_rows(sa, 0, rows), rows, cols), reference::pack(host_rows(sb, 0, targets), targets, cols)};
+  pack_random(Exec(), p.a, rows, cols, sa.density, sa.seed);
+  pack_random(Exec(), p.b, targets, cols, sb.density, sb.seed);
+  return p;
+}
+
 // C = A B^T (no symmetry: every tile, edges in both directions) by every
 // engine of this build against the host reference, slices smaller than a
 // tile and rows not a multiple of the mma's 256 bits.
 TEST(TEST_CATEGORY, Gram_EveryEngineMatchesHostReferenceForABt) {
   const std::int64_t rows = 77, targets = 45, cols = 333;
-  const Source sa = random_source(rows, cols, 0.4, 21), sb = random_source(targets, cols, 0.6, 22);
-  PackedView<MemSpace> a("a", rows, words_allocated(cols)), b("b", targets, words_allocated(cols));
-  pack_random(Exec(), a, rows, cols, sa.density, sa.seed);
-  pack_random(Exec(), b, targets, cols, sb.density, sb.seed);
-  const auto ra = reference::pack(host_rows(sa, 0, rows), rows, cols);
-  const auto rb = reference::pack(host_rows(sb, 0, targets), targets, cols);
+  const RandomPair in = random_pair(rows, targets, cols, 0.4, 0.6, 21);
+  const auto &a = in.a, &b = in.b;
+  const auto &ra = in.ra, &rb = in.rb;
   for (Engine engine : test_engines())
     for (std::int64_t h : {std::int64_t(13), rows}) {
       Kokkos::View<std::int32_t*, MemSpace> out("out", h * targets);
@@ -302,12 +316,9 @@ TEST(TEST_CATEGORY, Gram_EveryTensorCoreTileMatchesHostReference) {
   if (std::find(engines.begin(), engines.end(), Engine::TensorCore) == engines.end())
     GTEST_SKIP() << "this build has no tensor-core engine on this execution space";
   const std::int64_t rows = 300, targets = 141, cols = 1100;
-  const Source sa = random_source(rows, cols, 0.3, 41), sb = random_source(targets, cols, 0.6, 42);
-  PackedView<MemSpace> a("a", rows, words_allocated(cols)), b("b", targets, words_allocated(cols));
-  pack_random(Exec(), a, rows, cols, sa.density, sa.seed);
-  pack_random(Exec(), b, targets, cols, sb.density, sb.seed);
-  const auto ra = reference::pack(host_rows(sa, 0, rows), rows, cols);
-  const auto rb = reference::pack(host_rows(sb, 0, targets), targets, cols);
+  const RandomPair in = random_pair(rows, targets, cols, 0.3, 0.6, 41);
+  const auto &a = in.a, &b = in.b;
+  const auto &ra = in.ra, &rb = in.rb;
   for (TensorCoreTile tile : kTensorCoreTiles) {
     if (tile == TensorCoreTile::Warpgroup64x128 && !wgmma::unavailable().empty()) continue;  // configure() refuses it
     for (std::int64_t h : {std::int64_t(50), std::int64_t(130), rows}) {
@@ -344,12 +355,9 @@ TEST(TEST_CATEGORY, Gram_EveryTensorCoreTileMatchesHostReference) {
 TEST(TEST_CATEGORY, Gram_WgmmaEngineOverManyStagesAndTiles) {
   if (!wgmma::unavailable().empty()) GTEST_SKIP() << "the wgmma engine: " << wgmma::unavailable();
   const std::int64_t rows = 2200, targets = 2200, cols = 2700;
-  const Source sa = random_source(rows, cols, 0.3, 43), sb = random_source(targets, cols, 0.5, 44);
-  PackedView<MemSpace> a("a", rows, words_allocated(cols)), b("b", targets, words_allocated(cols));
-  pack_random(Exec(), a, rows, cols, sa.density, sa.seed);
-  pack_random(Exec(), b, targets, cols, sb.density, sb.seed);
-  const auto ra = reference::pack(host_rows(sa, 0, rows), rows, cols);
-  const auto rb = reference::pack(host_rows(sb, 0, targets), targets, cols);
+  const RandomPair in = random_pair(rows, targets, cols, 0.3, 0.5, 43);
+  const auto &a = in.a, &b = in.b;
+  const auto &ra = in.ra, &rb = in.rb;
   const SliceGeometry g{rows, 0, rows, targets};
   Kokkos::View<std::int32_t*, MemSpace> out("out", rows * targets);
   Kokkos::deep_copy(out, -7);
