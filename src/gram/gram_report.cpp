@@ -29,14 +29,10 @@ std::string hex(std::uint64_t v) {
   return os.str();
 }
 
-TensorCoreTile resolved_tile(const Config& c) {
-  return c.tensor_core_tile == TensorCoreTile::Auto ? kDefaultTensorCoreTile : c.tensor_core_tile;
-}
-
 // The instruction the tensor-core engine issued.
 const char* tensor_core_instruction(const Config& c) {
-  return resolved_tile(c) == TensorCoreTile::Warpgroup64x128 ? "wgmma.m64n128k256.b1.and.popc"
-                                                             : "mma.m16n8k256.b1.and.popc";
+  return tensor_core::resolved(c.tensor_core_tile) == TensorCoreTile::Warpgroup64x128 ? "wgmma.m64n128k256.b1.and.popc"
+                                                                                      : "mma.m16n8k256.b1.and.popc";
 }
 
 // The wgmma engine's roof on this rank's device (gram_wgmma.hpp), in bit-ops/s.
@@ -57,7 +53,7 @@ Probes measure_probes(RunContext& ctx, const Config& c) {
   // each looping long enough to hide the launch.
   Probes p;
   p.popcount = probe_and_popcount_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
-  if (c.engine == Engine::TensorCore && resolved_tile(c) == TensorCoreTile::Warpgroup64x128)
+  if (c.engine == Engine::TensorCore && tensor_core::resolved(c.tensor_core_tile) == TensorCoreTile::Warpgroup64x128)
     p.tensor_core = wgmma_probe(ctx);  // the wgmma engine against its own instruction's roof
   else if (c.engine == Engine::TensorCore)
     p.tensor_core = probe_tensor_core_peak(ctx.exec, ctx.exec.concurrency(), kProbeIterations);
@@ -133,7 +129,7 @@ void report_throughput(RunContext& ctx, const Config& c, const Plan& plan, const
                                                      : micro_kernel_name(c.micro_kernel);
   m["engine"] = engine_name(c.engine);
   if (c.engine == Engine::TensorCore) {
-    const TensorCoreTile t = resolved_tile(c);
+    const TensorCoreTile t = tensor_core::resolved(c.tensor_core_tile);
     m["tensor_core_tile"] = tensor_core_tile_name(t);
     if (t != TensorCoreTile::Block64) m["tile"] = 128;  // the executed count stays the 64 x 64 plan's (a lower bound)
   }

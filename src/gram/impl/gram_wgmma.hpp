@@ -12,12 +12,6 @@
 
 namespace kmini::gram::wgmma {
 
-#if defined(KMINI_GRAM_WGMMA)
-inline constexpr bool kCompiled = true;
-#else
-inline constexpr bool kCompiled = false;
-#endif
-
 // The current CUDA device's compute capability as 10 major + minor (90 for
 // H100 and H200, the only devices sm_90a code runs on); 0 without a device.
 int device_capability();
